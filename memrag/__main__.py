@@ -1,0 +1,3 @@
+from memrag.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,131 @@
+"""Every tunable in one place; each field carries its own help text.
+
+Use `help_of(SomeParams, "field")` to show it in the app or CLI.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal
+
+
+def _f(default: Any, help: str) -> Any:
+    return field(default=default, metadata={"help": help})
+
+
+def help_of(cls: type, name: str) -> str:
+    for f in fields(cls):
+        if f.name == name:
+            return f.metadata.get("help", "")
+    raise KeyError(name)
+
+
+def default_data_dir() -> Path:
+    """Where memrag keeps its memories, response cache and assembled model."""
+    env = os.environ.get("MEMRAG_HOME")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_DATA_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".local" / "share") / "memrag"
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("MEMRAG_CACHE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "memrag"
+
+
+@dataclass
+class Settings:
+    backend: Literal["auto", "ollama", "embedded"] = _f(
+        "auto", "auto = Ollama when it answers and has the model, else the embedded model."
+    )
+    ollama_host: str = _f(
+        os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434"), "Ollama server (OLLAMA_HOST)."
+    )
+    ollama_model: str = _f(os.environ.get("MEMRAG_OLLAMA_MODEL", "phi4"), "Ollama model name.")
+    seed: int = _f(42, "Sampling seed sent to the engine (temperature is always 0).")
+    response_cache: bool = _f(True, "Reuse recorded replies for identical calls (SQLite).")
+    data_dir: Path = _f(None, "Memories, cache and model live here (MEMRAG_HOME).")
+    cache_dir: Path = _f(None, "Assembled model file lives here (MEMRAG_CACHE_DIR).")
+    extract_parallel: int = _f(
+        4, "Extraction requests kept in flight with Ollama (the embedded model runs one at a time)."
+    )
+
+    def __post_init__(self) -> None:
+        if self.data_dir is None:
+            self.data_dir = default_data_dir()
+        if self.cache_dir is None:
+            self.cache_dir = default_cache_dir()
+        self.data_dir = Path(self.data_dir)
+        self.cache_dir = Path(self.cache_dir)
+
+
+@dataclass
+class IndexParams:
+    chunk_words: int = _f(180, "Target chunk size in words (uploaded documents only).")
+    chunk_overlap_words: int = _f(30, "Words shared by neighbouring chunks.")
+    max_file_bytes: int = _f(5_000_000, "Files larger than this are refused.")
+    pdf_max_pages: int = _f(200, "PDF pages read at most.")
+    pdf_max_seconds: float = _f(30.0, "Seconds spent parsing one PDF at most.")
+    coref_top: int = _f(5, "Coreference candidates per entity (others only; official code: 4).")
+    coref_threshold: float = _f(0.8, "Minimum cosine of entity-name vectors for a candidate.")
+
+
+@dataclass
+class NeuroPathParams:
+    max_hops: int = _f(2, "Tracking hops at most.")
+    prune_top: int | None = _f(30, "New paths kept per hop by similarity to the goal; None = no pruning.")
+    max_listed: int = _f(200, "Hard cap on paths listed in one prompt (applies when prune_top is None).")
+    coref_top: int = _f(5, "Coreference candidates per entity at query time.")
+    coref_threshold: float = _f(0.8, "Coreference cosine threshold at query time.")
+    completion: bool = _f(True, "Post-retrieval completion ('replay'): fill with dense retrieval.")
+    answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
+    seed_floor: float = _f(0.0, "Deviation: minimum similarity for a query entity's seed (0 = paper).")
+    verbatim_seeds: bool = _f(False, "Deviation: also seed graph phrases named verbatim (capitalised) in the question.")
+    force_hops: bool = _f(False, "Deviation: run every hop even after the model says stop.")
+
+
+@dataclass
+class EcphoryParams:
+    k_initial: int = _f(20, "Engrams in the initial activation (by cosine to the question).")
+    depth: int = _f(2, "Associative rounds.")
+    seeds: int = _f(10, "Seed engrams per round.")
+    seed_policy: Literal["moving", "paper"] = _f(
+        "moving", "paper = Algorithm 1 as written (rounds repeat); moving = seeds from the newly activated."
+    )
+    k_final: int = _f(20, "Engrams kept after re-ranking (one per entity).")
+    direct_chunks: int = _f(10, "Chunks retrieved directly by cosine to the question (C_direct).")
+    context_chunks: int = _f(5, "Chunks given to the answer step.")
+    context_source: Literal["c_init", "activated"] = _f(
+        "c_init", "c_init = C_assoc then C_direct (Algorithm 1); activated = chunks of E_final first."
+    )
+    cue_k: int = _f(5, "Nearest engrams added per cue entity (memrag addition).")
+    graph_expansion: bool = _f(True, "Also activate co-occurrence neighbours of the seeds.")
+    graph_neighbours: int = _f(10, "Co-occurrence neighbours per seed at most.")
+
+
+@dataclass
+class DenseParams:
+    answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
+
+
+def params_dict(obj: Any) -> dict[str, Any]:
+    d = asdict(obj)
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in d.items()}
+
+
+def from_dict(cls: type, data: dict[str, Any] | None) -> Any:
+    """Build a params dataclass from a dict, refusing unknown keys (no silently ignored parameters)."""
+    data = dict(data or {})
+    names = {f.name for f in fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ValueError(f"unknown {cls.__name__} parameter(s): {', '.join(unknown)}")
+    return cls(**data)
+
+

@@ -1,0 +1,201 @@
+"""Every prompt memrag sends, in one place, written in our own words.
+
+Bump PROMPT_VERSION whenever a template or schema changes: it is part of every
+response-cache key, so stale recordings are detected instead of silently reused.
+Every string in a schema has maxLength and every array maxItems: a small model
+otherwise repeats itself until the token limit.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+PROMPT_VERSION = "2026-11-30.1"
+
+# Per-stage completion budgets (tokens).
+MAX_TOKENS: dict[str, int] = {
+    "index.extract": 900,
+    "query.entities": 120,
+    "neuropath.track": 450,
+    "answer": 200,
+    "doctor": 40,
+}
+
+
+def max_tokens_for(stage: str) -> int:
+    """`neuropath.track.hop2` uses the `neuropath.track` budget."""
+    while stage:
+        if stage in MAX_TOKENS:
+            return MAX_TOKENS[stage]
+        stage = stage.rpartition(".")[0]
+    raise KeyError(f"no token budget for stage {stage!r}")
+
+
+def _str(n: int) -> dict[str, Any]:
+    return {"type": "string", "maxLength": n}
+
+
+# ---------------------------------------------------------------- extraction
+EXTRACT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "entities": {
+            "type": "array",
+            "maxItems": 24,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": _str(60),
+                    "type": _str(20),
+                    "description": _str(160),
+                    "importance": {"type": "integer", "minimum": 1, "maximum": 5},
+                },
+                "required": ["name", "type", "description", "importance"],
+            },
+        },
+        "triples": {
+            "type": "array",
+            "maxItems": 30,
+            "items": {"type": "array", "minItems": 3, "maxItems": 3, "items": _str(60)},
+        },
+    },
+    "required": ["entities", "triples"],
+}
+
+EXTRACT_SYSTEM = (
+    "You build a knowledge graph from one passage. Reply with JSON only.\n"
+    "entities: every named thing in the passage (person, place, organisation, event, work, date, "
+    "other). For each give its name as written, a one-word type, a short description of what the "
+    "passage says about it, and importance from 1 (minor) to 5 (central to the passage).\n"
+    "triples: facts as [subject, relation, object], where subject and object are entity names "
+    "and relation is a short verb phrase. Use full names, not pronouns. Keep only facts the "
+    "passage states."
+)
+
+
+def extract_messages(title: str, text: str) -> list[dict[str, str]]:
+    return [
+        {"role": "system", "content": EXTRACT_SYSTEM},
+        {"role": "user", "content": f"Title: {title}\nPassage:\n{text}"},
+    ]
+
+
+def retry_messages(messages: list[dict[str, str]], bad_reply: str, error: str) -> list[dict[str, str]]:
+    """One retry: show the model its reply and what was wrong with it."""
+    return messages + [
+        {"role": "assistant", "content": bad_reply[:2000]},
+        {"role": "user", "content": f"That reply could not be used ({error}). Reply again with valid JSON only."},
+    ]
+
+
+# ---------------------------------------------------------------- query entities
+QUERY_ENTITIES_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"entities": {"type": "array", "maxItems": 8, "items": _str(60)}},
+    "required": ["entities"],
+}
+
+QUERY_ENTITIES_SYSTEM = (
+    "List the named entities a question mentions (people, places, organisations, works, events, "
+    "dates), exactly as written in the question. No descriptions, no generic words. Reply with JSON."
+)
+
+# Two invented example turns: bare instructions make a small model return descriptions.
+_QUERY_EXAMPLES = [
+    ("Which river runs through the town where Ada Brennick opened her first bakery?",
+     ["Ada Brennick"]),
+    ("Did the Halvorsen Prize or the Quill Medal come first?", ["Halvorsen Prize", "Quill Medal"]),
+]
+
+
+def query_entities_messages(question: str) -> list[dict[str, str]]:
+    msgs = [{"role": "system", "content": QUERY_ENTITIES_SYSTEM}]
+    for q, ents in _QUERY_EXAMPLES:
+        msgs.append({"role": "user", "content": q})
+        msgs.append({"role": "assistant", "content": json.dumps({"entities": ents})})
+    msgs.append({"role": "user", "content": question})
+    return msgs
+
+
+# ---------------------------------------------------------------- NeuroPath tracking
+TRACK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reasoning_chain": _str(400),
+        "valid_ids": {"type": "array", "maxItems": 10, "items": {"type": "integer"}},
+        "expansion_requirement": _str(200),
+        "expand_ids": {"type": "array", "maxItems": 10, "items": {"type": "integer"}},
+        "continue": {"type": "integer", "enum": [0, 1]},
+    },
+    "required": ["reasoning_chain", "valid_ids", "expansion_requirement", "expand_ids", "continue"],
+}
+
+TRACK_SYSTEM = (
+    "You follow paths through a knowledge graph to answer a question. Each numbered path is a "
+    "chain of facts (subject → relation → object). Decide:\n"
+    "- reasoning_chain: what the useful paths tell you so far, in one or two sentences.\n"
+    "- valid_ids: ids of paths that help answer the question, most helpful first.\n"
+    "- expansion_requirement: what fact is still missing (empty if nothing is).\n"
+    "- expand_ids: ids of paths marked expandable whose far end should be followed one step further "
+    "to find the missing fact.\n"
+    "- continue: 1 if following those paths further is needed, else 0.\n"
+    "Use only ids from the list. Reply with JSON."
+)
+
+
+def track_messages(question: str, hop: int, path_lines: list[str], previous_chain: str,
+                   previous_requirement: str) -> list[dict[str, str]]:
+    parts = [f"Question: {question}", f"Hop {hop}."]
+    if previous_chain or previous_requirement:
+        parts.append(f"So far: {previous_chain}".strip())
+        parts.append(f"Still missing: {previous_requirement}".strip())
+    parts.append("Paths:")
+    parts.extend(path_lines)
+    return [{"role": "system", "content": TRACK_SYSTEM}, {"role": "user", "content": "\n".join(parts)}]
+
+
+# ---------------------------------------------------------------- answer
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reasoning": _str(400),
+        "answer": _str(80),
+        "cited": {"type": "array", "maxItems": 5, "items": {"type": "integer"}},
+    },
+    "required": ["reasoning", "answer", "cited"],
+}
+
+ANSWER_SYSTEM = (
+    "Answer the question from the numbered passages (and listed facts, if any). Think briefly in "
+    "reasoning, then give the shortest possible answer: a name, place, date or number, not a "
+    "sentence. cited = numbers of the passages you used. If the passages do not contain the answer, "
+    "give your best guess. Reply with JSON."
+)
+
+
+def answer_messages(question: str, passages: list[tuple[str, str]], facts: list[str] | None = None
+                    ) -> list[dict[str, str]]:
+    lines = []
+    if facts:
+        lines.append("Facts:")
+        lines.extend(f"- {f}" for f in facts)
+        lines.append("")
+    lines.append("Passages:")
+    for i, (title, text) in enumerate(passages, start=1):
+        lines.append(f"[{i}] {title}\n{text}")
+    lines.append("")
+    lines.append(f"Question: {question}")
+    return [{"role": "system", "content": ANSWER_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+
+
+# ---------------------------------------------------------------- doctor
+DOCTOR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"capital": _str(40)},
+    "required": ["capital"],
+}
+
+
+def doctor_messages() -> list[dict[str, str]]:
+    return [{"role": "user", "content": "What is the capital of France? Reply as JSON {\"capital\": ...}."}]
