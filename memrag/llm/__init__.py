@@ -1,6 +1,6 @@
-"""LLM backends behind one protocol, the response cache, and the auto choice."""
+"""LLM backends behind one protocol (`base`), the response cache (`cache`) and the
+auto choice (`factory.make_llm`)."""
 
 from memrag.llm.base import (  # noqa: F401
     LLM, Completion, LLMError, LLMReplyError, LLMUnavailable, ModelNotFound,
 )
-from memrag.llm.factory import BackendChoice, choose_backend, make_llm  # noqa: F401

@@ -1,0 +1,97 @@
+"""`ask`: one question, one or more methods, each returning a Trace with its answer.
+
+Used by the app, the CLI and the evaluation alike.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from memrag import answer as answer_step
+from memrag.config import DenseParams, EcphoryParams, NeuroPathParams, from_dict
+from memrag.embed import Embedder
+from memrag.llm.base import LLM
+from memrag.memory import Memory
+from memrag.methods.base import QueryContext
+from memrag.prompts import PROMPT_VERSION
+from memrag.trace import Stamp, Trace
+
+METHODS = ("dense", "neuropath", "ecphory")
+PARAM_TYPES = {"dense": DenseParams, "neuropath": NeuroPathParams, "ecphory": EcphoryParams}
+
+
+@lru_cache(maxsize=1)
+def git_revision() -> str:
+    root = Path(__file__).resolve().parent.parent
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True,
+                             text=True, timeout=5)
+        rev = out.stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+        return (rev + ("+dirty" if dirty else "")) if rev else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def make_stamp(memory: Memory, llm: LLM | None, embedder: Embedder, corpus: str = "") -> Stamp:
+    ident = llm.identity() if llm is not None else {}
+    return Stamp(memrag_revision=git_revision(), llm_backend=getattr(llm, "backend", ""),
+                 llm_model=getattr(llm, "model", ""), llm_file_sha256=ident.get("sha256"),
+                 embedder=embedder.model_id, prompt_version=PROMPT_VERSION,
+                 corpus=corpus or f"{memory.name or 'memory'}@{memory.fingerprint()}")
+
+
+def _retrieve(method: str, ctx: QueryContext, params: Any) -> Trace:
+    if method == "dense":
+        from memrag.methods import dense
+        return dense.retrieve(ctx, params)
+    if method == "neuropath":
+        from memrag.methods import neuropath
+        return neuropath.retrieve(ctx, params)
+    if method == "ecphory":
+        from memrag.methods import ecphory
+        return ecphory.retrieve(ctx, params)
+    raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
+
+
+def context_size(params: Any) -> int:
+    """How many chunks from the head of the ranked list the answer step reads."""
+    return params.context_chunks if isinstance(params, EcphoryParams) else params.answer_passages
+
+
+def resolve_params(method: str, params: dict[str, Any] | Any | None) -> Any:
+    cls = PARAM_TYPES[method]
+    if params is None:
+        return cls()
+    if isinstance(params, cls):
+        return params
+    return from_dict(cls, params)
+
+
+def ask(memory: Memory, question: str, *, llm: LLM | None, embedder: Embedder,
+        methods: tuple[str, ...] | list[str] = METHODS, params: dict[str, Any] | None = None,
+        answer: bool = True, corpus: str = "") -> list[Trace]:
+    """Run each method on the question; `params` maps method name → params (dataclass or dict).
+
+    The query-entity call is made once and shared between methods.
+    """
+    unknown = [m for m in methods if m not in PARAM_TYPES]
+    if unknown:
+        raise ValueError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
+    params = params or {}
+    ctx = QueryContext(memory, llm, embedder, question, make_stamp(memory, llm, embedder, corpus))
+    traces = []
+    for method in methods:
+        p = resolve_params(method, params.get(method))
+        t0 = time.perf_counter()
+        trace = _retrieve(method, ctx, p)
+        if answer:
+            answer_step.answer(ctx, trace, context_size(p), facts=trace.context_facts)
+        trace.seconds = time.perf_counter() - t0
+        traces.append(trace)
+    return traces

@@ -1,0 +1,312 @@
+"""Building a memory: extraction, integration, embedding, saving — as a stream of events.
+
+`build_memory(...)` is a generator: the app draws the graph and coreference
+links as they form, the CLI draws a progress bar, tests read the events. The
+last event is `done` with the memory. Every extracted chunk is written to a
+journal beside the memory at once, so a build killed half-way and started again
+re-uses those chunks and spends no new tokens on them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from memrag import store
+from memrag.config import IndexParams, params_dict
+from memrag.embed import Embedder
+from memrag.extract import Extraction, ExtractOutcome, Mention, extract_chunk, postprocess
+from memrag.ingest import ChunkText, Document, chunk_document
+from memrag.llm.base import LLM
+from memrag.memory import ChunkRow, DocRow, EngramRow, ExtractionLog, Memory, TripleRow
+from memrag.normalise import entity_key
+from memrag.prompts import PROMPT_VERSION
+
+
+@dataclass
+class BuildEvent:
+    kind: str  # start | skipped | chunk_started | chunk_done | document_done | embedding | saved | done
+    data: dict[str, Any] = field(default_factory=dict)
+    memory: Memory | None = None
+
+
+# ------------------------------------------------------------------ journal
+class Journal:
+    """Per-chunk extraction results, committed one by one (the resume point)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.con = sqlite3.connect(path, timeout=30.0, check_same_thread=False)
+        self.con.execute("PRAGMA journal_mode=WAL")
+        self.con.execute("CREATE TABLE IF NOT EXISTS extracted (key TEXT PRIMARY KEY, outcome TEXT)")
+        self.con.commit()
+
+    def get(self, key: str) -> ExtractOutcome | None:
+        row = self.con.execute("SELECT outcome FROM extracted WHERE key=?", (key,)).fetchone()
+        return None if row is None else _outcome_from_json(row[0])
+
+    def put(self, key: str, outcome: ExtractOutcome) -> None:
+        self.con.execute("INSERT OR REPLACE INTO extracted VALUES (?, ?)", (key, _outcome_to_json(outcome)))
+        self.con.commit()
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def _outcome_to_json(o: ExtractOutcome) -> str:
+    return json.dumps({"extraction": asdict(o.extraction) if o.extraction else None,
+                       "calls": [asdict(c) for c in o.calls], "error": o.error})
+
+
+def _outcome_from_json(s: str) -> ExtractOutcome:
+    from memrag.trace import LLMCallRecord
+
+    d = json.loads(s)
+    ex = d["extraction"]
+    extraction = (Extraction([Mention(**m) for m in ex["entities"]], ex["triples"]) if ex else None)
+    return ExtractOutcome(extraction, [LLMCallRecord(**c) for c in d["calls"]], d["error"])
+
+
+def chunk_key(llm: LLM, chunk: ChunkText) -> str:
+    blob = json.dumps([PROMPT_VERSION, llm.identity(), chunk.title, chunk.text], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+# ------------------------------------------------------------------ integration
+def integrate_chunk(memory: Memory, chunk_id: int, extraction: Extraction | None) -> tuple[list[int], list[int]]:
+    """Append a chunk's engrams and triples; returns (new engram ids, new triple ids)."""
+    new_e, new_t = [], []
+    if extraction is None:
+        return new_e, new_t
+    for m in extraction.entities:
+        eid = len(memory.engrams)
+        memory.engrams.append(EngramRow(eid, entity_key(m.name), m.name, m.type, m.description,
+                                        m.importance, chunk_id))
+        new_e.append(eid)
+    for head, rel, tail in extraction.triples:
+        tid = len(memory.triples)
+        memory.triples.append(TripleRow(tid, entity_key(head), head, rel, entity_key(tail), tail, chunk_id))
+        new_t.append(tid)
+    return new_e, new_t
+
+
+def refresh_entity_vectors(memory: Memory, embedder: Embedder, old_names: dict[str, str]) -> list[str]:
+    """Rebuild entity nodes, embedding only nodes that are new or whose display name changed.
+    Returns the keys of nodes that are new."""
+    old_vecs = {k: memory.entity_vecs[i] for i, k in enumerate(old_names)} if len(memory.entity_vecs) else {}
+    memory.rebuild_derived()
+    todo = [n for n in memory.entities if old_names.get(n.key) != n.name]
+    fresh = embedder.encode([n.name for n in todo]) if todo else np.zeros((0, memory.dim), np.float32)
+    fresh_of = {n.key: fresh[i] for i, n in enumerate(todo)}
+    rows = [fresh_of[n.key] if n.key in fresh_of else old_vecs[n.key] for n in memory.entities]
+    memory.entity_vecs = np.vstack(rows).astype(np.float32) if rows else np.zeros((0, memory.dim), np.float32)
+    memory._indices.pop("entities", None)
+    memory._coref_cache.clear()
+    return [n.key for n in todo if n.key not in old_names]
+
+
+def coref_links_for(memory: Memory, new_keys: list[str], top: int, threshold: float) -> list[dict[str, Any]]:
+    """Coreference links that involve a new node: its own candidates, and older nodes that now list it."""
+    if not new_keys:
+        return []
+    sets = memory.coref_sets(top, threshold)
+    new = set(new_keys)
+    links = []
+    for key, members in sets.items():
+        for m in members:
+            if key in new or m.key in new:
+                links.append({"source": key, "target": m.key, "similarity": round(m.similarity, 4)})
+    return links
+
+
+def _embed_tail(embedder: Embedder, texts: list[str], current: np.ndarray, dim: int) -> np.ndarray:
+    if not texts:
+        return current if len(current) else np.zeros((0, dim), np.float32)
+    new = embedder.encode(texts)
+    return np.vstack([current, new]).astype(np.float32) if len(current) else new
+
+
+def embed_new_rows(memory: Memory, embedder: Embedder) -> Iterator[BuildEvent]:
+    """Vectors for chunks, engrams and triples added since the last save (rows without vectors)."""
+    jobs = [
+        ("chunks", "chunk_vecs", [f"{c.title}\n{c.text}" for c in memory.chunks[len(memory.chunk_vecs):]]),
+        ("engrams", "engram_vecs", [f"{e.name}: {e.description}" if e.description else e.name
+                                    for e in memory.engrams[len(memory.engram_vecs):]]),
+        ("triples", "triple_vecs", [t.text for t in memory.triples[len(memory.triple_vecs):]]),
+    ]
+    for label, attr, texts in jobs:
+        t0 = time.perf_counter()
+        setattr(memory, attr, _embed_tail(embedder, texts, getattr(memory, attr), memory.dim))
+        yield BuildEvent("embedding", {"what": label, "count": len(texts),
+                                       "seconds": round(time.perf_counter() - t0, 3)})
+    memory._indices.clear()
+
+
+# ------------------------------------------------------------------ the build
+def new_memory(embedder: Embedder, params: IndexParams, name: str = "") -> Memory:
+    m = Memory(embedder.model_id, embedder.dim)
+    m.name = name
+    m.params = params_dict(params)
+    return m
+
+
+def build_memory(
+    path: Path | None,
+    documents: list[Document],
+    llm: LLM | None,
+    embedder: Embedder,
+    params: IndexParams,
+    *,
+    memory: Memory | None = None,
+    parallel: int = 1,
+    retry_failed: bool = False,
+    name: str = "",
+) -> Iterator[BuildEvent]:
+    """Add `documents` to `memory` (or a new one) and save it to `path` (if given).
+
+    Documents already present (same title and text) are skipped and reported.
+    With `parallel` > 1 (Ollama), that many extraction requests are kept in
+    flight; results are integrated in document order either way.
+    """
+    t_start = time.perf_counter()
+    m = memory if memory is not None else (store.load(path, embedder.model_id)
+                                           if path is not None and store.is_memory_dir(path)
+                                           else new_memory(embedder, params, name))
+    if llm is not None and not m.llm:
+        m.llm = {"backend": llm.backend, "model": llm.model}
+    have = {(d.title, d.text) for d in m.documents}
+    used_ids = {d.doc_id for d in m.documents}
+    todo: list[Document] = []
+    for d in documents:
+        if (d.title, d.text) in have:
+            yield BuildEvent("skipped", {"doc_id": d.doc_id, "title": d.title, "reason": "already in memory"})
+            continue
+        have.add((d.title, d.text))
+        doc_id, n = d.doc_id, 2
+        while doc_id in used_ids:
+            doc_id, n = f"{d.doc_id}-{n}", n + 1
+        used_ids.add(doc_id)
+        todo.append(Document(doc_id, d.title, d.text, d.source, d.kind, dict(d.meta)))
+
+    plan: list[tuple[Document, list[ChunkText]]] = []
+    for d in todo:
+        chunks = chunk_document(d, params)
+        plan.append((d, [ChunkText(d.doc_id, c.index, c.title, c.text) for c in chunks]))
+    total = sum(len(c) for _, c in plan)
+    yield BuildEvent("start", {"documents": len(plan), "chunks": total})
+
+    journal = Journal(path / "journal.sqlite") if path is not None else None
+    all_chunks = [(d, c) for d, cs in plan for c in cs]
+    executor = ThreadPoolExecutor(max_workers=max(1, parallel)) if parallel > 1 else None
+    pending: deque[Future | None] = deque()
+    done_count = 0
+    try:
+        def run(c: ChunkText) -> tuple[ExtractOutcome, bool]:
+            key = chunk_key(llm, c) if llm is not None else ""
+            if journal is not None and key:
+                got = journal.get(key)
+                if got is not None and (got.extraction is not None or not retry_failed):
+                    return got, True
+            if llm is None:
+                raise ValueError("building needs an LLM (or import an OpenIE file)")
+            out = extract_chunk(llm, c.title, c.text)
+            if journal is not None:
+                journal.put(key, out)
+            return out, False
+
+        next_submit = 0
+        current_doc: str | None = None
+        doc_start_names: dict[str, str] = {}
+        for i, (doc, c) in enumerate(all_chunks):
+            if doc.doc_id != current_doc:
+                current_doc = doc.doc_id
+                m.documents.append(DocRow(doc.doc_id, doc.title, doc.text, doc.source, doc.kind, doc.meta))
+                doc_start_names = {n.key: n.name for n in m.entities}
+            yield BuildEvent("chunk_started", {"i": i, "total": total, "doc_id": doc.doc_id,
+                                               "title": c.title, "text": c.text[:300]})
+            if executor is not None:
+                while next_submit < len(all_chunks) and next_submit < i + parallel:
+                    pending.append(executor.submit(run, all_chunks[next_submit][1]))
+                    next_submit += 1
+                outcome, resumed = pending.popleft().result()  # type: ignore[union-attr]
+            else:
+                outcome, resumed = run(c)
+            chunk_id = len(m.chunks)
+            m.chunks.append(ChunkRow(chunk_id, doc.doc_id, c.index, c.title, c.text))
+            new_e, new_t = integrate_chunk(m, chunk_id, outcome.extraction)
+            last = outcome.calls[-1] if outcome.calls else None
+            fresh = [x for x in outcome.calls if not x.cached and not resumed]
+            m.extraction_log[chunk_id] = ExtractionLog(
+                chunk_id, "ok" if outcome.extraction is not None else "failed", outcome.error or "",
+                outcome.raw_reply if outcome.extraction is None else "",
+                _sum(x.prompt_tokens for x in outcome.calls), _sum(x.completion_tokens for x in outcome.calls),
+                sum(x.seconds for x in outcome.calls), resumed or bool(last and last.cached))
+            for x in outcome.calls:
+                m.ledger_rows.append({"stage": x.stage, "prompt_tokens": x.prompt_tokens,
+                                      "prompt_tokens_cached": x.prompt_tokens_cached,
+                                      "completion_tokens": x.completion_tokens, "seconds": x.seconds,
+                                      "cached": x.cached or resumed, "model": x.model, "backend": x.backend})
+            done_count += 1
+            yield BuildEvent("chunk_done", {
+                "i": i, "total": total, "chunk_id": chunk_id, "doc_id": doc.doc_id, "ok": outcome.extraction is not None,
+                "error": outcome.error, "raw_reply": outcome.raw_reply if outcome.extraction is None else "",
+                "resumed": resumed,
+                "fresh_tokens": _sum((x.prompt_tokens or 0) + (x.completion_tokens or 0) for x in fresh) if fresh else 0,
+                "seconds": round(sum(x.seconds for x in outcome.calls), 3),
+                "nodes": [{"key": m.engrams[e].key, "name": m.engrams[e].name, "type": m.engrams[e].type}
+                          for e in new_e],
+                "edges": [{"source": m.triples[t].head_key, "target": m.triples[t].tail_key,
+                           "relation": m.triples[t].relation} for t in new_t],
+            })
+            last_of_doc = i + 1 == len(all_chunks) or all_chunks[i + 1][0].doc_id != doc.doc_id
+            if last_of_doc:
+                new_keys = refresh_entity_vectors(m, embedder, doc_start_names)
+                links = coref_links_for(m, new_keys, m.params.get("coref_top", params.coref_top),
+                                        m.params.get("coref_threshold", params.coref_threshold))
+                yield BuildEvent("document_done", {"doc_id": doc.doc_id, "new_entities": len(new_keys),
+                                                   "coref_links": links})
+    finally:
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+        if journal is not None:
+            journal.close()
+
+    # Nodes may also need vectors when no document was added (e.g. an empty add on a fresh memory).
+    if len(m.entity_vecs) != len(m.entities):
+        refresh_entity_vectors(m, embedder, {n.key: n.name for n in m.entities[:len(m.entity_vecs)]})
+    yield from embed_new_rows(m, embedder)
+    if path is not None:
+        t0 = time.perf_counter()
+        store.save(m, path)
+        yield BuildEvent("saved", {"path": str(path), "seconds": round(time.perf_counter() - t0, 3)})
+    stats = m.stats()
+    stats["seconds"] = round(time.perf_counter() - t_start, 3)
+    yield BuildEvent("done", stats, memory=m)
+
+
+def _sum(values) -> int | None:
+    total = 0
+    for v in values:
+        if v is None:
+            return None
+        total += v
+    return total
+
+
+def run_build(events: Iterator[BuildEvent]) -> Memory:
+    """Drain a build generator and return the memory (for scripts and tests)."""
+    memory = None
+    for ev in events:
+        if ev.kind == "done":
+            memory = ev.memory
+    assert memory is not None
+    return memory

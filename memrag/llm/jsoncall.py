@@ -1,0 +1,102 @@
+"""One structured LLM call: defensive JSON parsing, one retry with the error, a record of it all.
+
+Small models wrap JSON in fences, leave trailing commas, or answer with a bare
+array. `parse_json` repairs those; `validate` (the caller's) turns the parsed
+value into what the caller needs or raises ValueError with a reason the model
+can act on. A reply that still fails after one retry is returned as a failure
+with its raw text — callers record it and carry on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Generic, TypeVar
+
+from memrag.llm.base import LLM, Completion, LLMReplyError
+from memrag.prompts import max_tokens_for, retry_messages
+from memrag.trace import LLMCallRecord
+
+T = TypeVar("T")
+
+_FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n?(.*?)\n?\s*```\s*$", re.S)
+_TRAILING_COMMA = re.compile(r",\s*([\]}])")
+
+
+def parse_json(text: str) -> Any:
+    """Parse a model's JSON reply, repairing the usual small-model slips."""
+    s = text.strip()
+    m = _FENCE.match(s)
+    if m:
+        s = m.group(1).strip()
+    try:
+        return json.loads(s)
+    except ValueError:
+        pass
+    # Take the outermost object or array if prose surrounds it.
+    starts = [i for i in (s.find("{"), s.find("[")) if i >= 0]
+    if starts:
+        start = min(starts)
+        end = max(s.rfind("}"), s.rfind("]"))
+        if end > start:
+            s = s[start:end + 1]
+    s = _TRAILING_COMMA.sub(r"\1", s)
+    return json.loads(s)  # raises ValueError with position info
+
+
+@dataclass
+class JsonCallResult(Generic[T]):
+    value: T | None
+    calls: list[LLMCallRecord] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def record_of(c: Completion, messages: list[dict[str, str]], key: str = "") -> LLMCallRecord:
+    return LLMCallRecord(
+        stage=c.stage, messages=messages, raw_reply=c.text, prompt_tokens=c.prompt_tokens,
+        prompt_tokens_cached=c.prompt_tokens_cached, completion_tokens=c.completion_tokens,
+        seconds=c.seconds, cached=c.cached, model=c.model, backend=c.backend, key=key)
+
+
+def call_json(llm: LLM, messages: list[dict[str, str]], schema: dict[str, Any], stage: str,
+              validate: Callable[[Any], T], retries: int = 1) -> JsonCallResult[T]:
+    """Call, parse, validate; on failure retry once showing the model its reply and the error.
+
+    Engine failures (LLMUnavailable, ModelNotFound) propagate: they are not the
+    reply's fault and must not be recorded as a bad chunk or a failed hop.
+    """
+    result: JsonCallResult[T] = JsonCallResult(value=None)
+    current = messages
+    for attempt in range(retries + 1):
+        try:
+            c = llm.complete(current, schema=schema, max_tokens=max_tokens_for(stage), stage=stage)
+            raw = c.text
+        except LLMReplyError as e:
+            if e.completion is None:
+                raise
+            c, raw = e.completion, e.completion.text
+            error = str(e)
+        else:
+            try:
+                value = validate(parse_json(raw))
+                error = None
+            except (ValueError, TypeError, KeyError) as e:
+                error = f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e)
+        rec = record_of(c, current, getattr(llm, "last_key", "") or "")
+        rec.retries = attempt
+        result.calls.append(rec)
+        if error is None:
+            result.value = value
+            result.error = None
+            return result
+        rec.ok = False
+        rec.parse_errors.append(error)
+        result.error = error
+        if attempt < retries:
+            current = retry_messages(messages, raw, error)
+    return result

@@ -1,0 +1,1 @@
+"""Retrieval methods. Each module exposes `retrieve(ctx, params) -> Trace`."""
