@@ -216,6 +216,9 @@ class EcphoryRound:
     weights: list[float]
     centroid_neighbours: list[ActivatedEngram] = field(default_factory=list)
     new: list[ActivatedEngram] = field(default_factory=list)
+    centroid_scores: list[float] = field(default_factory=list)  # cosine of each centroid neighbour to the centroid
+    new_counts: dict[str, int] = field(default_factory=dict)  # origin → engrams newly activated (all, even if `new` is cut)
+    note: str = ""  # why the round added nothing or did not run
 
 
 @dataclass

@@ -1,0 +1,1 @@
+"""Evaluation: benchmark loaders and recall units (datasets), scores (metrics), statistics (stats)."""

@@ -1,0 +1,437 @@
+"""NeuroPath retrieval (DESIGN §4): goal-directed path tracking over triples, then completion.
+
+Seeds from the query entities (and their coreference candidates) start one-step
+paths; each hop prunes the new paths by similarity to a goal, lists them for the
+model, and grows the paths it asks to expand by one triple. The chunks of the
+last judgement's valid paths come first; dense retrieval on the question plus
+the model's chain and requirement fills the rest ("replay").
+
+Everything the method decides is written into the trace: seeds, every
+candidate path with its score and fate, each prompt, the completion query, and
+why each ranked chunk is there.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from memrag import prompts
+from memrag.config import NeuroPathParams, params_dict
+from memrag.llm.jsoncall import call_json
+from memrag.memory import Memory
+from memrag.methods.base import QueryContext, cite_chunks, new_trace, query_entities, set_ranked
+from memrag.methods.dense import dense_ranking
+from memrag.methods.paths import (extend_path, first_hop_paths, id_list, listing_line, path_scores,
+                                  strip_path_refs, verbatim_keys)
+from memrag.trace import (GraphEdge, GraphNode, NeuroPathDetail, NeuroPathHop, NeuroPathSeed,
+                          PathCandidate, RankedChunk, Trace)
+
+MAX_GRAPH_NODES = 300
+# Best fate first: a triple edge takes the role of the best fate any path through it had.
+_ROLE_OF_FATE = {"valid": "valid", "expanded": "expanded", "shown": "shown", "dropped": "shown",
+                 "unlisted": "pruned", "pruned": "pruned"}
+_ROLE_ORDER = ["valid", "expanded", "shown", "pruned"]
+_NODE_ROLE_ORDER = ["seed", "coref", "frontier", "path"]
+_HIDDEN = ("pruned", "unlisted")  # fates of paths the model never saw
+
+
+@dataclass
+class Judgement:
+    reasoning_chain: str
+    valid_ids: list[int]
+    expansion_requirement: str
+    expand_ids: list[int]
+    cont: int
+
+
+def _validate_track(obj: Any) -> Judgement:
+    if not isinstance(obj, dict):
+        raise ValueError("expected a JSON object with reasoning_chain, valid_ids, expansion_requirement, "
+                         "expand_ids and continue")
+    if "valid_ids" not in obj:
+        raise ValueError("valid_ids is missing")
+    cont = obj.get("continue", 0)
+    if isinstance(cont, str) and cont.strip() in ("0", "1"):
+        cont = int(cont.strip())
+    if isinstance(cont, bool):
+        cont = int(cont)
+    if cont not in (0, 1):
+        raise ValueError("continue must be 0 or 1")
+    chain, req = obj.get("reasoning_chain") or "", obj.get("expansion_requirement") or ""
+    if not isinstance(chain, str) or not isinstance(req, str):
+        raise ValueError("reasoning_chain and expansion_requirement must be text")
+    return Judgement(" ".join(chain.split()), id_list(obj.get("valid_ids"), "valid_ids"),
+                     " ".join(req.split()), id_list(obj.get("expand_ids"), "expand_ids"), int(cont))
+
+
+def _check(params: NeuroPathParams) -> None:
+    if params.max_hops < 1:
+        raise ValueError("max_hops must be at least 1")
+    if params.prune_top is not None and params.prune_top < 1:
+        raise ValueError("prune_top must be at least 1, or None for no pruning")
+    if params.max_listed < 1:
+        raise ValueError("max_listed must be at least 1")
+    if params.answer_passages < 1:
+        raise ValueError("answer_passages must be at least 1")
+
+
+# ---------------------------------------------------------------- the method
+def retrieve(ctx: QueryContext, params: NeuroPathParams | None = None) -> Trace:
+    params = params or NeuroPathParams()
+    _check(params)
+    if len(ctx.memory.triple_vecs) != len(ctx.memory.triples):
+        raise ValueError(f"this memory has {len(ctx.memory.triples)} triples but "
+                         f"{len(ctx.memory.triple_vecs)} triple vectors: rebuild or re-embed it before using NeuroPath")
+    t0 = time.perf_counter()
+    trace = new_trace(ctx, "neuropath", params_dict(params))
+    detail = trace.neuropath = NeuroPathDetail()
+
+    entities, calls, error = query_entities(ctx)
+    trace.llm_calls.extend(calls)
+    detail.query_entities = entities
+    if not entities:
+        _dense_fallback(ctx, trace, params, error)
+        trace.retrieval_seconds = time.perf_counter() - t0
+        return trace
+
+    seed_keys = _seeds(ctx, trace, params)
+    valid: list[PathCandidate] = []
+    chain = requirement = ""
+    if not seed_keys:
+        detail.stop_reason = "no seeds"
+        trace.flags.append("no seeds: ranked by completion only")
+    else:
+        valid, chain, requirement = _track(ctx, trace, params, seed_keys)
+    _complete(ctx, trace, params, valid, chain, requirement)
+    _subgraph(ctx, trace)
+    cite_chunks(trace, ctx.memory, [c for h in detail.hops for p in h.candidates
+                                    if p.fate in ("valid", "expanded") for c in p.chunk_ids])
+    trace.retrieval_seconds = time.perf_counter() - t0
+    return trace
+
+
+def _dense_fallback(ctx: QueryContext, trace: Trace, params: NeuroPathParams, error: str | None) -> None:
+    detail = trace.neuropath
+    assert detail is not None
+    detail.fallback_dense = True
+    detail.stop_reason = "no query entities"
+    trace.flags.append("fallback: no query entities")
+    if error:
+        trace.flags.append(f"query-entity call failed: {error}")
+    trace.add_step("fallback", "Dense retrieval (fallback)",
+                   "The query-entity call gave no entities, so there are no seeds; chunks are ranked "
+                   "by cosine to the question.")
+    set_ranked(trace, ctx.memory, [RankedChunk(cid, r, s, "dense", f"dense fallback, cosine {s:.3f}")
+                                   for r, (cid, s) in enumerate(dense_ranking(ctx))],
+               cite_top=max(20, params.answer_passages))
+
+
+def _seeds(ctx: QueryContext, trace: Trace, params: NeuroPathParams) -> list[str]:
+    """Seed records into the trace; returns the seed set (seeds, then their coreference members)."""
+    memory, detail = ctx.memory, trace.neuropath
+    assert detail is not None
+    step = trace.add_step("seeds", "Seeds")
+    if len(memory.entities):
+        scores, ids = memory.index("entities").search(ctx.embed(detail.query_entities), 1)
+        for qe, s, i in zip(detail.query_entities, scores[:, 0], ids[:, 0]):
+            node = memory.entities[int(i)]
+            accepted = params.seed_floor <= 0 or float(s) >= params.seed_floor
+            detail.seeds.append(NeuroPathSeed(qe, node.key, node.name, float(s), accepted=accepted))
+        if params.verbatim_seeds:
+            taken = {s.key for s in detail.seeds if s.accepted}
+            for span, key in verbatim_keys(ctx.question, memory.entity_index):
+                if key not in taken:
+                    taken.add(key)
+                    detail.seeds.append(NeuroPathSeed(span, key, memory.entity(key).name, 1.0,  # type: ignore[union-attr]
+                                                      origin="verbatim"))
+    order: list[str] = []
+    for s in detail.seeds:
+        if s.accepted:
+            s.coref = memory.coref_of(s.key, params.coref_top, params.coref_threshold)
+            if s.key not in order:
+                order.append(s.key)
+    for s in detail.seeds:
+        for m in s.coref:
+            if m.key not in order:
+                order.append(m.key)
+    accepted = [s for s in detail.seeds if s.accepted]
+    rejected = len(detail.seeds) - len(accepted)
+    step.summary = (f"{len(detail.query_entities)} query entities → {len(accepted)} seeds"
+                    + (f" ({rejected} below the similarity floor {params.seed_floor})" if rejected else "")
+                    + f"; {len(order) - len({s.key for s in accepted})} coreference members added.")
+    return order
+
+
+# ---------------------------------------------------------------- tracking
+def _track(ctx: QueryContext, trace: Trace, params: NeuroPathParams, seed_keys: list[str]
+           ) -> tuple[list[PathCandidate], str, str]:
+    """The hop loop; returns (the final valid paths in order, last chain, last requirement)."""
+    memory, detail = ctx.memory, trace.neuropath
+    assert detail is not None
+    seen: set[str] = set()
+    new = first_hop_paths(memory, seed_keys, seen)
+    kept: list[PathCandidate] = []
+    chain = requirement = ""
+    hop = 1
+    if not new:
+        detail.stop_reason = "no paths from seeds"
+        trace.flags.append("no paths: the seeds have no triples; ranked by completion only")
+        return [], chain, requirement
+    while True:
+        goal = requirement or ctx.question
+        goal_vec = ctx.question_vec if goal == ctx.question else ctx.embed([goal])[0]
+        h = NeuroPathHop(hop=hop, goal=goal, new_count=len(new))
+        detail.hops.append(h)
+        step = trace.add_step("hop", f"Hop {hop}")
+        listed = _prune_and_list(memory, h, kept, new, goal_vec, params, trace)
+        lines = [listing_line(n, p) for n, p in enumerate(listed, start=1)]
+        msgs = prompts.track_messages(ctx.question, hop, lines, strip_path_refs(chain),
+                                      strip_path_refs(requirement))
+        res = call_json(ctx.llm, msgs, prompts.TRACK_SCHEMA, f"neuropath.track.hop{hop}", _validate_track)
+        h.call_index = len(trace.llm_calls)
+        trace.llm_calls.extend(res.calls)
+        if res.value is None:
+            # Deviation (DESIGN §4.9): the official code drops everything here; memrag keeps what
+            # earlier judgements kept and lets completion run on the last good chain.
+            h.failed, h.failure = True, res.error or "unreadable reply"
+            detail.tracking_failed = True
+            detail.stop_reason = "tracking failed"
+            trace.flags.append(f"tracking failed at hop {hop} ({h.failure}); "
+                               f"{len(kept)} path(s) kept so far count as valid")
+            for p in kept:
+                p.fate = "valid"
+            step.summary = (f"{h.new_count} new paths ({h.pruned_count} pruned), {len(listed)} listed; "
+                            f"the reply could not be read after one retry.")
+            return kept, chain, requirement
+        j = res.value
+        by_number = {p.listed_as: p for p in listed}
+        valid_n, expand_n = _judge(h, by_number, j)
+        chain, requirement = j.reasoning_chain, j.expansion_requirement
+        step.summary = (f"{h.new_count} new paths ({h.pruned_count} pruned), {len(listed)} listed; "
+                        f"model: {len(valid_n)} valid, {len(expand_n)} to expand, continue={j.cont}"
+                        + (f"; {len(h.invalid_ids)} unusable id(s) ignored" if h.invalid_ids else "") + ".")
+        valid = [by_number[n] for n in valid_n]
+        if j.cont == 0 and not params.force_hops:
+            detail.stop_reason = "model said stop"
+            return valid, chain, requirement
+        if hop >= params.max_hops:
+            detail.stop_reason = "max_hops reached"
+            return valid, chain, requirement
+        hop += 1
+        grown: list[PathCandidate] = []
+        for n in expand_n:
+            p = by_number[n]
+            touch = [p.frontier] + [m.key for m in memory.coref_of(p.frontier, params.coref_top,
+                                                                    params.coref_threshold)]
+            grown.extend(extend_path(memory, p, touch, hop, seen, len(grown)))
+        if not grown:
+            detail.stop_reason = "no expandable paths"
+            return valid, chain, requirement
+        for n in expand_n:
+            if by_number[n].fate != "valid":
+                by_number[n].fate = "expanded"
+        # Kept = valid ∪ expand, most helpful first: they count as valid if the next judgement fails.
+        kept = [_kept_copy(by_number[n], hop) for n in valid_n + [n for n in expand_n if n not in valid_n]]
+        new = grown
+
+
+def _judge(h: NeuroPathHop, by_number: dict[int | None, PathCandidate], j: Judgement
+           ) -> tuple[list[int], list[int]]:
+    """Apply one judgement to the listed paths: ids outside the list, and expand ids naming a kept
+    (not expandable) path, are ignored and counted; repeats count once. Returns (valid, expand)."""
+    valid_n: list[int] = []
+    expand_n: list[int] = []
+    invalid: list[int] = []
+    for n in j.valid_ids:
+        if n not in by_number:
+            invalid.append(n)
+        elif n not in valid_n:
+            valid_n.append(n)
+    for n in j.expand_ids:
+        if n not in by_number or by_number[n].kept_from is not None:
+            invalid.append(n)
+        elif n not in expand_n:
+            expand_n.append(n)
+    h.reasoning_chain, h.expansion_requirement, h.continue_ = j.reasoning_chain, j.expansion_requirement, j.cont
+    h.valid_ids, h.expand_ids, h.invalid_ids = valid_n, expand_n, invalid
+    for n, p in by_number.items():
+        # "expanded" is set later, only if the expansion actually runs.
+        p.fate = "valid" if n in valid_n else "dropped"
+    return valid_n, expand_n
+
+
+def _kept_copy(p: PathCandidate, hop: int) -> PathCandidate:
+    """The re-listing of a kept path in the next hop: judged again, never expanded again."""
+    return PathCandidate(pid=f"{p.pid.split('@')[0]}@h{hop}", hop=p.hop, triples=list(p.triples),
+                         frontier=p.frontier, frontier_name=p.frontier_name, chunk_ids=list(p.chunk_ids),
+                         text=p.text, score=None, rank=None, fate="shown", parent=p.pid, kept_from=hop - 1)
+
+
+def _prune_and_list(memory: Memory, h: NeuroPathHop, kept: list[PathCandidate], new: list[PathCandidate],
+                    goal_vec: np.ndarray, params: NeuroPathParams, trace: Trace) -> list[PathCandidate]:
+    """Score the new paths, prune them, cap the listing; numbers the listed paths 1..n.
+
+    New paths are listed best first; kept paths are never pruned and come first.
+    """
+    scores = path_scores(memory, new, goal_vec)
+    order = np.argsort(-scores, kind="stable").tolist()  # ties keep creation order
+    values = scores.tolist()
+    for rank, i in enumerate(order, start=1):
+        new[i].score, new[i].rank = values[i], rank
+    ranked_new = [new[i] for i in order]
+    if params.prune_top is not None and len(ranked_new) > params.prune_top:
+        for p in ranked_new[params.prune_top:]:
+            p.fate = "pruned"
+        h.pruned_count = len(ranked_new) - params.prune_top
+        ranked_new = ranked_new[: params.prune_top]
+    listed = kept + ranked_new
+    if len(listed) > params.max_listed:
+        for p in listed[params.max_listed:]:
+            p.fate = "unlisted"
+        listed = listed[: params.max_listed]
+        h.capped = True
+        if "capped at max_listed" not in trace.flags:
+            trace.flags.append("capped at max_listed")
+    for n, p in enumerate(listed, start=1):
+        p.listed_as = n
+        p.fate = "shown"
+    h.candidates = kept + new
+    return listed
+
+
+# ---------------------------------------------------------------- completion
+def _complete(ctx: QueryContext, trace: Trace, params: NeuroPathParams, valid: list[PathCandidate],
+              chain: str, requirement: str) -> None:
+    """D_p (valid paths' chunks) then, with completion, the dense ranking for question + chain + requirement."""
+    detail = trace.neuropath
+    assert detail is not None
+    ranked: list[RankedChunk] = []
+    for vrank, p in enumerate(valid, start=1):
+        for cid in p.chunk_ids:
+            if cid not in detail.dp_chunk_ids:
+                detail.dp_chunk_ids.append(cid)
+                what = ("kept path (counted valid: tracking failed)" if detail.tracking_failed
+                        else f"valid #{vrank}")
+                ranked.append(RankedChunk(cid, len(ranked), None, "path",
+                                          f"path {p.listed_as} of hop {detail.hops[-1].hop} ({what}): {p.text}"))
+    detail.de_query = " ".join(x for x in (ctx.question, chain, requirement) if x.strip())
+    step = trace.add_step("completion", "Completion")
+    if params.completion:
+        vec = ctx.question_vec if detail.de_query == ctx.question else ctx.embed([detail.de_query])[0]
+        in_dp = set(detail.dp_chunk_ids)
+        for r, (cid, s) in enumerate(dense_ranking(ctx, vec), start=1):
+            if cid not in in_dp:
+                ranked.append(RankedChunk(cid, len(ranked), s, "completion",
+                                          f"completion (dense on question + chain + requirement), rank {r}"))
+        step.summary = (f"{len(detail.dp_chunk_ids)} chunk(s) from valid paths first, then the dense ranking "
+                        f"for: {detail.de_query}")
+    else:
+        step.summary = f"{len(detail.dp_chunk_ids)} chunk(s) from valid paths; completion is off."
+    if not ranked:
+        trace.flags.append("no chunks retrieved: no valid paths and completion is off")
+    set_ranked(trace, ctx.memory, ranked, cite_top=max(20, params.answer_passages))
+
+
+# ---------------------------------------------------------------- subgraph for the views
+def _subgraph(ctx: QueryContext, trace: Trace) -> None:
+    """Entity nodes and triple / coreference edges, each tagged with the step it first appears in."""
+    memory, detail = ctx.memory, trace.neuropath
+    assert detail is not None
+    nodes: dict[str, GraphNode] = {}
+    edges: dict[str, GraphEdge] = {}
+
+    def node(key: str, role: str, step: int, score: float | None = None) -> None:
+        nid = f"e:{key}"
+        if nid not in nodes:
+            ent = memory.entity(key)
+            name, group = (ent.name, ent.type) if ent else (key, "other")
+            nodes[nid] = GraphNode(nid, name, "entity", step=step, score=score, role=role, group=group,
+                                   tooltip=f"{name} ({group})")
+            trace.steps[step].node_ids.append(nid)
+        elif _NODE_ROLE_ORDER.index(role) < _NODE_ROLE_ORDER.index(nodes[nid].role):
+            nodes[nid].role = role
+
+    def edge(e: GraphEdge) -> None:
+        if e.id not in edges:
+            edges[e.id] = e
+            trace.steps[e.step or 0].edge_ids.append(e.id)
+        elif _ROLE_ORDER.index(e.role) < _ROLE_ORDER.index(edges[e.id].role):
+            edges[e.id].role = e.role
+
+    for s in detail.seeds:
+        if s.accepted:
+            node(s.key, "seed", 0, s.similarity)
+    for s in detail.seeds:
+        for m in s.coref:
+            node(m.key, "coref", 0, m.similarity)
+            edge(GraphEdge(f"coref:{s.key}|{m.key}", f"e:{s.key}", f"e:{m.key}", "coref",
+                           f"{m.similarity:.2f}", step=0, role="shown"))
+
+    hop_steps = [s.index for s in trace.steps if s.kind == "hop"]
+    by_pid = {p.pid: p for h in detail.hops for p in h.candidates}
+    included, notes = _within_cap(memory, list(by_pid.values()), {nid[2:] for nid in nodes})
+    for h, step in zip(detail.hops, hop_steps):
+        for p in h.candidates:
+            if p.pid not in included:
+                continue
+            for t in p.triples:
+                row = memory.triples[t.triple_id]
+                node(row.head_key, "path", step)
+                node(row.tail_key, "path", step)
+                edge(GraphEdge(f"t:{row.triple_id}", f"e:{row.head_key}", f"e:{row.tail_key}", "triple",
+                               row.relation, step=step, chunk_id=row.chunk_id, role=_ROLE_OF_FATE[p.fate]))
+            parent = by_pid.get(p.parent or "") if p.kept_from is None else None
+            if parent is not None:
+                last = memory.triples[p.triples[-1].triple_id]
+                touched = last.head_key if last.tail_key == p.frontier else last.tail_key
+                if touched != parent.frontier:
+                    # This extension grew from a coreference candidate of its parent's frontier.
+                    edge(GraphEdge(f"coref:{parent.frontier}|{touched}", f"e:{parent.frontier}", f"e:{touched}",
+                                   "coref", "coreference", step=step, role=_ROLE_OF_FATE[p.fate]))
+            if p.fate not in _HIDDEN:
+                node(p.frontier, "frontier", step)
+    trace.flags.extend(notes)
+    trace.nodes = list(nodes.values())
+    trace.edges = list(edges.values())
+
+
+def _within_cap(memory: Memory, paths: list[PathCandidate], base: set[str]) -> tuple[set[str], list[str]]:
+    """Which paths the subgraph draws, keeping it near MAX_GRAPH_NODES entity nodes.
+
+    Valid and expanded paths always; then the other listed paths while they fit;
+    then the pruned / unlisted ones only if all of them fit (a partial picture of
+    what was pruned would mislead). Returns (pids, flags saying what was left out).
+    """
+    def keys(p: PathCandidate) -> set[str]:
+        return {k for t in p.triples for k in (memory.triples[t.triple_id].head_key,
+                                                 memory.triples[t.triple_id].tail_key)}
+    have, pids = set(base), set()
+    for p in paths:
+        if p.fate in ("valid", "expanded"):
+            have |= keys(p)
+            pids.add(p.pid)
+    skipped_listed = 0
+    for p in paths:
+        if p.fate not in _HIDDEN and p.pid not in pids:
+            ks = keys(p)
+            if len(have | ks) <= MAX_GRAPH_NODES:
+                have |= ks
+                pids.add(p.pid)
+            else:
+                skipped_listed += 1
+    hidden = [p for p in paths if p.fate in _HIDDEN]
+    hidden_keys = set().union(*(keys(p) for p in hidden)) if hidden else set()
+    notes = []
+    if len(have | hidden_keys) <= MAX_GRAPH_NODES:
+        pids.update(p.pid for p in hidden)
+    else:
+        notes.append(f"subgraph: nodes of {len(hidden)} pruned or unlisted path(s) left out "
+                     f"(over {MAX_GRAPH_NODES} nodes)")
+    if skipped_listed:
+        notes.append(f"subgraph: {skipped_listed} listed path(s) that were not kept left out "
+                     f"(over {MAX_GRAPH_NODES} nodes)")
+    return pids, notes

@@ -1,0 +1,408 @@
+"""EcphoryRAG retrieval on small hand-built memories whose vectors are chosen by hand,
+so every expected activation below is worked out on paper (arithmetic in the comments)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+from scripted import HashEmbedder, ScriptedLLM
+
+from memrag.ask import ask
+from memrag.config import EcphoryParams
+from memrag.memory import ChunkRow, DocRow, EngramRow, Memory
+from memrag.methods import dense, ecphory
+from memrag.methods.base import QueryContext
+from memrag.normalise import entity_key
+from memrag.trace import Trace
+
+DIM = 8
+QUESTION = "Which mill did the Brennick family sell to the Lantern Guild?"
+
+
+def vec(**parts: float) -> list[float]:
+    """A vector from named axes: vec(d0=.8, d1=.6)."""
+    v = [0.0] * DIM
+    for name, x in parts.items():
+        v[int(name[1:])] = x
+    return v
+
+
+def unit(rows) -> np.ndarray:
+    a = np.asarray(rows, np.float32)
+    return (a / np.linalg.norm(a, axis=1, keepdims=True)).astype(np.float32)
+
+
+def make_memory(chunks: list[tuple[str, list[float]]],
+                engrams: list[tuple[str, str, str, int, list[float]]]) -> Memory:
+    """chunks: (title, vector); engrams: (name, type, description, chunk id, vector)."""
+    m = Memory("hash-test", DIM)
+    for i, (title, _) in enumerate(chunks):
+        m.documents.append(DocRow(f"d{i}", title, f"{title} text.", "test", "text"))
+        m.chunks.append(ChunkRow(i, f"d{i}", 0, title, f"{title} text."))
+    for i, (name, typ, desc, cid, _) in enumerate(engrams):
+        m.engrams.append(EngramRow(i, entity_key(name), name, typ, desc, 3, cid))
+    m.rebuild_derived()
+    m.chunk_vecs = unit([v for _, v in chunks])
+    m.engram_vecs = unit([e[4] for e in engrams]) if engrams else np.zeros((0, DIM), np.float32)
+    m.entity_vecs = (np.vstack([m.engram_vecs[n.engram_ids[0]] for n in m.entities])
+                     if m.entities else np.zeros((0, DIM), np.float32))
+    return m
+
+
+def embedder(**cues: list[float]) -> HashEmbedder:
+    return HashEmbedder(dim=DIM, overrides={QUESTION: vec(d0=1.0), **cues})
+
+
+def cue_llm(*cues: str) -> ScriptedLLM:
+    return ScriptedLLM({"query.entities": [{"entities": list(cues)}]})
+
+
+# ---------------------------------------------------------------- world W: a chain away from the question
+# Q = d0. Engram sims to Q: A 1.0, B .8, B2 .6, C .3, D 0, H 0.
+# Round 1 (seed A, centroid d0): top 3 = A, B, B2 → new B, B2.
+# Round 2 moving (seed B = (.8,.6)): cos to C = .8*.3 + .6*.954 = .812, A .8, B2 .48 → top 3 = B, C, A → new C.
+# Round 2 paper: seed = most Q-similar of E_all = A again → nothing new.
+# Chunk cosines to Q: c0 .95, c2 .9, c5 .8, c3 .7, c1 .5, c4 .2 (dense order 0, 2, 5, 3, 1, 4).
+W_CHUNKS = [
+    ("Harbour notes", vec(d0=.95, d4=.31)),
+    ("Brennick family", vec(d0=.5, d5=.866)),
+    ("The mill", vec(d0=.9, d6=.436)),
+    ("The quay", vec(d0=.7, d7=.714)),
+    ("Harrow river", vec(d0=.2, d4=.98)),
+    ("Lantern Guild hall", vec(d0=.8, d5=.6)),
+]
+W_ENGRAMS = [
+    ("Ada Brennick", "person", "baker who owned the mill", 1, vec(d0=1.0)),  # 0 = A
+    ("Brennick Mill", "place", "a water mill", 2, vec(d0=.8, d1=.6)),  # 1 = B
+    ("Old Quay", "place", "a quay", 3, vec(d0=.6, d2=.8)),  # 2 = B2
+    ("Harrow River", "place", "river by the mill", 4, vec(d0=.3, d1=.954)),  # 3 = C
+    ("Lantern Guild", "organisation", "a guild of lamp makers", 5, vec(d3=1.0)),  # 4 = D
+    ("Harbour", "place", "", 0, vec(d4=1.0)),  # 5 = H
+]
+A, B, B2, C, D, H = range(6)
+
+
+def w_params(**kw) -> EcphoryParams:
+    base = dict(k_initial=1, seeds=1, depth=2, cue_k=1, direct_chunks=2, k_final=3, context_chunks=2,
+                graph_expansion=False)
+    return EcphoryParams(**{**base, **kw})
+
+
+def run_w(llm=None, **kw):
+    memory = make_memory(W_CHUNKS, W_ENGRAMS)
+    llm = llm if llm is not None else cue_llm("Lantern Guild")
+    ctx = QueryContext(memory, llm, embedder(**{"Lantern Guild": vec(d3=1.0)}), QUESTION)
+    return ecphory.retrieve(ctx, w_params(**kw)), memory, ctx
+
+
+def activated(trace: Trace) -> set[int]:
+    d = trace.ecphory
+    return {e.engram_id for e in d.initial} | {e.engram_id for r in d.rounds for e in r.new}
+
+
+def test_initial_activation_cue_hits_and_c_init_order():
+    trace, memory, _ = run_w()
+    d = trace.ecphory
+    assert d.cues == ["Lantern Guild"]
+    assert d.cue_hits == {"Lantern Guild": [D]}
+    assert [(e.engram_id, e.origin, e.round, e.via) for e in d.initial] == [
+        (A, "query", 0, ""), (D, "cue", 0, "Lantern Guild")]
+    # C_assoc in activation order (query hit's chunk c1, then the cue hit's c5), then C_direct;
+    # chunk cosine would order them 5 (.8) before 1 (.5), and all four 0, 2, 5, 1.
+    assert d.c_assoc == [1, 5]
+    assert d.c_direct == [0, 2]
+    assert [(r.chunk_id, r.source) for r in trace.ranked] == [
+        (1, "c_assoc"), (5, "c_assoc"), (0, "c_direct"), (2, "c_direct"), (3, "dense-tail"), (4, "dense-tail")]
+    assert "cue 'Lantern Guild'" in trace.ranked[1].why
+    assert "recall@k" in trace.ranked[-1].why
+    assert d.context_chunk_ids == [1, 5]
+    assert [r.rank for r in trace.ranked] == list(range(6))
+    assert trace.retrieval_seconds > 0
+    cue_calls = [c for c in trace.llm_calls if c.stage == "query.entities"]
+    assert len(cue_calls) == 1 and cue_calls[0].shared
+
+
+def test_paper_policy_depth_two_adds_nothing_beyond_depth_one():
+    one, _, _ = run_w(seed_policy="paper", depth=1)
+    two, _, _ = run_w(seed_policy="paper", depth=2)
+    r1, r2 = two.ecphory.rounds
+    assert [e.engram_id for e in r1.new] == [B, B2]
+    assert {e.origin for e in r1.new} == {"semantic"}
+    assert r1.seed_ids == r2.seed_ids == [A]
+    assert r2.new == []
+    assert "round 2 added nothing new: seeds identical to round 1" in two.flags
+    assert r2.note == "round 2 added nothing new: seeds identical to round 1"
+    assert activated(one) == activated(two) == {A, D, B, B2}
+    assert [e.engram_id for e in one.ecphory.final] == [e.engram_id for e in two.ecphory.final]
+
+
+def test_moving_policy_activates_what_depth_one_did_not():
+    one, _, _ = run_w(depth=1)
+    two, _, _ = run_w(depth=2)
+    r2 = two.ecphory.rounds[1]
+    assert r2.seed_ids == [B]
+    assert [(e.engram_id, e.origin, e.round) for e in r2.new] == [(C, "semantic", 2)]
+    assert "Brennick Mill" in r2.new[0].via  # the only seed, so the nearest one
+    assert C not in activated(one) and C in activated(two)
+    # the centroid of round 2 is B itself: B 1.0, C .812, A .8
+    assert [e.engram_id for e in r2.centroid_neighbours[:3]] == [B, C, A]
+    assert r2.centroid_scores[:3] == pytest.approx([1.0, .812, .8], abs=2e-3)
+    assert not any("added nothing" in f for f in two.flags)
+
+
+def test_moving_policy_stops_when_a_round_adds_nothing():
+    # round 3: seed C → top 3 = C, B (.812), A (.3): nothing new; round 4 has no seeds.
+    trace, _, _ = run_w(depth=4)
+    r3, r4 = trace.ecphory.rounds[2:]
+    assert r3.seed_ids == [C] and r3.new == [] and r3.note == "round 3 added nothing new"
+    assert r4.seed_ids == [] and "round 4 not run" in r4.note
+    assert any("round 4 not run: round 3 activated no new engrams" in f for f in trace.flags)
+    assert [s.kind for s in trace.steps] == ["cues", "initial", "round", "round", "round", "round",
+                                             "rerank", "context"]
+
+
+# ---------------------------------------------------------------- seed weights
+def test_weights_follow_similarity_and_move_the_centroid():
+    # Q = d0; X sim .9, Y sim .3 are E_init (k_initial 2); N1, N2 sim .2.
+    # Weights .9/1.2 = .75 and .25: centroid ∝ .75X + .25Y = (.880, .384, .280) →
+    #   cos X .959, N1 .552, Y .531, N2 .450.
+    # Equal weights (the released code) give (.753, .274, .599): N2 .737 ahead of N1 .419.
+    chunks = [(f"c{i}", vec(**{"d0": .5, f"d{i + 3}": .5})) for i in range(4)]
+    engrams = [("Xavier", "person", "x", 0, vec(d0=.9, d1=.436)),
+               ("Yara", "person", "y", 1, vec(d0=.3, d2=.954)),
+               ("Nemo One", "person", "n1", 2, vec(d0=.2, d1=.98)),
+               ("Nemo Two", "person", "n2", 3, vec(d0=.2, d2=.98))]
+    memory = make_memory(chunks, engrams)
+    ctx = QueryContext(memory, cue_llm(), embedder(), QUESTION)
+    trace = ecphory.retrieve(ctx, EcphoryParams(k_initial=2, seeds=2, depth=1, graph_expansion=False))
+    rnd = trace.ecphory.rounds[0]
+    assert rnd.seed_ids == [0, 1]
+    assert rnd.weights == pytest.approx([.75, .25], abs=1e-3)
+    assert [e.name for e in rnd.centroid_neighbours] == ["Xavier", "Nemo One", "Yara", "Nemo Two"]
+    assert rnd.centroid_scores == pytest.approx([.959, .552, .531, .450], abs=2e-3)
+
+
+def test_weights_stay_positive_for_a_dissimilar_seed():
+    # A cue hit pointing away from the question (sim -.6) is a seed in round 1: its weight is floored.
+    chunks = [("c0", vec(d0=1.0)), ("c1", vec(d1=1.0)), ("c2", vec(d2=1.0))]
+    engrams = [("Ada", "person", "a", 0, vec(d0=1.0)), ("Opposite", "thing", "o", 1, vec(d0=-.6, d1=.8)),
+               ("Other", "thing", "t", 2, vec(d2=1.0))]
+    memory = make_memory(chunks, engrams)
+    ctx = QueryContext(memory, cue_llm("Opposite"), embedder(Opposite=vec(d0=-.6, d1=.8)), QUESTION)
+    trace = ecphory.retrieve(ctx, EcphoryParams(k_initial=1, cue_k=1, seeds=2, depth=1, graph_expansion=False))
+    rnd = trace.ecphory.rounds[0]
+    assert rnd.seed_ids == [0, 1]
+    assert all(w > 0 for w in rnd.weights) and rnd.weights[1] < 0.01
+    assert sum(rnd.weights) == pytest.approx(1.0)
+
+
+# ---------------------------------------------------------------- world G: co-occurrence expansion
+# Q = d0. Seed Person has mentions in c0 (sim 1) and c1 (sim .9); k_initial 1 → seed = the c0 mention.
+# Round 1 centroid d0: top 3 = Seed c0, Seed c1, Filler One (.8); Filler Two .7, Gammas ≤ .2 stay out.
+# Co-occurrence of "seed person": Gamma One (c0 and c1: weight 2), Gamma Two (c1: 1, best sim .2),
+# Gamma Three (c0: 1, sim .1). With graph_neighbours 2: Gamma One (both mentions) and Gamma Two.
+# The graph lists the seed's neighbours as Gamma Three, Gamma One, Gamma Two (insertion order),
+# so taking them as listed, or by weight alone, would pick Gamma Three.
+G_CHUNKS = [("g0", vec(d0=.6, d5=.8)), ("g1", vec(d0=.5, d6=.866)), ("g2", vec(d0=.4, d7=.917))]
+G_ENGRAMS = [
+    ("Seed Person", "person", "the seed", 0, vec(d0=1.0)),  # 0
+    ("Seed Person", "person", "the seed again", 1, vec(d0=.9, d1=.436)),  # 1
+    ("Filler One", "thing", "first filler", 2, vec(d0=.8, d2=.6)),  # 2
+    ("Filler Two", "thing", "second filler", 2, vec(d0=.7, d3=.714)),  # 3
+    ("Gamma Three", "place", "gamma three", 0, vec(d0=.1, d7=.995)),  # 4
+    ("Gamma Two", "place", "gamma two", 1, vec(d0=.2, d6=.98)),  # 5
+    ("Gamma One", "place", "gamma in c0", 0, vec(d5=1.0)),  # 6
+    ("Gamma One", "place", "gamma in c1", 1, vec(d5=1.0)),  # 7
+]
+
+
+def run_g(**kw):
+    memory = make_memory(G_CHUNKS, G_ENGRAMS)
+    ctx = QueryContext(memory, cue_llm(), embedder(), QUESTION)
+    base = dict(k_initial=1, seeds=1, depth=1, graph_neighbours=2, k_final=3)
+    return ecphory.retrieve(ctx, EcphoryParams(**{**base, **kw})), memory
+
+
+def test_graph_expansion_adds_cooccurring_entities_within_the_cap():
+    trace, _ = run_g()
+    new = trace.ecphory.rounds[0].new
+    assert [(e.engram_id, e.origin) for e in new] == [
+        (1, "semantic"), (2, "semantic"), (6, "graph"), (7, "graph"), (5, "graph")]
+    assert {e.via for e in new if e.origin == "graph"} == {"Seed Person"}
+    assert 4 not in activated(trace)  # Gamma Three: third neighbour, over graph_neighbours = 2
+    edges = {(e.source, e.target, e.role) for e in trace.edges if e.kind == "activation"}
+    assert ("e:seed person", "e:gamma one", "graph") in edges
+    assert ("e:seed person", "e:gamma two", "graph") in edges
+
+    one, _ = run_g(graph_neighbours=1)
+    assert [e.engram_id for e in one.ecphory.rounds[0].new if e.origin == "graph"] == [6, 7]
+    off, _ = run_g(graph_expansion=False)
+    assert not [e for e in off.ecphory.rounds[0].new if e.origin == "graph"]
+    assert activated(off) == {0, 1, 2}
+
+
+def test_k_final_keeps_one_engram_per_entity():
+    # E_all sims: Seed 1.0 and .9, Filler One .8, Gamma Two .2, Gamma One 0 (twice).
+    trace, _ = run_g(k_final=3)
+    final = trace.ecphory.final
+    assert [(e.engram_id, e.name) for e in final] == [(0, "Seed Person"), (2, "Filler One"), (5, "Gamma Two")]
+    assert trace.context_facts == ["Seed Person (person): the seed", "Filler One (thing): first filler",
+                                   "Gamma Two (place): gamma two"]
+    wide, _ = run_g(k_final=10)
+    assert [e.engram_id for e in wide.ecphory.final] == [0, 2, 5, 6]  # 4 entities, one mention each
+
+
+def test_no_cues_is_flagged_and_retrieval_goes_on():
+    trace, _ = run_g()
+    assert trace.ecphory.cues == [] and trace.ecphory.cue_hits == {}
+    assert any("found no entities" in f for f in trace.flags)
+    assert [e.origin for e in trace.ecphory.initial] == ["query"]
+    assert trace.ecphory.final
+
+
+def test_failed_cue_call_is_flagged_and_retrieval_goes_on():
+    llm = ScriptedLLM({"query.entities": ["not json at all", "still not json"]})
+    trace, _, _ = run_w(llm=llm)
+    assert any(f.startswith("the cue call failed") for f in trace.flags)
+    assert [e.origin for e in trace.ecphory.initial] == ["query"]
+    assert len(trace.llm_calls) == 2 and not any(c.ok for c in trace.llm_calls)
+    assert trace.ecphory.context_chunk_ids == [1, 0]  # C_assoc [1], then C_direct [0, 2]
+
+
+def test_without_an_llm_retrieval_runs_on_the_question_vector():
+    memory = make_memory(W_CHUNKS, W_ENGRAMS)
+    trace = ecphory.retrieve(QueryContext(memory, None, embedder(), QUESTION), w_params())
+    assert any(f.startswith("no LLM") for f in trace.flags)
+    assert trace.ecphory.c_assoc == [1]
+
+
+# ---------------------------------------------------------------- context
+def test_context_source_changes_context_and_ranked_list():
+    # moving, depth 2: E_all = A, D, B, B2, C → E_final (k_final 3) = A (c1), B (c2), B2 (c3).
+    c_init, _, _ = run_w(context_source="c_init")
+    act, _, _ = run_w(context_source="activated")
+    assert c_init.ecphory.context_chunk_ids == [1, 5]
+    assert act.ecphory.context_chunk_ids == [1, 2]
+    assert [(r.chunk_id, r.source) for r in act.ranked] == [
+        (1, "activated"), (2, "activated"), (3, "activated"), (5, "c_assoc"), (0, "c_direct"),
+        (4, "dense-tail")]
+    assert act.ranked[1].why.startswith("E_final #2: engram 'Brennick Mill'")
+    assert [e.engram_id for e in act.ecphory.final] == [A, B, B2]
+
+
+def test_context_differs_from_dense_retrieval_when_activation_points_elsewhere():
+    trace, memory, ctx = run_w()
+    d = dense.retrieve(ctx)
+    assert d.ranked_ids()[:2] == [0, 2]
+    assert trace.ecphory.context_chunk_ids == [1, 5]
+    assert d.ranked_ids().index(1) == 4  # the chunk EcphoryRAG reads first is dense's 5th
+
+
+def test_context_chunk_texts_are_in_the_trace_and_json_round_trips():
+    trace, memory, _ = run_w(context_chunks=4, context_source="activated")
+    for cid in trace.ecphory.context_chunk_ids:
+        assert trace.chunk(cid) is not None and trace.chunk(cid).text == memory.chunks[cid].text
+    again = Trace.from_json(trace.to_json())
+    assert again == trace
+    assert again.ecphory.rounds[1].new[0].origin == "semantic"
+
+
+def test_subgraph_and_steps_tell_the_story():
+    trace, _, _ = run_w()
+    nodes = {n.id: n for n in trace.nodes}
+    assert nodes["q"].kind == "query" and nodes["cue:0"].label == "Lantern Guild"
+    harrow = nodes["e:harrow river"]
+    assert (harrow.round, harrow.role, harrow.group) == (2, "semantic", "place")
+    assert harrow.score == pytest.approx(.3, abs=1e-3)
+    assert nodes["e:lantern guild"].role == "cue"
+    edges = {(e.source, e.target, e.role) for e in trace.edges if e.kind == "activation"}
+    assert {("q", "e:ada brennick", "query"), ("cue:0", "e:lantern guild", "cue"),
+            ("e:ada brennick", "e:brennick mill", "semantic"),
+            ("e:brennick mill", "e:harrow river", "semantic")} <= edges
+    ids = {e.id for e in trace.edges}
+    assert len(ids) == len(trace.edges)
+    for step in trace.steps:
+        assert set(step.node_ids) <= set(nodes) and set(step.edge_ids) <= ids
+    round2 = trace.steps[3]
+    assert "e:harrow river" in round2.node_ids and "e:brennick mill" in round2.node_ids  # new + seed
+    assert [n for n in trace.steps[-1].node_ids] == ["c:1", "c:5"]
+    assert not any("capped" in f for f in trace.flags)
+
+
+def test_subgraph_is_capped_with_final_entities_kept():
+    # one chunk with a seed and 400 co-occurring entities, all activated by graph expansion
+    chunks = [("hub", vec(d0=1.0)), ("other", vec(d1=1.0))]
+    engrams = [("Hub", "place", "hub", 0, vec(d0=1.0))]
+    engrams += [(f"Member {i}", "person", "m", 0, vec(d0=.5 - i / 1000, d1=.8)) for i in range(400)]
+    memory = make_memory(chunks, engrams)
+    ctx = QueryContext(memory, cue_llm(), embedder(), QUESTION)
+    trace = ecphory.retrieve(ctx, EcphoryParams(k_initial=1, depth=1, graph_neighbours=400, k_final=5))
+    # round 1: the centroid's 3 nearest (centroid = Hub = d0) are Hub, Member 0, Member 1 (largest d0
+    # part); graph expansion brings the other 398 members
+    rnd = trace.ecphory.rounds[0]
+    assert rnd.new_counts == {"semantic": 2, "graph": 398}
+    assert [e.name for e in rnd.new[:3]] == ["Member 0", "Member 1", "Member 2"]
+    assert [e.origin for e in rnd.new[1:3]] == ["semantic", "graph"]
+    assert len(rnd.new) == ecphory.NEW_LISTED
+    assert "round 1 newly activated 400 engrams; the trace lists the first 200" in trace.flags
+    assert [e.name for e in trace.ecphory.final] == ["Hub", "Member 0", "Member 1", "Member 2", "Member 3"]
+    assert len(trace.nodes) <= ecphory.SUBGRAPH_CAP
+    assert any("subgraph capped" in f for f in trace.flags)
+    drawn = {n.id for n in trace.nodes}
+    assert {f"e:{e.key}" for e in trace.ecphory.final} <= drawn
+
+
+def test_memory_without_engrams_uses_direct_chunks():
+    memory = make_memory(W_CHUNKS, [])
+    trace = ecphory.retrieve(QueryContext(memory, cue_llm("Lantern Guild"), embedder(), QUESTION), w_params())
+    assert any("no engrams" in f for f in trace.flags)
+    assert trace.ecphory.context_chunk_ids == [0, 2] and trace.ecphory.final == []
+    assert trace.ecphory.rounds[0].note.startswith("round 1 not run")
+
+
+def test_bad_parameters_are_refused_by_name():
+    memory = make_memory(W_CHUNKS, W_ENGRAMS)
+    ctx = QueryContext(memory, cue_llm(), embedder(), QUESTION)
+    with pytest.raises(ValueError, match="k_initial.*seed_policy"):
+        ecphory.retrieve(ctx, EcphoryParams(k_initial=0, seed_policy="sideways"))
+    with pytest.raises(ValueError, match="unknown EcphoryParams"):
+        ask(memory, QUESTION, llm=cue_llm(), embedder=embedder(), methods=["ecphory"],
+            params={"ecphory": {"k_intial": 3}})
+
+
+# ---------------------------------------------------------------- through memrag.ask
+def test_ask_end_to_end_gives_facts_and_context_to_the_answer_step():
+    memory = make_memory(W_CHUNKS, W_ENGRAMS)
+    llm = ScriptedLLM({"query.entities": [{"entities": ["Lantern Guild"]}],
+                       "answer": [{"reasoning": "the mill passage", "answer": "Brennick Mill.", "cited": [1]}]})
+    (trace,) = ask(memory, QUESTION, llm=llm, embedder=embedder(**{"Lantern Guild": vec(d3=1.0)}),
+                   methods=["ecphory"], params={"ecphory": w_params()})
+    assert trace.answer.answer == "Brennick Mill"
+    assert trace.answer.context_chunk_ids == trace.ecphory.context_chunk_ids == [1, 5]
+    assert trace.answer.cited_chunk_ids == [1]
+    prompt = llm.calls[-1]["messages"][-1]["content"]
+    for line in ["Ada Brennick (person): baker who owned the mill", "Brennick Mill (place): a water mill",
+                 "Old Quay (place): a quay"]:
+        assert f"- {line}" in prompt
+    assert "[1] Brennick family" in prompt and "[2] Lantern Guild hall" in prompt
+    assert "[3]" not in prompt
+    assert [c["stage"] for c in llm.calls] == ["query.entities", "answer"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("memrag.methods.neuropath") is None,
+                    reason="memrag/methods/neuropath.py is not written yet")
+def test_neuropath_and_ecphory_share_one_query_entity_call():
+    memory = make_memory(W_CHUNKS, W_ENGRAMS)
+    stop = {"reasoning_chain": "", "valid_ids": [], "expansion_requirement": "", "expand_ids": [], "continue": 0}
+    llm = ScriptedLLM({"query.entities": [{"entities": ["Lantern Guild"]}],
+                       "neuropath": lambda messages, stage: stop,
+                       "answer": lambda messages, stage: {"reasoning": "", "answer": "x", "cited": []}})
+    traces = ask(memory, QUESTION, llm=llm, embedder=embedder(**{"Lantern Guild": vec(d3=1.0)}),
+                 methods=["neuropath", "ecphory"], params={"ecphory": w_params()})
+    assert [c["stage"] for c in llm.calls].count("query.entities") == 1
+    for t in traces:
+        shared = [c for c in t.llm_calls if c.stage == "query.entities"]
+        assert len(shared) == 1 and shared[0].shared
+    assert traces[1].ecphory.cue_hits == {"Lantern Guild": [D]}

@@ -1,0 +1,505 @@
+"""NeuroPath retrieval on a small hand-built memory whose vectors are chosen by hand,
+so seeds, coreference sets, pruning scores and the dense completion can be worked out
+on paper (the expected values below are derived in the comments).
+
+World (16-d vectors, e(i) = the i-th unit vector):
+  chunks c0..c7 have vectors e(0)..e(7).
+  triples (id: fact, chunk, vector):
+    t0 Ada Brennick → born in → Port Alder        c0  0.9 e0 + 0.43589 e1
+    t1 A. Brennick → founded → Brennick Bakery    c1  0.5 e0 + 0.86603 e2
+    t2 Port of Alder → lies on → Vell River       c2  e1
+    t3 Port Alder → hosts → Salt Fair             c3  e4
+    t4 Vell River → flows into → Grey Sea         c4  e5
+    t5 Brennick Bakery → sells → Rye Bread        c5  e6
+    t6 Miro Tann → painted → Grey Sea             c6  e7
+    t7 Ada Brennick → married → Olen Vask         c7  0.2 e0 + 0.9798 e3
+    t8 Ada Brennick → born in → Port Alder        c3  (same fact as t0, another chunk)
+  entity names: "ada brennick" e0; "a brennick" 0.85 e0 + 0.52678 e1 (cosine 0.85 to Ada);
+    "port alder" e2; "port of alder" 0.9 e2 + 0.43589 e3 (cosine 0.9); the rest one-hot.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from memrag.build import build_memory, run_build
+from memrag.config import IndexParams, NeuroPathParams
+from memrag.ingest import Document
+from memrag.memory import ChunkRow, DocRow, EngramRow, Memory, TripleRow
+from memrag.methods import neuropath
+from memrag.methods.base import EmptyMemoryError, QueryContext
+from memrag.methods.paths import strip_path_refs, verbatim_keys
+from memrag.normalise import entity_key
+from memrag.trace import Trace
+from scripted import HashEmbedder, LLMUnavailable, ScriptedLLM
+
+DIM = 16
+Q = "Which sea does the river by Ada Brennick's birthplace flow into?"
+CHAIN1 = "Path 1 says Ada Brennick was born in Port Alder."
+REQ1 = "the river that Port Alder lies on"
+CHAIN2 = "Ada Brennick was born in Port Alder (path 1), which lies on the Vell River per paths 2 and 1."
+REQ2 = "what the Vell River flows into"
+
+
+def e(*pairs: tuple[int, float]) -> list[float]:
+    v = [0.0] * DIM
+    for i, x in pairs:
+        v[i] = x
+    return v
+
+
+def unit(i: int) -> list[float]:
+    return e((i, 1.0))
+
+
+CHUNKS = [
+    ("Ada Brennick", "Ada Brennick was born in Port Alder."),
+    ("Brennick Bakery", "A. Brennick founded Brennick Bakery."),
+    ("Port of Alder", "The Port of Alder lies on the Vell River."),
+    ("Salt Fair", "Port Alder hosts the Salt Fair. Ada Brennick was born in Port Alder."),
+    ("Vell River", "The Vell River flows into the Grey Sea."),
+    ("Rye", "Brennick Bakery sells rye bread."),
+    ("Miro Tann", "Miro Tann painted the Grey Sea."),
+    ("Olen Vask", "Ada Brennick married Olen Vask."),
+]
+TRIPLES = [
+    ("Ada Brennick", "born in", "Port Alder", 0, e((0, 0.9), (1, 0.43589))),
+    ("A. Brennick", "founded", "Brennick Bakery", 1, e((0, 0.5), (2, 0.86603))),
+    ("Port of Alder", "lies on", "Vell River", 2, unit(1)),
+    ("Port Alder", "hosts", "Salt Fair", 3, unit(4)),
+    ("Vell River", "flows into", "Grey Sea", 4, unit(5)),
+    ("Brennick Bakery", "sells", "Rye Bread", 5, unit(6)),
+    ("Miro Tann", "painted", "Grey Sea", 6, unit(7)),
+    ("Ada Brennick", "married", "Olen Vask", 7, e((0, 0.2), (3, 0.9798))),
+    ("Ada Brennick", "born in", "Port Alder", 3, e((0, 0.9), (1, 0.43589))),
+]
+ENTITY_VECS = {
+    "ada brennick": unit(0), "a brennick": e((0, 0.85), (1, 0.52678)),
+    "port alder": unit(2), "port of alder": e((2, 0.9), (3, 0.43589)),
+    "vell river": unit(4), "salt fair": unit(5), "grey sea": unit(6), "brennick bakery": unit(7),
+    "rye bread": unit(8), "miro tann": unit(9), "olen vask": unit(10),
+}
+TYPES = {"ada brennick": "person", "a brennick": "person", "miro tann": "person", "olen vask": "person",
+         "brennick bakery": "organisation", "salt fair": "event"}
+
+
+def _norm(v: list[float]) -> np.ndarray:
+    a = np.asarray(v, np.float32)
+    return a / np.linalg.norm(a)
+
+
+def world() -> Memory:
+    m = Memory("hash-test", DIM)
+    for i, (title, text) in enumerate(CHUNKS):
+        m.documents.append(DocRow(f"d{i}", title, text, "test", "sample"))
+        m.chunks.append(ChunkRow(i, f"d{i}", 0, title, text))
+    for tid, (h, r, t, c, _) in enumerate(TRIPLES):
+        m.triples.append(TripleRow(tid, entity_key(h), h, r, entity_key(t), t, c))
+        for name in (h, t):
+            k = entity_key(name)
+            m.engrams.append(EngramRow(len(m.engrams), k, name, TYPES.get(k, "place"), "", 3, c))
+    m.rebuild_derived()
+    m.entity_vecs = np.vstack([_norm(ENTITY_VECS[n.key]) for n in m.entities])
+    m.triple_vecs = np.vstack([_norm(v) for *_, v in TRIPLES])
+    m.chunk_vecs = np.vstack([_norm(unit(i)) for i in range(len(CHUNKS))])
+    m.engram_vecs = np.zeros((len(m.engrams), DIM), np.float32)
+    m._indices.clear()
+    return m
+
+
+# The completion query after hop 2 points mostly at c4, then c6, c2, c0 (cosines ∝ 0.9, 0.3, 0.2, 0.1).
+DE2 = f"{Q} {CHAIN2} {REQ2}"
+DE1 = f"{Q} {CHAIN1} {REQ1}"
+OVERRIDES = {
+    Q: unit(0), "Ada Brennick": unit(0), REQ1: unit(1),
+    DE2: e((0, 0.1), (2, 0.2), (4, 0.9), (6, 0.3)),
+    DE1: e((3, 1.0)),
+    "Zed Unknown": e((0, 0.5), (15, 0.8660254)),
+}
+
+
+def r1(**kw) -> dict:
+    return {"reasoning_chain": CHAIN1, "valid_ids": [1, 7], "expansion_requirement": REQ1,
+            "expand_ids": [1, 9], "continue": 1, **kw}
+
+
+def r2(**kw) -> dict:
+    return {"reasoning_chain": CHAIN2, "valid_ids": [2, 1, 2], "expansion_requirement": REQ2,
+            "expand_ids": [1, 2], "continue": 1, **kw}
+
+
+def run(params: NeuroPathParams, hop1=None, hop2=None, entities=None, memory=None, question=Q):
+    llm = ScriptedLLM({
+        # `entities`: one reply, or a list of replies (a failing call is tried twice).
+        "query.entities": (list(entities) if isinstance(entities, list)
+                           else [entities if entities is not None else {"entities": ["Ada Brennick"]}]),
+        "neuropath.track.hop1": list(hop1 if hop1 is not None else [r1()]),
+        "neuropath.track.hop2": list(hop2 if hop2 is not None else [r2()]),
+    })
+    ctx = QueryContext(memory or world(), llm, HashEmbedder(DIM, OVERRIDES), question)
+    return neuropath.retrieve(ctx, params), llm
+
+
+def user_prompt(llm: ScriptedLLM, stage: str) -> str:
+    return next(c for c in llm.calls if c["stage"] == stage)["messages"][-1]["content"]
+
+
+def by_pid(trace: Trace, hop: int) -> dict:
+    return {p.pid: p for p in trace.neuropath.hops[hop - 1].candidates}
+
+
+# ---------------------------------------------------------------- seeds and hop 1
+def test_seeds_and_coref_members_follow_the_query_time_threshold():
+    t, _ = run(NeuroPathParams(prune_top=2))
+    (seed,) = t.neuropath.seeds
+    assert (seed.query_entity, seed.key, seed.accepted) == ("Ada Brennick", "ada brennick", True)
+    assert seed.similarity == pytest.approx(1.0, abs=1e-5)
+    assert [(m.key, round(m.similarity, 3)) for m in seed.coref] == [("a brennick", 0.85)]
+    # Hop 1 from {ada brennick, a brennick}: t0, t7 (t8 repeats t0's text: the first is kept), t1.
+    h1 = by_pid(t, 1)
+    assert {pid: p.text for pid, p in h1.items()} == {
+        "h1.1": "Ada Brennick → born in → Port Alder",
+        "h1.2": "Ada Brennick → married → Olen Vask",
+        "h1.3": "A. Brennick → founded → Brennick Bakery",
+    }
+    assert [(p.frontier, p.chunk_ids) for p in h1.values()] == [
+        ("port alder", [0]), ("olen vask", [7]), ("brennick bakery", [1])]
+
+    t90, _ = run(NeuroPathParams(prune_top=2, coref_threshold=0.9))
+    assert t90.neuropath.seeds[0].coref == []
+    assert [p.text for p in t90.neuropath.hops[0].candidates] == [
+        "Ada Brennick → born in → Port Alder", "Ada Brennick → married → Olen Vask"]
+
+
+def test_pruning_keeps_the_paths_closest_to_the_question():
+    t, llm = run(NeuroPathParams(prune_top=2))
+    h1 = by_pid(t, 1)
+    # Path vector = its triple vector here; the question is e0: scores 0.9, 0.2, 0.5.
+    assert [round(h1[p].score, 3) for p in ("h1.1", "h1.2", "h1.3")] == [0.9, 0.2, 0.5]
+    assert [h1[p].rank for p in ("h1.1", "h1.2", "h1.3")] == [1, 3, 2]
+    assert h1["h1.2"].fate == "pruned" and h1["h1.2"].listed_as is None
+    hop = t.neuropath.hops[0]
+    assert (hop.new_count, hop.pruned_count, hop.goal) == (3, 1, Q)
+    prompt = user_prompt(llm, "neuropath.track.hop1")
+    assert "1: Ada Brennick → born in → Port Alder   [expandable at: Port Alder]" in prompt
+    assert "2: A. Brennick → founded → Brennick Bakery   [expandable at: Brennick Bakery]" in prompt
+    assert "Olen Vask" not in prompt and "\n3:" not in prompt
+
+
+def test_invalid_ids_are_ignored_and_counted():
+    t, _ = run(NeuroPathParams(prune_top=2))
+    h1, h2 = t.neuropath.hops
+    assert (h1.valid_ids, h1.expand_ids, h1.invalid_ids) == ([1], [1], [7, 9])
+    # Hop 2: valid [2, 1, 2] → [2, 1]; expand 1 names a kept (not expandable) path → counted.
+    assert (h2.valid_ids, h2.expand_ids, h2.invalid_ids) == ([2, 1], [2], [1])
+
+
+# ---------------------------------------------------------------- hop 2
+def test_hop2_grows_through_the_frontiers_coreference_set_and_relists_kept_paths():
+    t, llm = run(NeuroPathParams(prune_top=2))
+    h2 = by_pid(t, 2)
+    # h1.1's frontier is port alder; its coreference set {port of alder} brings t2; t3 touches
+    # port alder itself; t8 repeats the fact already on the path and is not re-used.
+    assert {pid: (p.text, p.frontier, p.parent, p.kept_from) for pid, p in h2.items()} == {
+        "h1.1@h2": ("Ada Brennick → born in → Port Alder", "port alder", "h1.1", 1),
+        "h2.1": ("Ada Brennick → born in → Port Alder; Port Alder → hosts → Salt Fair", "salt fair", "h1.1", None),
+        "h2.2": ("Ada Brennick → born in → Port Alder; Port of Alder → lies on → Vell River",
+                 "vell river", "h1.1", None),
+    }
+    # Goal = hop 1's requirement (e1): (t0+t2)·e1/|t0+t2| = 1.43589/1.69466; (t0+t3): 0.43589/√2.
+    assert h2["h2.2"].score == pytest.approx(1.43589 / math.hypot(0.9, 1.43589), abs=1e-4)
+    assert h2["h2.1"].score == pytest.approx(0.43589 / math.sqrt(2), abs=1e-4)
+    assert t.neuropath.hops[1].goal == REQ1
+    prompt = user_prompt(llm, "neuropath.track.hop2")
+    assert "Hop 2." in prompt
+    assert "1: Ada Brennick → born in → Port Alder   [kept from hop 1]" in prompt
+    assert ("2: Ada Brennick → born in → Port Alder; Port of Alder → lies on → Vell River   "
+            "[expandable at: Vell River]") in prompt
+    assert "3: Ada Brennick → born in → Port Alder; Port Alder → hosts → Salt Fair   [expandable at: Salt Fair]" in prompt
+    # The carried chain loses its stale "Path 1"; the requirement is carried as is.
+    assert "So far: A path says Ada Brennick was born in Port Alder." in prompt
+    assert "Path 1" not in prompt
+    assert f"Still missing: {REQ1}" in prompt
+    # Fates after the last judgement; hop 1's path was valid (and expanded).
+    assert [(p.pid, p.fate) for p in t.neuropath.hops[1].candidates] == [
+        ("h1.1@h2", "valid"), ("h2.1", "dropped"), ("h2.2", "valid")]
+    assert {p.pid: p.fate for p in t.neuropath.hops[0].candidates} == {
+        "h1.1": "valid", "h1.2": "pruned", "h1.3": "dropped"}
+    assert t.neuropath.stop_reason == "max_hops reached"
+
+
+def test_hop2_expansion_without_the_coreference_link():
+    t, _ = run(NeuroPathParams(prune_top=2, coref_threshold=0.95))
+    assert [p.text for p in t.neuropath.hops[1].candidates if p.kept_from is None] == [
+        "Ada Brennick → born in → Port Alder; Port Alder → hosts → Salt Fair"]
+
+
+def test_hop2_prunes_new_paths_by_the_requirement_but_never_kept_ones():
+    # prune_top=1: hop 1 keeps h1.1 only; hop 2 keeps the better extension (h2.2, 0.847 > 0.308).
+    reply2 = r2(valid_ids=[2], expand_ids=[], **{"continue": 0})
+    t, llm = run(NeuroPathParams(prune_top=1), hop2=[reply2])
+    h2 = by_pid(t, 2)
+    assert h2["h2.1"].fate == "pruned" and h2["h2.2"].listed_as == 2
+    assert h2["h1.1@h2"].listed_as == 1 and h2["h1.1@h2"].score is None
+    assert t.neuropath.hops[1].pruned_count == 1
+    assert "Salt Fair" not in user_prompt(llm, "neuropath.track.hop2")
+
+
+# ---------------------------------------------------------------- completion
+def test_dp_in_valid_order_then_dense_completion_minus_dp():
+    t, _ = run(NeuroPathParams(prune_top=2))
+    d = t.neuropath
+    # Valid [2, 1]: h2.2 brings c0, c2; the kept h1.1 brings c0 again (deduplicated).
+    assert d.dp_chunk_ids == [0, 2]
+    assert d.de_query == DE2
+    # Completion cosines: c4 .9 > c6 .3 > c2 .2 > c0 .1 > c1 = c3 = c5 = c7 = 0 (stable order).
+    assert t.ranked_ids() == [0, 2, 4, 6, 1, 3, 5, 7]
+    assert [r.source for r in t.ranked] == ["path"] * 2 + ["completion"] * 6
+    assert [r.rank for r in t.ranked] == list(range(8))
+    assert t.ranked[0].why.startswith("path 2 of hop 2 (valid #1): Ada Brennick → born in → Port Alder; Port of")
+    assert t.ranked[2].why == "completion (dense on question + chain + requirement), rank 1"
+    assert t.ranked[4].why.endswith("rank 5")
+
+
+def test_completion_off_gives_dp_alone():
+    t, _ = run(NeuroPathParams(prune_top=2, completion=False))
+    assert t.ranked_ids() == [0, 2]
+    assert [s.kind for s in t.steps] == ["seeds", "hop", "hop", "completion"]
+
+
+def test_no_pruning_caps_the_listing_and_flags_it():
+    t, llm = run(NeuroPathParams(prune_top=None, max_listed=2, max_hops=1))
+    h1 = by_pid(t, 1)
+    assert {p: h1[p].fate for p in h1} == {"h1.1": "valid", "h1.2": "unlisted", "h1.3": "dropped"}
+    assert t.neuropath.hops[0].capped and t.neuropath.hops[0].pruned_count == 0
+    assert "capped at max_listed" in t.flags
+    assert "Olen Vask" not in user_prompt(llm, "neuropath.track.hop1")
+    # With room for all three, nothing is unlisted and no flag is raised.
+    t3, llm3 = run(NeuroPathParams(prune_top=None, max_hops=1))
+    assert "capped at max_listed" not in t3.flags
+    assert "3: Ada Brennick → married → Olen Vask" in user_prompt(llm3, "neuropath.track.hop1")
+
+
+def test_stop_reasons_and_forced_hops():
+    t, llm = run(NeuroPathParams(prune_top=2), hop1=[r1(**{"continue": 0})])
+    assert (t.neuropath.stop_reason, len(t.neuropath.hops)) == ("model said stop", 1)
+    # expand_ids named but no expansion ran: h1.1 is valid, nothing is "expanded".
+    assert {p.fate for p in t.neuropath.hops[0].candidates} == {"valid", "pruned", "dropped"}
+    assert not any(c["stage"].endswith("hop2") for c in llm.calls)
+    tf, _ = run(NeuroPathParams(prune_top=2, force_hops=True), hop1=[r1(**{"continue": 0})])
+    assert (tf.neuropath.stop_reason, len(tf.neuropath.hops)) == ("max_hops reached", 2)
+    tn, _ = run(NeuroPathParams(prune_top=2), hop1=[r1(expand_ids=[])])
+    assert tn.neuropath.stop_reason == "no expandable paths" and len(tn.neuropath.hops) == 1
+
+
+def test_expanded_fate_when_a_path_grows_without_being_valid():
+    t, _ = run(NeuroPathParams(prune_top=2), hop1=[r1(valid_ids=[2], expand_ids=[1])])
+    h1 = by_pid(t, 1)
+    assert (h1["h1.1"].fate, h1["h1.3"].fate) == ("expanded", "valid")
+    # Kept = valid ∪ expand, most helpful first: h1.3 (valid) is listed before h1.1.
+    kept = [p.pid for p in t.neuropath.hops[1].candidates if p.kept_from]
+    assert kept == ["h1.3@h2", "h1.1@h2"]
+
+
+# ---------------------------------------------------------------- failures
+def test_tracking_failure_keeps_paths_as_valid_and_runs_completion():
+    t, llm = run(NeuroPathParams(prune_top=2), hop2=["not json at all", "{still not json"])
+    d = t.neuropath
+    assert d.tracking_failed and d.stop_reason == "tracking failed"
+    h2 = d.hops[1]
+    assert h2.failed and h2.failure
+    assert [c.stage for c in t.llm_calls] == ["query.entities", "neuropath.track.hop1",
+                                              "neuropath.track.hop2", "neuropath.track.hop2"]
+    assert h2.call_index == 2 and t.llm_calls[3].retries == 1 and not t.llm_calls[3].ok
+    assert "not json at all" in t.llm_calls[3].messages[-2]["content"]  # the retry shows the bad reply
+    assert {p.pid: p.fate for p in h2.candidates} == {"h1.1@h2": "valid", "h2.1": "shown", "h2.2": "shown"}
+    # D_p = the kept path's chunk; completion uses hop 1's chain and requirement (DE1 → e3 → c3).
+    assert d.dp_chunk_ids == [0] and d.de_query == DE1
+    assert t.ranked_ids()[:2] == [0, 3] and sorted(t.ranked_ids()) == list(range(8))
+    assert any(f.startswith("tracking failed at hop 2") for f in t.flags)
+
+
+def test_tracking_failure_at_hop1_leaves_completion_on_the_question():
+    t, _ = run(NeuroPathParams(prune_top=2), hop1=["nope", "nope again"])
+    assert t.neuropath.dp_chunk_ids == [] and t.neuropath.de_query == Q
+    assert t.ranked_ids() == list(range(8)) and t.ranked[0].source == "completion"
+    assert {p.fate for p in t.neuropath.hops[0].candidates} == {"shown", "pruned"}
+
+
+def test_no_query_entities_falls_back_to_dense():
+    t, _ = run(NeuroPathParams(), entities={"entities": []})
+    assert t.neuropath.fallback_dense and "fallback: no query entities" in t.flags
+    assert t.ranked_ids() == list(range(8)) and {r.source for r in t.ranked} == {"dense"}
+    assert t.neuropath.hops == [] and len(t.llm_calls) == 1 and t.llm_calls[0].shared
+    # A failed entity call is a fallback too, with its reason.
+    tf, _ = run(NeuroPathParams(), entities=["garbage", "more garbage"])
+    assert tf.neuropath.fallback_dense and any(f.startswith("query-entity call failed") for f in tf.flags)
+
+
+def test_seed_floor_rejects_weak_seeds_but_keeps_them_in_the_trace():
+    t, llm = run(NeuroPathParams(seed_floor=0.6), entities={"entities": ["Zed Unknown"]})
+    (s,) = t.neuropath.seeds
+    assert (s.key, round(s.similarity, 3), s.accepted) == ("ada brennick", 0.5, False)
+    assert t.neuropath.stop_reason == "no seeds" and t.neuropath.hops == []
+    assert not any(c["stage"].startswith("neuropath") for c in llm.calls)
+    assert t.ranked_ids() == list(range(8))  # completion on the question alone
+    t0, _ = run(NeuroPathParams(prune_top=2), entities={"entities": ["Zed Unknown"]})
+    assert t0.neuropath.seeds[0].accepted and len(t0.neuropath.hops) == 2
+
+
+def test_verbatim_seeds():
+    m = world()
+    assert verbatim_keys("Was the Port of Alder near Port Alder or port alder?", m.entity_index) == [
+        ("Port of Alder", "port of alder"), ("Port Alder", "port alder")]
+    q = "Did Ada Brennick live in Port Alder?"
+    t, _ = run(NeuroPathParams(verbatim_seeds=True, max_hops=1), memory=m, question=q)
+    assert [(s.key, s.origin) for s in t.neuropath.seeds] == [("ada brennick", "query-entity"),
+                                                              ("port alder", "verbatim")]
+    assert "Port Alder → hosts → Salt Fair" in [p.text for p in t.neuropath.hops[0].candidates]
+    t_off, _ = run(NeuroPathParams(max_hops=1), memory=m, question=q)
+    assert [s.key for s in t_off.neuropath.seeds] == ["ada brennick"]
+
+
+def test_empty_memory_is_refused():
+    with pytest.raises(EmptyMemoryError):
+        QueryContext(Memory("hash-test", DIM), ScriptedLLM([]), HashEmbedder(DIM), Q)
+
+
+def test_backend_failure_mid_query_propagates():
+    with pytest.raises(LLMUnavailable, match="went away"):
+        run(NeuroPathParams(prune_top=2), hop2=[LLMUnavailable("ollama went away")])
+
+
+def test_bad_parameters_are_refused():
+    with pytest.raises(ValueError, match="prune_top"):
+        run(NeuroPathParams(prune_top=0))
+
+
+# ---------------------------------------------------------------- the trace
+def test_trace_round_trip_and_cited_chunks():
+    t, _ = run(NeuroPathParams(prune_top=2))
+    assert Trace.from_json(t.to_json()) == t
+    texts = {c.chunk_id: c.text for c in t.chunks}
+    needed = set(t.ranked_ids()[:5]) | set(t.neuropath.dp_chunk_ids)
+    needed |= {c for h in t.neuropath.hops for p in h.candidates if p.fate == "valid" for c in p.chunk_ids}
+    for cid in needed:
+        assert texts[cid] == CHUNKS[cid][1]
+    assert t.retrieval_seconds > 0
+    assert t.llm_calls[0].shared and not t.llm_calls[1].shared
+
+
+def test_subgraph_roles_and_steps():
+    t, _ = run(NeuroPathParams(prune_top=2))
+    nodes = {n.id: n for n in t.nodes}
+    edges = {x.id: x for x in t.edges}
+    assert (nodes["e:ada brennick"].role, nodes["e:ada brennick"].step) == ("seed", 0)
+    assert (nodes["e:a brennick"].role, nodes["e:a brennick"].group) == ("coref", "person")
+    assert (nodes["e:port alder"].role, nodes["e:port alder"].step) == ("frontier", 1)
+    assert (nodes["e:olen vask"].role, nodes["e:port of alder"].step) == ("path", 2)
+    assert edges["coref:ada brennick|a brennick"].step == 0
+    assert (edges["coref:port alder|port of alder"].kind, edges["coref:port alder|port of alder"].step) == ("coref", 2)
+    assert {i: edges[f"t:{i}"].role for i in (0, 1, 2, 3, 7)} == {
+        0: "valid", 1: "shown", 2: "valid", 3: "shown", 7: "pruned"}
+    assert (edges["t:2"].label, edges["t:2"].chunk_id) == ("lies on", 2)
+    assert "t:8" not in edges
+    steps = t.steps
+    assert "e:port alder" in steps[1].node_ids and "e:vell river" in steps[2].node_ids
+    assert "t:2" in steps[2].edge_ids and "t:0" in steps[1].edge_ids
+
+
+def hub_memory(spokes: int = 400) -> Memory:
+    """One hub entity linked to `spokes` others, random unit vectors (seeded)."""
+    m = Memory("hash-test", DIM)
+    m.documents.append(DocRow("d0", "Hub", "The hub links many spokes.", "test", "sample"))
+    m.chunks.append(ChunkRow(0, "d0", 0, "Hub", "The hub links many spokes."))
+    for i in range(spokes):
+        m.triples.append(TripleRow(i, "hub", "Hub", "links", f"spoke {i}", f"Spoke {i}", 0))
+    m.engrams = [EngramRow(0, "hub", "Hub", "place", "", 3, 0)] + [
+        EngramRow(i + 1, f"spoke {i}", f"Spoke {i}", "place", "", 1, 0) for i in range(spokes)]
+    m.rebuild_derived()
+    rng = np.random.default_rng(0)
+    vecs = rng.normal(size=(spokes + 1, DIM)).astype(np.float32)
+    m.entity_vecs = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+    m.entity_vecs[0] = _norm(unit(0))
+    tv = rng.normal(size=(spokes, DIM)).astype(np.float32)
+    m.triple_vecs = tv / np.linalg.norm(tv, axis=1, keepdims=True)
+    m.chunk_vecs = _norm(unit(0))[None, :]
+    return m
+
+
+def ask_hub(m: Memory, params: NeuroPathParams) -> Trace:
+    reply = {"reasoning_chain": "", "valid_ids": [1], "expansion_requirement": "", "expand_ids": [], "continue": 0}
+    llm = ScriptedLLM({"query.entities": [{"entities": ["Hub"]}], "neuropath.track.hop1": [reply]})
+    q = "What does the hub link?"
+    return neuropath.retrieve(QueryContext(m, llm, HashEmbedder(DIM, {"Hub": unit(0), q: unit(1)}), q), params)
+
+
+def test_subgraph_cap_leaves_out_pruned_paths_of_a_hub():
+    m = hub_memory()
+    t = ask_hub(m, NeuroPathParams(prune_top=5, coref_threshold=0.99))
+    assert len(t.nodes) == 6 and len([x for x in t.edges if x.kind == "triple"]) == 5
+    assert any(f.startswith("subgraph: nodes of 395 pruned") for f in t.flags)
+    # The five listed are the five best by score.
+    scores = m.triple_vecs @ _norm(unit(1))
+    best = sorted(np.argsort(-scores, kind="stable")[:5].tolist())
+    assert sorted(p.triples[0].triple_id for p in t.neuropath.hops[0].candidates if p.listed_as) == best
+    # Small enough: pruned paths are drawn too, and nothing is flagged.
+    small = ask_hub(hub_memory(40), NeuroPathParams(prune_top=5, coref_threshold=0.99))
+    assert len(small.nodes) == 41 and not any(f.startswith("subgraph") for f in small.flags)
+
+
+def test_subgraph_cap_keeps_valid_paths_and_fills_with_listed_ones(monkeypatch):
+    monkeypatch.setattr(neuropath, "MAX_GRAPH_NODES", 50)
+    t = ask_hub(hub_memory(), NeuroPathParams(prune_top=None, max_listed=100, coref_threshold=0.99))
+    assert len(t.nodes) == 50
+    valid = next(p for p in t.neuropath.hops[0].candidates if p.fate == "valid")
+    assert f"e:{valid.frontier}" in {n.id for n in t.nodes}
+    assert "subgraph: 51 listed path(s) that were not kept left out (over 50 nodes)" in t.flags
+    assert any(f.startswith("subgraph: nodes of 300 pruned or unlisted") for f in t.flags)
+
+
+def test_strip_path_refs():
+    assert strip_path_refs("Path 1 says X; paths 2 and 3 agree (id 4), see path #5.") == \
+        "A path says X; some paths agree (a path), see a path."
+    assert strip_path_refs("No references here.") == "No references here."
+
+
+# ---------------------------------------------------------------- end to end
+def test_ask_end_to_end_on_a_built_memory():
+    from memrag.ask import ask
+
+    docs = [Document("ada", "Ada Brennick", "Ada Brennick was born in Port Alder.", "test", "sample"),
+            Document("port", "Port Alder", "Port Alder lies on the Vell River.", "test", "sample"),
+            Document("misc", "Miro Tann", "Miro Tann painted the Grey Sea.", "test", "sample")]
+    extractions = [
+        {"entities": [{"name": "Ada Brennick", "type": "person", "description": "a baker", "importance": 5}],
+         "triples": [["Ada Brennick", "born in", "Port Alder"]]},
+        {"entities": [], "triples": [["Port Alder", "lies on", "Vell River"]]},
+        {"entities": [], "triples": [["Miro Tann", "painted", "Grey Sea"]]},
+    ]
+    memory = run_build(build_memory(None, docs, ScriptedLLM({"index.extract": extractions}),
+                                    HashEmbedder(DIM), IndexParams()))
+    question = "Which river flows by the birthplace of Ada Brennick?"
+    llm = ScriptedLLM({
+        "query.entities": [{"entities": ["Ada Brennick"]}],
+        "neuropath.track.hop1": [{"reasoning_chain": "Born in Port Alder.", "valid_ids": [1],
+                                  "expansion_requirement": "river of Port Alder", "expand_ids": [1],
+                                  "continue": 1}],
+        "neuropath.track.hop2": [{"reasoning_chain": "Port Alder lies on the Vell River.", "valid_ids": [2],
+                                  "expansion_requirement": "", "expand_ids": [], "continue": 0}],
+        "answer": [{"reasoning": "path", "answer": "Vell River.", "cited": [1, 2]}],
+    })
+    (t,) = ask(memory, question, llm=llm, embedder=HashEmbedder(DIM), methods=["neuropath"],
+               params={"neuropath": {"answer_passages": 2}})
+    assert [p.text for p in t.neuropath.hops[1].candidates if p.kept_from is None] == [
+        "Ada Brennick → born in → Port Alder; Port Alder → lies on → Vell River"]
+    assert t.neuropath.dp_chunk_ids == [0, 1] and t.ranked_ids()[:3] == [0, 1, 2]
+    assert t.answer.answer == "Vell River" and t.answer.context_chunk_ids == [0, 1]
+    answer_prompt = llm.calls[-1]["messages"][-1]["content"]
+    assert "[1] Ada Brennick" in answer_prompt and "[2] Port Alder" in answer_prompt
+    assert "Miro Tann" not in answer_prompt
+    assert [c.stage for c in t.llm_calls] == ["query.entities", "neuropath.track.hop1",
+                                              "neuropath.track.hop2", "answer"]
