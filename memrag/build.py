@@ -29,7 +29,8 @@ from memrag.ingest import ChunkText, Document, chunk_document
 from memrag.llm.base import LLM
 from memrag.memory import ChunkRow, DocRow, EngramRow, ExtractionLog, Memory, TripleRow
 from memrag.normalise import entity_key
-from memrag.prompts import PROMPT_VERSION
+from memrag import prompts
+from memrag.prompts import version_for
 
 
 @dataclass
@@ -77,7 +78,8 @@ def _outcome_from_json(s: str) -> ExtractOutcome:
 
 
 def chunk_key(llm: LLM, chunk: ChunkText) -> str:
-    blob = json.dumps([PROMPT_VERSION, llm.identity(), chunk.title, chunk.text], sort_keys=True)
+    blob = json.dumps([version_for("index.extract"), prompts.extract_messages(chunk.title, chunk.text),
+                       llm.identity()], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

@@ -77,11 +77,13 @@ _BLANK_RUNS = re.compile(r"\n{3,}")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
 
 # CJK ideographs and kana carry no spaces between words, so each counts as one word; CJK
-# punctuation is its own token so that sentence ends always fall between tokens.
+# punctuation is its own token so that sentence ends always fall between tokens. A run of
+# non-space longer than 50 characters counts as several words, so that a chunk bounded in
+# words is also bounded in characters (base64 blobs, minified code).
 _WORD = re.compile(
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
     r"|[\u3000-\u303f\uff00-\uffef]"
-    r"|[^\s\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+"
+    r"|[^\s\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]{1,50}"
 )
 
 
@@ -228,7 +230,8 @@ def decode_text(data: bytes) -> tuple[str, str]:
             try:
                 text = data.decode(enc)
             except UnicodeDecodeError:
-                raise IngestError(f"could not decode text (starts like {enc.upper()} but is not valid {enc.upper()})") from None
+                label = enc.upper().replace("-SIG", "")
+                raise IngestError(f"could not decode text (starts like {label} but is not valid {label})") from None
             if "\x00" in text or _control_share(text[:20000]) > 0.05:
                 raise IngestError("binary file (many control bytes)")
             return text, enc
@@ -245,7 +248,9 @@ def decode_text(data: bytes) -> tuple[str, str]:
     # means another script's code page, which cp1252 would turn into unreadable mojibake.
     high = sum(1 for b in head if b >= 0x80)
     if high / len(head) > 0.3:
-        raise IngestError("could not decode text (not UTF-8 and not Western-European text; save it as UTF-8)")
+        raise IngestError(
+            "could not decode text (not UTF-8 and not Western-European text; save it as UTF-8)"
+        )
     try:
         return data.decode("cp1252"), "cp1252"
     except UnicodeDecodeError:
@@ -296,49 +301,77 @@ def _read_markdown(text: str) -> tuple[str, str, dict]:
     return title, "\n".join(out), {}
 
 
-_HTML_DROP = ("script", "style", "noscript", "template", "head", "title", "iframe", "object", "embed", "canvas")
-_HTML_BLOCKS = (
+_HTML_DROP = {"script", "style", "noscript", "template", "head", "title", "iframe", "object", "embed", "canvas"}
+_HTML_BLOCKS = {
     "p", "div", "section", "article", "main", "header", "footer", "nav", "aside", "blockquote",
     "pre", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "dl", "dt", "dd", "table",
     "thead", "tbody", "tfoot", "tr", "caption", "figure", "figcaption", "address", "form",
     "fieldset", "legend", "details", "summary", "hr", "body",
-)
+}
 _PARAGRAPH_TAGS = {"p", "pre", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "table", "ul", "ol", "dl", "figure", "hr"}
 # Private-use marks stand for line and paragraph breaks while HTML whitespace is collapsed.
 _LINE, _PARA = "\ue000", "\ue001"
 
 
-def _read_html(text: str) -> tuple[str, str, dict]:
-    """Visible text only, block elements as line breaks, <title> as the title."""
-    from bs4 import BeautifulSoup
-    from bs4.element import Comment, Declaration, Doctype, NavigableString, ProcessingInstruction
+def _is_hidden(tag) -> bool:
+    style = str(tag.get("style", ""))
+    return tag.has_attr("hidden") or bool(_HIDDEN_STYLE.search(style))
 
+
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+
+
+def _read_html(text: str) -> tuple[str, str, dict]:
+    """Visible text only, block elements as line breaks, <title> as the title.
+
+    The tree is walked with an explicit stack and never modified: bs4's insert/decompose cost
+    grows with nesting depth, and hostile pages nest thousands of levels deep.
+    """
+    from bs4 import BeautifulSoup
+    from bs4.element import (
+        Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Script,
+        Stylesheet, Tag, TemplateString,
+    )
+
+    invisible = (Comment, Declaration, Doctype, ProcessingInstruction, Script, Stylesheet, TemplateString)
     text = text.replace(_LINE, " ").replace(_PARA, " ")
     soup = BeautifulSoup(text, "html.parser")
     title = _clean_line(soup.title.get_text(" ")) if soup.title else ""
-    hidden = [
-        el
-        for el in soup.find_all(True)
-        if el.has_attr("hidden")
-        or re.search(r"display\s*:\s*none|visibility\s*:\s*hidden", str(el.get("style", "")), re.I)
-    ]
-    for el in soup.find_all(list(_HTML_DROP)) + hidden:
-        if not el.decomposed:  # a hidden element may sit inside one already dropped
-            el.decompose()
-    for node in soup.find_all(string=lambda s: isinstance(s, (Comment, Declaration, Doctype, ProcessingInstruction))):
-        node.extract()
-    for pre in soup.find_all("pre"):
-        for s in list(pre.find_all(string=True)):
-            s.replace_with(NavigableString(s.replace("\n", _LINE).replace(" ", "\u00a0")))
-    for el in soup.find_all(list(_HTML_BLOCKS)):
-        mark = _PARA if el.name in _PARAGRAPH_TAGS else _LINE
-        el.insert_before(mark)
-        el.insert_after(mark)
-    for el in soup.find_all("br"):
-        el.replace_with(_LINE)
-    for el in soup.find_all(("td", "th")):
-        el.insert_after(" ")
-    flat = re.sub(r"[ \t\n\r\f\v]+", " ", soup.get_text())
+    pieces: list[str] = []
+    pre_depth = 0
+    # Stack items: a node to visit, or ("mark", text) / ("pre", +-1) to apply on the way out.
+    stack: list = [soup]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple):
+            if node[0] == "pre":
+                pre_depth += node[1]
+            else:
+                pieces.append(node[1])
+        elif isinstance(node, NavigableString):
+            if isinstance(node, invisible):
+                continue
+            if pre_depth:
+                pieces.append(str(node).replace("\n", _LINE).replace(" ", "\u00a0"))
+            else:
+                pieces.append(str(node))
+        elif isinstance(node, Tag):
+            if node.name in _HTML_DROP or _is_hidden(node):
+                continue
+            if node.name == "br":
+                pieces.append(_LINE)
+                continue
+            if node.name in ("td", "th"):
+                stack.append(("mark", " "))
+            if node.name in _HTML_BLOCKS:
+                mark = _PARA if node.name in _PARAGRAPH_TAGS else _LINE
+                pieces.append(mark)
+                stack.append(("mark", mark))
+            if node.name == "pre":
+                pre_depth += 1
+                stack.append(("pre", -1))
+            stack.extend(reversed(node.contents))
+    flat = re.sub(r"[ \t\n\r\f\v]+", " ", "".join(pieces))
     flat = flat.replace(_PARA, "\n\n").replace(_LINE, "\n")
     lines = [line.strip(" ") for line in flat.split("\n")]
     body = "\n".join(lines).replace("\u00a0", " ")
@@ -405,6 +438,8 @@ def _read_pdf(data: bytes, params: IndexParams) -> tuple[str, str, dict]:
     if not body.strip():
         if "truncated" in meta and meta["pages_read"] == 0:
             raise IngestError(f"PDF took too long to read (over {params.pdf_max_seconds:g} s)")
+        if failed_pages:
+            raise IngestError(f"could not read the text of {failed_pages} PDF page(s) (damaged file?)")
         raise IngestError("PDF has no text layer (scanned?)")
     return title, body, meta
 
@@ -504,16 +539,18 @@ class _Batch:
     def warn(self, name: str, reason: str) -> None:
         self.report.problems.append(IngestProblem(name=name, reason=reason, fatal=False))
 
-    def add(self, name: str, doc: Document) -> None:
+    def add(self, name: str, doc: Document) -> bool:
+        """Keep the document unless it repeats an earlier one; True when kept."""
         key = (doc.title, doc.text)
         if key in self._seen:
             self.report.duplicates.append(name)
-            return
+            return False
         self._seen.add(key)
         doc.doc_id = self._unique_id(doc.doc_id)
         if doc.meta.get("truncated"):
             self.warn(name, str(doc.meta["truncated"]))
         self.report.documents.append(doc)
+        return True
 
     def _unique_id(self, wanted: str) -> str:
         candidate, n = wanted, 1
@@ -540,9 +577,8 @@ def read_uploads(
         except IngestError as exc:
             batch.refuse(name, str(exc))
             continue
-        if base_name(name) != name:
+        if batch.add(name, doc) and base_name(name) != name:
             batch.warn(name, f"name has path parts; stored as '{doc.source}'")
-        batch.add(name, doc)
     return batch.report
 
 
@@ -608,6 +644,7 @@ _ABBREVIATIONS = {
     "rev", "hon", "fig", "figs", "no", "nos", "vol", "vols", "vs", "etc", "e.g", "i.e", "cf",
     "approx", "inc", "ltd", "co", "corp", "dept", "est", "ca", "al", "pp", "p", "ed", "eds",
 }
+_TOKEN_BEFORE_DOT = re.compile(r"(\S+)\.$")
 _SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|[。！？]+[」』”’）]*")
 
 
@@ -624,11 +661,11 @@ class _Unit:
 def _is_abbreviation(line: str, dot_at: int) -> bool:
     """True when the '.' at `dot_at` ends an abbreviation or an initial, not a sentence."""
     # Short windows on both sides keep this linear on very long lines.
-    m = re.search(r"(\S+)\.$", line[max(0, dot_at - 30) : dot_at + 1])
+    m = _TOKEN_BEFORE_DOT.search(line, max(0, dot_at - 30), dot_at + 1)
     if not m:
         return False
     token = m.group(1).lstrip("(\"'“‘[").lower()
-    if token in _ABBREVIATIONS or re.fullmatch(r"[a-z]", token) and m.group(1)[-1].isupper():
+    if token in _ABBREVIATIONS or (len(token) == 1 and m.group(1)[-1].isupper()):
         return True
     following = line[dot_at + 1 : dot_at + 12].lstrip(" \t\"'”’)]")
     return bool(following) and following[0].islower()

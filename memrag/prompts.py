@@ -11,7 +11,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-PROMPT_VERSION = "2026-11-30.1"
+PROMPT_VERSION = "2026-11-30.1"  # the set as a whole, for stamps
+
+# Per stage family: part of that stage's cache keys. The messages and schema are in the
+# key already; bump a version when the handling of a reply changes without them changing.
+STAGE_VERSIONS: dict[str, str] = {
+    "index.extract": "1",
+    "query.entities": "1",
+    "neuropath.track": "1",
+    "answer": "1",
+    "doctor": "1",
+}
 
 # Per-stage completion budgets (tokens).
 MAX_TOKENS: dict[str, int] = {
@@ -23,13 +33,25 @@ MAX_TOKENS: dict[str, int] = {
 }
 
 
+def _family(table: dict[str, str] | dict[str, int], stage: str):
+    s = stage
+    while s:
+        if s in table:
+            return table[s]
+        s = s.rpartition(".")[0]
+    raise KeyError(f"unknown stage {stage!r}")
+
+
 def max_tokens_for(stage: str) -> int:
     """`neuropath.track.hop2` uses the `neuropath.track` budget."""
-    while stage:
-        if stage in MAX_TOKENS:
-            return MAX_TOKENS[stage]
-        stage = stage.rpartition(".")[0]
-    raise KeyError(f"no token budget for stage {stage!r}")
+    return _family(MAX_TOKENS, stage)
+
+
+def version_for(stage: str) -> str:
+    try:
+        return _family(STAGE_VERSIONS, stage)
+    except KeyError:
+        return PROMPT_VERSION
 
 
 def _str(n: int) -> dict[str, Any]:
@@ -66,8 +88,8 @@ EXTRACT_SCHEMA: dict[str, Any] = {
 EXTRACT_SYSTEM = (
     "You build a knowledge graph from one passage. Reply with JSON only.\n"
     "entities: every named thing in the passage (person, place, organisation, event, work, date, "
-    "other). For each give its name as written, a one-word type, a short description of what the "
-    "passage says about it, and importance from 1 (minor) to 5 (central to the passage).\n"
+    "other). For each give its name as written, a one-word type, a description of at most twelve "
+    "words saying what the passage tells about it, and importance from 1 (minor) to 5 (central).\n"
     "triples: facts as [subject, relation, object], where subject and object are entity names "
     "and relation is a short verb phrase. Use full names, not pronouns. Keep only facts the "
     "passage states."

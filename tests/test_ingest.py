@@ -79,7 +79,7 @@ def encrypt_pdf(data: bytes, password: str) -> bytes:
     from pypdf import PdfReader, PdfWriter
 
     writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
-    writer.encrypt(user_password=password, owner_password="owner", algorithm="AES-128")
+    writer.encrypt(user_password=password, owner_password="owner", algorithm="RC4-128")
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
@@ -358,12 +358,13 @@ def test_duplicates_skipped_in_batch_and_against_existing():
     report = read_uploads(uploads, PARAMS, existing={("c", "Old content.")})
     assert [d.source for d in report.documents] == ["a.txt", "b.txt"]
     assert report.duplicates == ["a.txt", "copy/a.txt", "c.txt"]
+    assert report.problems == []  # a skipped duplicate gets no "stored as" warning
     # Same text under another title is not a duplicate.
     again = read_uploads([("a.txt", b"Same words here."), ("z.txt", b"Same words here.")], PARAMS)
     assert len(again.documents) == 2 and again.duplicates == []
 
 
-def test_doc_ids_unique_and_safe(tmp_path):
+def test_doc_ids_unique_and_safe():
     uploads = [
         ("x.txt", b"one"),
         ("x.md", b"two"),
@@ -374,7 +375,7 @@ def test_doc_ids_unique_and_safe(tmp_path):
         ("...", b"seven"),
     ]
     report = read_uploads(uploads, PARAMS)
-    ids = [d.doc_id for d in report.documents if True]
+    ids = [d.doc_id for d in report.documents]
     fatal = [p.name for p in report.problems if p.fatal]
     assert fatal == ["..."]  # no suffix: refused
     assert len(ids) == 6 and len(set(ids)) == 6
@@ -476,9 +477,10 @@ def test_sentence_boundary_used_within_long_paragraph():
 
 def test_abbreviations_do_not_end_sentences():
     params = replace(PARAMS, chunk_words=12, chunk_overlap_words=0)
-    text = "Dr. Smith met Mr. J. R. Jones at St. Paul. They talked for hours and hours. It was late then."
+    # A wrong cut after "Prof." would let that one word join the first chunk.
+    text = "Dr. Smith met Mr. J. R. Jones at St. Paul. Prof. Lee said it was very late then."
     chunks = [c.text for c in chunk_document(file_doc(text), params)]
-    assert chunks[0] == "Dr. Smith met Mr. J. R. Jones at St. Paul."
+    assert chunks == ["Dr. Smith met Mr. J. R. Jones at St. Paul.", "Prof. Lee said it was very late then."]
 
 
 def test_overlong_sentence_split_by_words_with_overlap():
@@ -521,3 +523,12 @@ def test_benchmark_passage_never_split():
 def test_normalise_text_rules():
     raw = "\ufeffA\u0301\r\nb \t \r\n\r\n\r\n \t \nc\x0c\u2028d\x1b[0m\n\n"
     assert normalise_text(raw) == "Á\nb\n\nc\n\nd[0m"
+
+
+def test_text_without_spaces_is_still_bounded():
+    params = replace(PARAMS, chunk_words=40, chunk_overlap_words=5)
+    blob = "A" * 10_000  # e.g. base64 pasted into a note: one "word" by whitespace alone
+    chunks = chunk_document(file_doc(f"Intro sentence here. {blob} Outro."), params)
+    assert len(chunks) > 1
+    assert all(count_words(c.text) <= 40 and len(c.text) <= 40 * 51 for c in chunks)
+    assert "".join(c.text for c in chunks).count("A") >= 10_000

@@ -80,6 +80,13 @@ class ResponseCache:
         return self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 
 
+def call_params(max_tokens: int, stage: str, prompt_version: str | None = None) -> dict[str, Any]:
+    """The non-message part of a cache key: token budget and the stage's prompt version."""
+    from memrag.prompts import version_for
+
+    return {"max_tokens": max_tokens, "prompt_version": prompt_version or version_for(stage)}
+
+
 class CachedLLM:
     """Wraps a backend: answers repeated calls from the cache and records every call in a ledger.
 
@@ -88,7 +95,7 @@ class CachedLLM:
     """
 
     def __init__(self, inner: LLM, cache: ResponseCache | None, ledger: Ledger | None = None,
-                 prompt_version: str = "") -> None:
+                 prompt_version: str | None = None) -> None:
         self.inner = inner
         self.cache = cache
         self.ledger = ledger or Ledger()
@@ -101,13 +108,14 @@ class CachedLLM:
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
 
-    def key_for(self, messages: list[Message], schema: dict[str, Any] | None, max_tokens: int) -> str:
-        params = {"max_tokens": max_tokens, "prompt_version": self.prompt_version}
-        return cache_key(self.inner.identity(), messages, schema, params)
+    def key_for(self, messages: list[Message], schema: dict[str, Any] | None, max_tokens: int,
+                stage: str) -> str:
+        return cache_key(self.inner.identity(), messages, schema,
+                         call_params(max_tokens, stage, self.prompt_version))
 
     def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
                  max_tokens: int, stage: str) -> Completion:
-        key = self.key_for(messages, schema, max_tokens)
+        key = self.key_for(messages, schema, max_tokens, stage)
         self.last_key = key
         hit = self.recordings.get(key)
         if hit is None and self.cache is not None:

@@ -48,10 +48,7 @@ def choose_backend(settings: Settings) -> tuple[LLM, BackendChoice]:
     return llm, BackendChoice("embedded", llm.model, f"auto: {why}; using the embedded model")
 
 
-def make_llm(settings: Settings, ledger: Ledger | None = None,
-             prompt_version: str | None = None) -> tuple[CachedLLM, BackendChoice]:
-    from memrag.prompts import PROMPT_VERSION
-
+def make_llm(settings: Settings, ledger: Ledger | None = None) -> tuple[CachedLLM, BackendChoice]:
     inner, choice = choose_backend(settings)
     cache = ResponseCache(settings.data_dir / "llm_cache.sqlite") if settings.response_cache else None
-    return CachedLLM(inner, cache, ledger, prompt_version or PROMPT_VERSION), choice
+    return CachedLLM(inner, cache, ledger), choice

@@ -1,0 +1,336 @@
+"""GraphNode / GraphEdge lists → one self-contained, offline pyvis HTML page.
+
+Safety (DESIGN §7): the page runs in an iframe with the app's origin, so no
+document or model text may become markup. Labels and tooltips are passed as
+plain text: pyvis serialises them with Jinja's `tojson` (which writes `<`, `>`,
+`&`, `'` as \\u escapes, so `</script>` cannot close the script tag), vis-network
+draws labels on a canvas and sets string tooltips with `innerText`. We never
+use pyvis's `heading`, select or filter menus (inserted raw), and we keep
+pyvis's link-tooltip mode (which uses `innerHTML`) off. The finished page is
+checked for all of this and for remote loads before it is returned.
+
+Layout is computed here (networkx, fixed seed) and physics is off, so the same
+input gives the same page and big graphs draw at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html as html_lib
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import networkx as nx
+from jinja2 import Environment, FileSystemLoader
+from pyvis.network import Network
+
+from memrag.trace import GraphEdge, GraphNode
+from memrag.viz.safe_text import clip
+
+MAX_NODES = 600
+LABEL_CHARS = 40
+EDGE_LABEL_CHARS = 30
+TOOLTIP_CHARS = 700
+
+# Entity types the extraction prompt asks for get fixed colours; any other group
+# gets a palette colour chosen by a stable hash of its name.
+GROUP_COLOURS: dict[str, str] = {
+    "person": "#4e79a7",
+    "organization": "#f28e2b",
+    "organisation": "#f28e2b",
+    "location": "#59a14f",
+    "place": "#59a14f",
+    "date": "#b07aa1",
+    "time": "#b07aa1",
+    "event": "#e15759",
+    "work": "#76b7b2",
+    "concept": "#edc948",
+    "number": "#9c755f",
+    "other": "#bab0ac",
+    "chunk": "#8da0cb",
+    "query": "#2f2f2f",
+    "cue": "#555555",
+}
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39"]
+GOLD = "#d4a000"
+DIM = "#d9d9d9"
+
+# Shape and size by node kind; a role may change them. Colour comes from the group.
+NODE_KINDS: dict[str, dict[str, Any]] = {
+    "query": {"shape": "diamond", "size": 22},
+    "cue": {"shape": "triangle", "size": 18},
+    "chunk": {"shape": "square", "size": 14},
+    "entity": {"shape": "dot", "size": 16},
+}
+# Roles the methods give entity nodes that name their origin, not a look of their own.
+_ENTITY_ROLE_ALIASES = {"cue": "cue-hit", "query": "", "semantic": "", "path": ""}
+NODE_ROLES: dict[str, dict[str, Any]] = {
+    "seed": {"shape": "star", "size": 24},
+    "coref": {"shape": "square", "size": 14},
+    "centroid": {"shape": "hexagon", "size": 16},
+    "graph": {"shape": "square", "size": 13},
+    "cue-hit": {"shape": "triangleDown", "size": 15},
+    "final": {"size": 22, "borderWidth": 4, "border": "#111111"},
+    "frontier": {"borderWidth": 3, "border": "#d9730d"},
+    "valid": {"borderWidth": 3, "border": "#1a7f37"},
+    "expanded": {"borderWidth": 3, "border": "#d9730d"},
+    "pruned": {"dim": True},
+    "dropped": {"dim": True},
+    "ghost": {"dim": True, "hide_label": True},
+}
+# How an edge role or kind looks.
+EDGE_ROLES: dict[str, dict[str, Any]] = {
+    "valid": {"color": "#1a7f37", "width": 4},
+    "expanded": {"color": "#d9730d", "width": 3},
+    "shown": {"color": "#6b6b6b", "width": 1.5},
+    "dropped": {"color": "#b0b0b0", "width": 1, "dashes": True},
+    "pruned": {"color": "#cfcfcf", "width": 1, "dashes": True},
+    "ghost": {"color": "#e6e6e6", "width": 1, "dashes": True, "hide_label": True},
+}
+EDGE_KINDS: dict[str, dict[str, Any]] = {
+    "triple": {"color": "#7a7a7a", "width": 1.5},
+    "coref": {"color": "#8e44ad", "width": 1.5, "dashes": [6, 4]},
+    "activation": {"color": "#9aa7b8", "width": 1},
+    "cooccur": {"color": "#b9b9b9", "width": 1, "arrows": False},
+    "provenance": {"color": "#c7c7c7", "width": 1, "dashes": [2, 4], "arrows": False},
+}
+
+_REMOTE_TAG = re.compile(
+    r"<link\b[^>]*\bhref\s*=\s*[\"']?https?://[^>]*>"
+    r"|<script\b[^>]*\bsrc\s*=\s*[\"']?https?://[^>]*>\s*</script\s*>",
+    re.IGNORECASE | re.DOTALL,
+)
+_REMOTE_ATTR = re.compile(r"\b(?:src|href)\s*=\s*[\"']?\s*(?:https?:)?//", re.IGNORECASE)
+_EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>", re.IGNORECASE)
+# pyvis's template keeps a commented-out pair of local vis tags; drop it so a reader of
+# the page sees no loads at all.
+_DEAD_COMMENT = re.compile(r"<!--\s*<link[^>]*node_modules.*?-->", re.DOTALL)
+_DATASET = re.compile(r"(nodes|edges) = new vis\.DataSet\((.*?)\);\n")
+_COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
+
+
+_templates: Environment | None = None
+
+
+def _template_env(template_dir: str) -> Environment:
+    """One Jinja environment for every page: pyvis makes a new one per Network, which
+    recompiles its template (with ~700 KB of inline vis-network) on every render."""
+    global _templates
+    if _templates is None:
+        _templates = Environment(loader=FileSystemLoader(template_dir))  # the same settings pyvis uses
+    return _templates
+
+
+class UnsafeGraphHTML(RuntimeError):
+    """The generated page failed a safety check (a bug here or in pyvis, never user error)."""
+
+
+# ------------------------------------------------------------------ colours and layout
+def group_colour(group: str, overrides: Mapping[str, str] | None = None) -> str:
+    """The fill colour for a group (entity type, fate, round …): fixed, never random."""
+    if overrides and group in overrides:
+        return overrides[group]
+    g = (group or "other").strip().lower()
+    if g in GROUP_COLOURS:
+        return GROUP_COLOURS[g]
+    h = int(hashlib.md5(g.encode("utf-8")).hexdigest(), 16)
+    return PALETTE[h % len(PALETTE)]
+
+
+def layout(node_ids: Sequence[str], pairs: Iterable[tuple[str, str]]) -> dict[str, tuple[float, float]]:
+    """Deterministic positions in pixels, roughly within ±600 (wider for big graphs)."""
+    # Sorted, so the positions depend on the graph only, not on the order things were listed in
+    # (a replay slider re-renders the same graph with its nodes in another order).
+    g = nx.Graph()
+    g.add_nodes_from(sorted(node_ids))
+    g.add_edges_from(sorted({tuple(sorted((a, b))) for a, b in pairs if a != b and a in g and b in g}))
+    n = g.number_of_nodes()
+    if n == 0:
+        return {}
+    if n == 1:
+        return {next(iter(g.nodes)): (0.0, 0.0)}
+    scale = min(1100.0, max(250.0, 70.0 * math.sqrt(n)))
+    if n <= 40 and nx.is_connected(g):
+        pos = nx.kamada_kawai_layout(g, scale=scale)
+    else:
+        # k a bit above the default spreads disconnected components less far apart. From 500
+        # nodes networkx switches to a sparse solver ~3x slower per step: fewer steps there.
+        pos = nx.spring_layout(g, seed=7, scale=scale, k=1.5 / math.sqrt(n), method="force",
+                               iterations=60 if n < 500 else 25)
+    return {k: (round(float(x), 1), round(float(y), 1)) for k, (x, y) in pos.items()}
+
+
+# ------------------------------------------------------------------ node and edge options
+def _plain(text: str) -> str:
+    """Plain text for a tooltip. pyvis switches to its innerHTML popup when a title contains
+    the substring "href"; a zero-width space keeps the text readable and the mode off."""
+    return clip(text, TOOLTIP_CHARS, keep_lines=True).replace("href", "h\u200bref")
+
+
+def _node_options(n: GraphNode, colour: str, emphasis: bool) -> dict[str, Any]:
+    role_name = _ENTITY_ROLE_ALIASES.get(n.role, n.role) if n.kind == "entity" else n.role
+    role = {**NODE_KINDS.get(n.kind, NODE_KINDS["entity"]), **NODE_ROLES.get(role_name, {})}
+    label = clip(n.label, LABEL_CHARS)
+    if n.gold:
+        label = "★ " + label
+    dim = role.get("dim", False)
+    fill = DIM if dim else colour
+    border = GOLD if n.gold else role.get("border", fill)
+    border_width = 4 if n.gold else role.get("borderWidth", 1)
+    if emphasis:
+        border_width += 3
+        border = "#000000" if not n.gold else border
+    opts: dict[str, Any] = {
+        # pyvis replaces an empty label by the node id; a space draws nothing
+        "label": " " if role.get("hide_label") or not label else label,
+        "title": _plain(n.tooltip or n.label),
+        "shape": role["shape"],
+        "size": role["size"],
+        "color": {"background": fill, "border": border,
+                  "highlight": {"background": fill, "border": "#000000"},
+                  "hover": {"background": fill, "border": "#000000"}},
+        "borderWidth": border_width,
+        "font": {"color": "#9a9a9a" if dim else "#222222", "size": 13},
+        "physics": False,
+    }
+    return opts
+
+
+def _edge_options(e: GraphEdge, emphasis: bool, curve: int, title: str) -> dict[str, Any]:
+    style = {**EDGE_KINDS.get(e.kind, EDGE_KINDS["triple"]), **EDGE_ROLES.get(e.role, {})}
+    colour = style["color"]
+    opts: dict[str, Any] = {
+        "label": "" if style.get("hide_label") else clip(e.label, EDGE_LABEL_CHARS),
+        "title": _plain(title or e.label),
+        "color": {"color": colour, "highlight": "#000000", "hover": "#000000"},
+        "width": style["width"] + (2 if emphasis else 0),
+        "dashes": style.get("dashes", False),
+        "font": {"size": 10, "color": "#9a9a9a" if e.role == "ghost" else "#555555",
+                 "strokeWidth": 3, "align": "middle"},
+    }
+    if style.get("arrows") is False:
+        opts["arrows"] = {"to": {"enabled": False}}
+    else:
+        opts["arrows"] = {"to": {"enabled": True, "scaleFactor": 0.5}}
+    if curve:
+        # parallel edges between the same two nodes bend apart instead of overlapping
+        opts["smooth"] = {"enabled": True, "type": "curvedCW" if curve % 2 else "curvedCCW",
+                          "roundness": 0.15 * ((curve + 1) // 2)}
+    return opts
+
+
+# ------------------------------------------------------------------ the page
+_OPTIONS = {
+    "physics": {"enabled": False},
+    "layout": {"improvedLayout": False},
+    "edges": {"smooth": {"enabled": False}},
+    "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False,
+                    "keyboard": False, "multiselect": False},
+}
+
+
+def _legend_html(items: Sequence[tuple[str, str]]) -> str:
+    parts = []
+    for label, colour in items:
+        swatch = colour if _COLOUR.match(colour or "") else DIM
+        parts.append(f'<span style="margin-right:10px;white-space:nowrap">'
+                     f'<span style="display:inline-block;width:10px;height:10px;border-radius:5px;'
+                     f'background:{swatch};margin-right:4px"></span>{html_lib.escape(clip(label, 40))}</span>')
+    return ('<div id="memrag-legend" style="font:12px sans-serif;color:#333;padding:4px 2px">'
+            + "".join(parts) + "</div>")
+
+
+def render(
+    nodes: Sequence[GraphNode],
+    edges: Sequence[GraphEdge],
+    *,
+    height: int = 520,
+    highlight: Iterable[str] | None = None,
+    legend: Sequence[tuple[str, str]] | None = None,
+    colours: Mapping[str, str] | None = None,
+    edge_titles: Mapping[str, str] | None = None,
+) -> str:
+    """A self-contained HTML page drawing the graph, for `st.iframe(html, height=…)`.
+
+    highlight: ids of nodes and edges to emphasise (thicker, darker outline). legend: (label, colour)
+    pairs shown above the graph; None = one entry per group present, [] = none.
+    colours: group → colour overrides (e.g. rounds or fates instead of entity types).
+    edge_titles: edge id → hover text (GraphEdge has no tooltip field; default: its label).
+    Raises ValueError for more than MAX_NODES nodes or an edge to an unknown node.
+    """
+    seen: dict[str, GraphNode] = {}
+    for n in nodes:
+        seen.setdefault(n.id, n)
+    if len(seen) > MAX_NODES:
+        raise ValueError(f"graph has {len(seen)} nodes; at most {MAX_NODES} can be drawn "
+                         "(cap the subgraph first)")
+    for e in edges:
+        for end in (e.source, e.target):
+            if end not in seen:
+                raise ValueError(f"edge {e.id!r} refers to node {end!r}, which is not in the graph")
+    marked = None if highlight is None else set(highlight)
+    pos = layout(list(seen), [(e.source, e.target) for e in edges])
+
+    net = Network(height=f"{int(height)}px", width="100%", directed=True, cdn_resources="in_line",
+                  heading="", select_menu=False, filter_menu=False, neighborhood_highlight=False)
+    for nid, n in seen.items():
+        emphasis = marked is not None and nid in marked
+        x, y = pos[nid]
+        net.add_node(nid, **_node_options(n, group_colour(n.group or n.kind, colours), emphasis), x=x, y=y)
+    pair_count: dict[tuple[str, str], int] = {}
+    for e in edges:
+        pair = tuple(sorted((e.source, e.target)))
+        curve = pair_count.get(pair, 0)
+        pair_count[pair] = curve + 1
+        emphasis = marked is not None and e.id in marked
+        title = (edge_titles or {}).get(e.id, "")
+        net.add_edge(e.source, e.target, id=e.id, **_edge_options(e, emphasis, curve, title))
+    net.options = dict(_OPTIONS)  # a plain dict: pyvis dumps it with json.dumps
+    net.templateEnv = _template_env(net.template_dir)
+
+    page = net.generate_html(notebook=False)
+    page = strip_remote_loads(page)
+    page = _EMPTY_HEADING.sub("", page)
+    page = _DEAD_COMMENT.sub("", page)
+    if legend is None:
+        groups: dict[str, str] = {}
+        for n in seen.values():
+            g = n.group or n.kind
+            groups.setdefault(g, group_colour(g, colours))
+        legend = list(groups.items())[:14]
+    if legend:
+        page = page.replace("<body>", "<body>" + _legend_html(legend), 1)
+    check_safe(page)
+    return page
+
+
+def strip_remote_loads(page: str) -> str:
+    """Remove every <link href="http(s)://…"> and <script src="http(s)://…"></script> tag."""
+    return _REMOTE_TAG.sub("", page)
+
+
+def check_safe(page: str) -> None:
+    """Raise UnsafeGraphHTML unless the page loads nothing remote and its data cannot
+    break out of the script (no raw '<' in the data, no innerHTML popup mode)."""
+    if _REMOTE_ATTR.search(page):
+        raise UnsafeGraphHTML("graph page still loads a remote resource")
+    found = _DATASET.findall(page)
+    if [k for k, _ in found] != ["nodes", "edges"]:
+        raise UnsafeGraphHTML("graph page does not have the expected data layout")
+    for _, data in found:
+        if "<" in data or ">" in data:
+            raise UnsafeGraphHTML("graph data contains a raw angle bracket")
+    if "popup.innerHTML" in page:
+        raise UnsafeGraphHTML("pyvis link-tooltip mode (innerHTML) is on")
+
+
+def graph_data(page: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The node and edge records embedded in a page made by `render` (for tests and checks)."""
+    found = dict(_DATASET.findall(page))
+    if "nodes" not in found or "edges" not in found:
+        raise ValueError("not a graph page made by memrag.viz.graph_html.render")
+    return json.loads(found["nodes"]), json.loads(found["edges"])

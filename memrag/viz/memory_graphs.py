@@ -1,0 +1,188 @@
+"""Memory → pictures and tables: the knowledge graph and the coreference candidates.
+
+Coreference candidate sets are per node (each node's nearest other names above a
+threshold): not symmetric, not transitive, never merges. The graph draws them
+as arrows "A lists B"; any grouping the eye sees in it is an approximation, and
+the notes say so.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import networkx as nx
+import pandas as pd
+
+from memrag.memory import Memory
+from memrag.normalise import entity_key
+from memrag.trace import GraphEdge, GraphNode
+from memrag.viz.graph_html import MAX_NODES, group_colour, render
+from memrag.viz.safe_text import clip
+
+Result = tuple[str, str]
+
+COREF_NOTE = ("Coreference candidates are per node: an arrow A → B means B is in A's own candidate set. "
+              "Sets are not symmetric and not transitive, so groups seen here are an approximation, not merges.")
+
+
+def _check_max(max_nodes: int) -> None:
+    if not 1 <= max_nodes <= MAX_NODES:
+        raise ValueError(f"max_nodes must be between 1 and {MAX_NODES}, got {max_nodes}")
+
+
+def _doc_titles(memory: Memory) -> dict[str, str]:
+    return {d.doc_id: d.title for d in memory.documents}
+
+
+def _entity_tooltip(memory: Memory, key: str, titles: dict[str, str]) -> str:
+    node = memory.entity(key)
+    if node is None:
+        return key
+    docs = []
+    for cid in node.chunk_ids:
+        t = titles.get(memory.chunks[cid].doc_id, memory.chunks[cid].doc_id) if cid < len(memory.chunks) else "?"
+        if t not in docs:
+            docs.append(t)
+    lines = [f"{node.name} ({node.type})", f"{len(node.engram_ids)} mention(s) in {len(node.chunk_ids)} chunk(s)",
+             "documents: " + clip(", ".join(docs), 200)]
+    first = memory.engrams[node.engram_ids[0]] if node.engram_ids else None
+    if first is not None and first.description:
+        lines.append(clip(first.description, 300))
+    return "\n".join(lines)
+
+
+def _resolve_focus(memory: Memory, focus: str) -> str:
+    key = focus if memory.entity(focus) is not None else entity_key(focus)
+    if memory.entity(key) is None:
+        raise ValueError(f"no entity called {focus!r} in this memory")
+    return key
+
+
+def _select(g: nx.Graph, order: list[str], max_nodes: int, focus: str | None) -> list[str]:
+    """Highest-degree nodes, or the focus node's neighbourhood grown ring by ring."""
+    if len(order) <= max_nodes and focus is None:
+        return order
+    degree = dict(g.degree())
+    position = {k: i for i, k in enumerate(order)}
+    if focus is None:
+        ranked = sorted(order, key=lambda k: -degree.get(k, 0))  # stable: ties keep memory order
+        return ranked[:max_nodes]
+    chosen, ring = [focus], [focus]
+    seen = {focus}
+    while ring and len(chosen) < max_nodes:
+        nxt = sorted({nb for k in ring for nb in g.neighbors(k)} - seen,
+                     key=lambda k: (-degree.get(k, 0), position[k]))
+        take = nxt[: max_nodes - len(chosen)]
+        chosen += take
+        seen.update(take)
+        ring = take
+    return chosen
+
+
+def knowledge_graph(memory: Memory, max_nodes: int = 300, focus: str | None = None, *,
+                    height: int = 620) -> Result:
+    """Entities coloured by type, one arrow per triple labelled with its relation; hover shows
+    provenance (document, chunk, triple text). Big memories keep the highest-degree entities,
+    or with `focus` (a name or key) that entity's neighbourhood."""
+    _check_max(max_nodes)
+    g = nx.Graph()
+    order = [n.key for n in memory.entities]
+    g.add_nodes_from(order)
+    g.add_edges_from((t.head_key, t.tail_key) for t in memory.triples if t.head_key != t.tail_key)
+    focus_key = _resolve_focus(memory, focus) if focus else None
+    keys = _select(g, order, max_nodes, focus_key)
+    keep = set(keys)
+    titles = _doc_titles(memory)
+    nodes = []
+    for k in keys:
+        n = memory.entity(k)
+        nodes.append(GraphNode(f"e:{k}", n.name if n else k, "entity", group=n.type if n else "other",
+                               chunk_ids=list(n.chunk_ids) if n else [], role="seed" if k == focus_key else "",
+                               tooltip=_entity_tooltip(memory, k, titles)))
+    edges, edge_titles = [], {}
+    total_triples = 0
+    for t in memory.triples:
+        if t.head_key in keep and t.tail_key in keep:
+            total_triples += 1
+            if len(edges) >= 4 * max_nodes:
+                continue
+            eid = f"t:{t.triple_id}"
+            c = memory.chunks[t.chunk_id]
+            edges.append(GraphEdge(eid, f"e:{t.head_key}", f"e:{t.tail_key}", "triple", t.relation,
+                                   chunk_id=t.chunk_id))
+            edge_titles[eid] = (f"{t.head} {t.relation} {t.tail}\n"
+                                f"{titles.get(c.doc_id, c.doc_id)} · chunk {t.chunk_id}")
+    note = f"Showing {len(keys)} of {len(order)} entities"
+    if len(keys) < len(order):
+        note += (f" (the neighbourhood of {memory.entity(focus_key).name})" if focus_key
+                 else " (the most connected ones)")
+    note += f" and {len(edges)} of {len(memory.triples)} triples."
+    legend = list(Counter(n.group for n in nodes).items())
+    html = render(nodes, edges, height=height, edge_titles=edge_titles,
+                  legend=[(f"{grp} ({cnt})", group_colour(grp)) for grp, cnt in legend[:14]])
+    return html, note
+
+
+# ------------------------------------------------------------------ coreference
+def coref_table(memory: Memory, top: int, threshold: float) -> pd.DataFrame:
+    """One row per (node, candidate): each node's own candidate set with similarities,
+    and whether the candidate lists the node back (sets are not symmetric)."""
+    sets = memory.coref_sets(top, threshold)
+    listed = {(k, m.key) for k, ms in sets.items() for m in ms}
+    rows = []
+    for n in memory.entities:
+        for rank, m in enumerate(sets.get(n.key, []), start=1):
+            rows.append({"entity": n.name, "type": n.type, "candidate": m.name, "rank": rank,
+                         "similarity": round(m.similarity, 4), "lists it back": (m.key, n.key) in listed,
+                         "entity key": n.key, "candidate key": m.key})
+    cols = ["entity", "type", "candidate", "rank", "similarity", "lists it back", "entity key", "candidate key"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def coref_threshold_preview(memory: Memory, thresholds: tuple[float, ...] = (0.7, 0.8, 0.9),
+                            top: int = 5, examples: int = 3) -> pd.DataFrame:
+    """How many candidate links each threshold would make, with its weakest admitted pairs as examples."""
+    rows = []
+    for th in thresholds:
+        sets = memory.coref_sets(top, th)
+        links = [(k, m) for k, ms in sets.items() for m in ms]
+        pairs = {(k, m.key) for k, m in links}
+        mutual = sum(1 for a, b in pairs if (b, a) in pairs) // 2
+        weakest = sorted(links, key=lambda x: x[1].similarity)[:examples]
+        names = {n.key: n.name for n in memory.entities}
+        rows.append({"threshold": th, "links": len(links), "nodes with candidates": sum(1 for v in sets.values() if v),
+                     "mutual pairs": mutual,
+                     "weakest links": "; ".join(f"{names.get(k, k)} → {m.name} ({m.similarity:.2f})"
+                                                for k, m in weakest)})
+    return pd.DataFrame(rows, columns=["threshold", "links", "nodes with candidates", "mutual pairs", "weakest links"])
+
+
+def coref_graph(memory: Memory, top: int, threshold: float, max_nodes: int = 300, *, height: int = 560) -> Result:
+    """Arrows from each node to the members of its candidate set, labelled with cosine."""
+    _check_max(max_nodes)
+    sets = memory.coref_sets(top, threshold)
+    links = [(k, m) for k, ms in sets.items() for m in ms]
+    involvement: Counter = Counter()
+    for k, m in links:
+        involvement[k] += 1
+        involvement[m.key] += 1
+    order = [n.key for n in memory.entities if involvement[n.key]]
+    keys = sorted(order, key=lambda k: -involvement[k])[:max_nodes]
+    keep = set(keys)
+    titles = _doc_titles(memory)
+    nodes = []
+    for k in keys:
+        n = memory.entity(k)
+        own = ", ".join(f"{m.name} ({m.similarity:.2f})" for m in sets.get(k, [])) or "none"
+        nodes.append(GraphNode(f"e:{k}", n.name, "entity", group=n.type,
+                               tooltip=_entity_tooltip(memory, k, titles) + f"\nown candidate set: {clip(own, 300)}"))
+    edges, edge_titles = [], {}
+    for k, m in links:
+        if k in keep and m.key in keep:
+            eid = f"coref:{k}>{m.key}"
+            edges.append(GraphEdge(eid, f"e:{k}", f"e:{m.key}", "coref", f"{m.similarity:.2f}"))
+            edge_titles[eid] = f"{m.name} is in {memory.entity(k).name}'s candidate set (cosine {m.similarity:.3f})"
+    note = (f"top {top}, threshold {threshold}: {len(links)} candidate links among {len(order)} entities"
+            + (f"; showing {len(keys)} of {len(order)} entities (most linked first)" if len(keys) < len(order) else "")
+            + ". " + COREF_NOTE)
+    return render(nodes, edges, height=height, edge_titles=edge_titles), note

@@ -1,0 +1,196 @@
+"""Traces and memories as pandas DataFrames (shown with `st.dataframe`, which renders text as text).
+
+Token figures follow the ledger's rules: a response-cache hit keeps its original
+counts and seconds and is labelled "recorded", never shown as free; an unknown
+count stays unknown (<NA>) instead of becoming 0; a call shared by several
+methods is billed to each method and counted once in totals across methods.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+
+from memrag.memory import Memory
+from memrag.trace import LLMCallRecord, NeuroPathHop, Trace
+from memrag.viz.safe_text import clip
+
+COUNT_COLUMNS = ["prompt tokens", "cached-prefix tokens", "completion tokens", "total tokens"]
+
+
+def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=columns)
+    for c in COUNT_COLUMNS:
+        if c in df.columns:
+            df[c] = df[c].astype("Int64")  # nullable: unknown counts stay <NA>
+    return df
+
+
+def _add(total: int | None, value: int | None) -> int | None:
+    return None if total is None or value is None else total + value
+
+
+def origin(call: LLMCallRecord) -> str:
+    """"recorded" for a response-cache hit (original counts kept), "fresh" for engine work done now."""
+    return "recorded" if call.cached else "fresh"
+
+
+# ------------------------------------------------------------------ NeuroPath
+def candidates_table(hop: NeuroPathHop) -> pd.DataFrame:
+    """One row per candidate path at a hop: its number in the prompt, text, pruning score, rank and fate."""
+    cands = sorted(hop.candidates, key=lambda c: (c.listed_as is None, c.listed_as or 0,
+                                                  c.rank if c.rank is not None else 10**9))
+    rows = [{"#": c.listed_as, "path": c.text, "score": None if c.score is None else round(c.score, 4),
+             "rank": c.rank,
+             "fate": c.fate, "kept from hop": c.kept_from, "created at hop": c.hop,
+             "expandable at": "" if c.kept_from is not None else c.frontier_name,
+             "chunks": ", ".join(str(x) for x in c.chunk_ids), "id": c.pid} for c in cands]
+    df = pd.DataFrame(rows, columns=["#", "path", "score", "rank", "fate", "kept from hop", "created at hop",
+                                     "expandable at", "chunks", "id"])
+    for col in ("#", "rank", "kept from hop"):
+        df[col] = df[col].astype("Int64")
+    return df
+
+
+# ------------------------------------------------------------------ ranked chunks
+def ranked_table(trace: Trace, gold_chunk_ids: Iterable[int] | None = None, limit: int = 50) -> pd.DataFrame:
+    """The ranked list's head: position, chunk, title, where it came from, score, why, gold, in context."""
+    gold = set(gold_chunk_ids or ())
+    context = set(trace.answer.context_chunk_ids) if trace.answer else set()
+    rows = []
+    for pos, r in enumerate(trace.ranked[:limit], start=1):
+        c = trace.chunk(r.chunk_id)
+        rows.append({"position": pos, "chunk": r.chunk_id, "title": c.title if c else "",
+                     "source": r.source, "score": None if r.score is None else round(r.score, 4), "why": r.why,
+                     "gold": r.chunk_id in gold, "in answer context": r.chunk_id in context,
+                     "text": clip(c.text, 240) if c else ""})
+    return pd.DataFrame(rows, columns=["position", "chunk", "title", "source", "score", "why", "gold",
+                                       "in answer context", "text"])
+
+
+# ------------------------------------------------------------------ tokens and calls
+def _stage_rows(calls: Sequence[LLMCallRecord], key: str = "stage") -> list[dict]:
+    groups: dict[tuple[str, str], dict] = {}
+    for c in calls:
+        g = groups.setdefault((c.stage, origin(c)), {
+            "stage": c.stage, "origin": origin(c), "calls": 0, "prompt tokens": 0, "cached-prefix tokens": 0,
+            "completion tokens": 0, "seconds": 0.0, "shared": False})
+        g["calls"] += 1
+        g["prompt tokens"] = _add(g["prompt tokens"], c.prompt_tokens)
+        g["cached-prefix tokens"] = _add(g["cached-prefix tokens"], c.prompt_tokens_cached)
+        g["completion tokens"] = _add(g["completion tokens"], c.completion_tokens)
+        g["seconds"] += c.seconds
+        g["shared"] = g["shared"] or c.shared
+    for g in groups.values():
+        g["total tokens"] = _add(g["prompt tokens"], g["completion tokens"])
+        g["seconds"] = round(g["seconds"], 3)
+    return list(groups.values())
+
+
+STAGE_COLUMNS = ["stage", "origin", "calls", "prompt tokens", "cached-prefix tokens", "completion tokens",
+                 "total tokens", "seconds", "shared"]
+
+
+def tokens_by_stage(trace: Trace) -> pd.DataFrame:
+    """One row per (stage, origin) in call order: calls, tokens and seconds. A response-cache hit is a
+    "recorded" row with its original counts; shared calls are billed to this method (shared=True)."""
+    return _frame(_stage_rows(trace.llm_calls), STAGE_COLUMNS)
+
+
+def llm_calls_table(trace: Trace) -> pd.DataFrame:
+    """Every LLM call of the trace: stage, fresh or recorded, success, retries, tokens, seconds, reply."""
+    rows = [{"#": i, "stage": c.stage, "origin": origin(c), "ok": c.ok, "retries": c.retries,
+             "parse errors": "; ".join(c.parse_errors), "prompt tokens": c.prompt_tokens,
+             "cached-prefix tokens": c.prompt_tokens_cached, "completion tokens": c.completion_tokens,
+             "seconds": round(c.seconds, 3), "shared": c.shared, "model": c.model, "backend": c.backend,
+             "reply": clip(c.raw_reply, 200)} for i, c in enumerate(trace.llm_calls)]
+    return _frame(rows, ["#", "stage", "origin", "ok", "retries", "parse errors", "prompt tokens",
+                         "cached-prefix tokens", "completion tokens", "seconds", "shared", "model", "backend",
+                         "reply"])
+
+
+def call_identity(call: LLMCallRecord) -> str:
+    """What makes two records the same call: the response-cache key, or failing that a hash
+    of stage, messages and reply."""
+    if call.key:
+        return call.key
+    blob = json.dumps([call.stage, call.messages, call.raw_reply], sort_keys=True, ensure_ascii=False)
+    return "h:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _totals_row(label: str, calls: Sequence[LLMCallRecord], traces: int) -> dict:
+    row = {"method": label, "traces": traces, "calls": len(calls),
+           "recorded calls": sum(1 for c in calls if c.cached), "prompt tokens": 0, "cached-prefix tokens": 0,
+           "completion tokens": 0, "seconds": 0.0, "fresh seconds": 0.0}
+    for c in calls:
+        row["prompt tokens"] = _add(row["prompt tokens"], c.prompt_tokens)
+        row["cached-prefix tokens"] = _add(row["cached-prefix tokens"], c.prompt_tokens_cached)
+        row["completion tokens"] = _add(row["completion tokens"], c.completion_tokens)
+        row["seconds"] += c.seconds
+        if not c.cached:
+            row["fresh seconds"] += c.seconds
+    row["total tokens"] = _add(row["prompt tokens"], row["completion tokens"])
+    row["seconds"] = round(row["seconds"], 3)
+    row["fresh seconds"] = round(row["fresh seconds"], 3)
+    return row
+
+
+ALL_METHODS = "all methods (shared calls once)"
+
+
+def totals_across(traces: Sequence[Trace]) -> pd.DataFrame:
+    """Per method (all its traces summed), then one row for everything where a call shared by
+    several methods (same identity, `shared=True`) is counted once."""
+    by_method: dict[str, list[Trace]] = {}
+    for t in traces:
+        by_method.setdefault(t.method, []).append(t)
+    rows = [_totals_row(m, [c for t in ts for c in t.llm_calls], len(ts)) for m, ts in by_method.items()]
+    everything: list[LLMCallRecord] = []
+    seen_shared: set[str] = set()
+    for t in traces:
+        for c in t.llm_calls:
+            if c.shared:
+                ident = call_identity(c)
+                if ident in seen_shared:
+                    continue
+                seen_shared.add(ident)
+            everything.append(c)
+    rows.append(_totals_row(ALL_METHODS, everything, len(traces)))
+    return _frame(rows, ["method", "traces", "calls", "recorded calls", "prompt tokens", "cached-prefix tokens",
+                         "completion tokens", "total tokens", "seconds", "fresh seconds"])
+
+
+# ------------------------------------------------------------------ memory
+def engrams_table(memory: Memory) -> pd.DataFrame:
+    """Every engram (one mention of an entity in one chunk)."""
+    titles = {d.doc_id: d.title for d in memory.documents}
+    rows = [{"engram": e.engram_id, "name": e.name, "type": e.type, "importance": e.importance,
+             "description": e.description, "chunk": e.chunk_id,
+             "document": titles.get(memory.chunks[e.chunk_id].doc_id, "") if e.chunk_id < len(memory.chunks) else "",
+             "entity key": e.key} for e in memory.engrams]
+    return pd.DataFrame(rows, columns=["engram", "name", "type", "importance", "description", "chunk",
+                                       "document", "entity key"])
+
+
+def chunks_table(memory: Memory) -> pd.DataFrame:
+    """Every chunk with its size, what extraction found in it, and any extraction failure."""
+    engrams = [0] * len(memory.chunks)
+    triples = [0] * len(memory.chunks)
+    for e in memory.engrams:
+        if e.chunk_id < len(engrams):
+            engrams[e.chunk_id] += 1
+    for t in memory.triples:
+        if t.chunk_id < len(triples):
+            triples[t.chunk_id] += 1
+    rows = []
+    for c in memory.chunks:
+        log = memory.extraction_log.get(c.chunk_id)
+        rows.append({"chunk": c.chunk_id, "document": c.doc_id, "title": c.title, "part": c.index,
+                     "words": len(c.text.split()), "engrams": engrams[c.chunk_id], "triples": triples[c.chunk_id],
+                     "extraction": log.status if log else "", "error": log.error if log else "",
+                     "text": clip(c.text, 240)})
+    return pd.DataFrame(rows, columns=["chunk", "document", "title", "part", "words", "engrams", "triples",
+                                       "extraction", "error", "text"])

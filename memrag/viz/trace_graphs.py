@@ -1,0 +1,438 @@
+"""Trace → GraphNode/GraphEdge lists → HTML: the pictures of what a retrieval did.
+
+Every function returns `(html, note)`; `note` is plain text saying what the
+picture shows and what was left out (caps). The NeuroPath and EcphoryRAG views
+are built from the trace's typed details, not from its generic node list, so
+they do not depend on how a method chose to fill `trace.nodes`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+
+from memrag.normalise import entity_key
+from memrag.trace import (ActivatedEngram, EcphoryDetail, GraphEdge, GraphNode, NeuroPathDetail,
+                          NeuroPathHop, PathCandidate, Trace)
+from memrag.viz.graph_html import group_colour, render
+from memrag.viz.safe_text import clip
+
+# Best fate first: a node or triple shared by several paths shows the best one.
+FATES = ("valid", "expanded", "shown", "dropped", "unlisted", "pruned")
+FATE_COLOURS = {"valid": "#1a7f37", "expanded": "#d9730d", "shown": "#6b8fb5",
+                "dropped": "#a8a8a8", "unlisted": "#c4c4c4", "pruned": "#dddddd",
+                "untouched": "#9ecae1"}  # a seed or coreference candidate no drawn path passes through
+FATE_WORDS = {"valid": "valid", "expanded": "expanded", "shown": "listed, not judged",
+              "dropped": "listed, not kept", "unlisted": "over the listing cap", "pruned": "pruned"}
+ROUND_COLOURS = {"question": "#2f2f2f", "cue": "#555555", "round 0": "#4e79a7", "round 1": "#f28e2b",
+                 "round 2": "#59a14f", "round 3": "#e15759", "round 4": "#b07aa1", "round 5": "#9c755f"}
+ORIGIN_WORDS = {"query": "similar to the question", "cue": "near a cue entity",
+                "semantic": "near the round's centroid", "graph": "co-occurs with a seed"}
+
+Result = tuple[str, str]
+
+
+def _gold(gold_chunk_ids: Iterable[int] | None) -> set[int]:
+    return set(gold_chunk_ids or ())
+
+
+def _fate_rank(fate: str) -> int:
+    return FATES.index(fate) if fate in FATES else len(FATES)
+
+
+def _neuropath(trace: Trace) -> NeuroPathDetail:
+    if trace.neuropath is None:
+        raise ValueError(f"this is a {trace.method!r} trace, not a NeuroPath trace")
+    return trace.neuropath
+
+
+def _ecphory(trace: Trace) -> EcphoryDetail:
+    if trace.ecphory is None:
+        raise ValueError(f"this is a {trace.method!r} trace, not an EcphoryRAG trace")
+    return trace.ecphory
+
+
+def _chunk_name(trace: Trace, chunk_id: int) -> str:
+    c = trace.chunk(chunk_id)
+    return f"chunk {chunk_id}" + (f" ({c.title})" if c and c.title else "")
+
+
+# ------------------------------------------------------------------ NeuroPath
+class _PathGraph:
+    """Collects entity nodes and triple edges from paths, keeping each element's best fate."""
+
+    def __init__(self, trace: Trace, gold: set[int]) -> None:
+        self.trace = trace
+        self.gold = gold
+        self.nodes: dict[str, GraphNode] = {}
+        self.node_paths: dict[str, list[str]] = {}
+        self.node_notes: dict[str, list[str]] = {}
+        self.edges: dict[str, GraphEdge] = {}
+        self.edge_titles: dict[str, str] = {}
+        self.edge_paths: dict[str, list[str]] = {}
+
+    def entity(self, key: str, name: str, fate: str | None = None, chunk_id: int | None = None) -> str:
+        nid = f"e:{key}"
+        n = self.nodes.get(nid)
+        if n is None:
+            n = GraphNode(nid, name, "entity", group=fate or "untouched")
+            self.nodes[nid] = n
+            self.node_paths[nid], self.node_notes[nid] = [], []
+        if fate and (n.group == "untouched" or _fate_rank(fate) < _fate_rank(n.group)):
+            n.group = fate
+        if chunk_id is not None and chunk_id not in n.chunk_ids:
+            n.chunk_ids.append(chunk_id)
+        return nid
+
+    def new_nodes_for(self, cand: PathCandidate) -> int:
+        keys = {f"e:{entity_key(x)}" for t in cand.triples for x in (t.head, t.tail)}
+        return len(keys - set(self.nodes))
+
+    def add_path(self, cand: PathCandidate) -> None:
+        number = f"#{cand.listed_as}" if cand.listed_as is not None else cand.pid
+        tag = f"{number} ({FATE_WORDS.get(cand.fate, cand.fate)})"
+        for t in cand.triples:
+            h = self.entity(entity_key(t.head), t.head, cand.fate, t.chunk_id)
+            tl = self.entity(entity_key(t.tail), t.tail, cand.fate, t.chunk_id)
+            for nid in (h, tl):
+                if tag not in self.node_paths[nid]:
+                    self.node_paths[nid].append(tag)
+            eid = f"t:{t.triple_id}"
+            e = self.edges.get(eid)
+            if e is None:
+                star = "★ " if t.chunk_id in self.gold else ""
+                e = GraphEdge(eid, h, tl, "triple", star + t.relation, chunk_id=t.chunk_id, role=cand.fate)
+                self.edges[eid] = e
+                self.edge_paths[eid] = []
+                self.edge_titles[eid] = (f"{t.head} {t.relation} {t.tail}\nfrom {_chunk_name(self.trace, t.chunk_id)}"
+                                         + ("\ngold passage" if star else ""))
+            elif _fate_rank(cand.fate) < _fate_rank(e.role):
+                e.role = cand.fate
+            self.edge_paths[eid].append(tag)
+
+    def add_seeds(self, detail: NeuroPathDetail) -> None:
+        self.nodes.setdefault("q", GraphNode("q", "question", "query", role="query", group="question",
+                                             tooltip=self.trace.question))
+        for s in detail.seeds:
+            if not s.accepted:
+                continue
+            nid = self.entity(s.key, s.name)
+            self.nodes[nid].role = "seed"
+            self.node_notes[nid].append(f"seed for {s.query_entity!r} (similarity {s.similarity:.2f}, {s.origin})")
+            eid = f"seed:{s.key}:{s.query_entity}"
+            self.edges.setdefault(eid, GraphEdge(eid, "q", nid, "activation", clip(s.query_entity, 24)))
+            self.edge_titles[eid] = f"query entity {s.query_entity!r} → {s.name} ({s.similarity:.2f})"
+            for m in s.coref:
+                mid = self.entity(m.key, m.name)
+                if self.nodes[mid].role == "":
+                    self.nodes[mid].role = "coref"
+                self.node_notes[mid].append(f"coreference candidate of {s.name} ({m.similarity:.2f})")
+                cid = f"coref:{s.key}:{m.key}"
+                self.edges.setdefault(cid, GraphEdge(cid, nid, mid, "coref", f"{m.similarity:.2f}"))
+                self.edge_titles[cid] = (f"{m.name} is in {s.name}'s coreference candidate set "
+                                         f"(cosine {m.similarity:.2f}; sets are per node, not merges)")
+
+    def finish(self) -> tuple[list[GraphNode], list[GraphEdge]]:
+        for nid, n in self.nodes.items():
+            if n.kind != "entity":
+                continue
+            n.gold = bool(self.gold.intersection(n.chunk_ids))
+            lines = [n.label] + self.node_notes[nid]
+            paths = self.node_paths[nid]
+            if paths:
+                more = f" … (+{len(paths) - 12})" if len(paths) > 12 else ""
+                lines.append("on paths: " + ", ".join(paths[:12]) + more)
+            if n.gold:
+                lines.append("touches a gold passage")
+            n.tooltip = "\n".join(lines)
+        for eid, paths in self.edge_paths.items():
+            self.edge_titles[eid] += "\non paths: " + ", ".join(paths[:12]) + (" …" if len(paths) > 12 else "")
+        return list(self.nodes.values()), list(self.edges.values())
+
+
+def _ordered(cands: Sequence[PathCandidate]) -> list[PathCandidate]:
+    return sorted(cands, key=lambda c: (_fate_rank(c.fate), c.listed_as if c.listed_as is not None else 10**9,
+                                        c.rank if c.rank is not None else 10**9))
+
+
+def _paths_picture(trace: Trace, cands: Sequence[PathCandidate], gold: set[int], max_nodes: int,
+                   height: int, what: str) -> tuple[str, str, int]:
+    """Draw paths best-fate first until the node budget is spent; returns (html, note, paths drawn)."""
+    g = _PathGraph(trace, gold)
+    g.add_seeds(_neuropath(trace))
+    drawn, skipped = 0, 0
+    for c in _ordered(cands):
+        if len(g.nodes) + g.new_nodes_for(c) > max_nodes:
+            skipped += 1
+            continue
+        g.add_path(c)
+        drawn += 1
+    nodes, edges = g.finish()
+    counts = {f: sum(1 for c in cands if c.fate == f) for f in FATES}
+    parts = [f"{n} {FATE_WORDS[f]}" for f, n in counts.items() if n]
+    note = f"{what}: {len(cands)} candidate paths" + (f" ({', '.join(parts)})" if parts else "") + "."
+    if skipped:
+        note += f" Showing {drawn} of {len(cands)} paths (capped at {max_nodes} nodes; the least kept paths left out)."
+    legend = [(FATE_WORDS[f], FATE_COLOURS[f]) for f in FATES if counts[f]]
+    if gold:
+        legend.append(("★ gold passage", "#d4a000"))
+    html = render(nodes, edges, height=height, colours={**FATE_COLOURS, "question": "#2f2f2f"},
+                  legend=[("question", "#2f2f2f")] + legend, edge_titles=g.edge_titles)
+    return html, note, drawn
+
+
+def _hop(detail: NeuroPathDetail, hop: int) -> NeuroPathHop:
+    for h in detail.hops:
+        if h.hop == hop:
+            return h
+    have = [h.hop for h in detail.hops]
+    raise ValueError(f"this trace has no hop {hop} (hops: {have or 'none'})")
+
+
+def neuropath_hop_graph(trace: Trace, hop: int, *, gold_chunk_ids: Iterable[int] | None = None,
+                        max_nodes: int = 250, height: int = 560) -> Result:
+    """The paths listed at one hop: valid ones green and thick, expanded orange, dropped and pruned
+    grey and dashed; seeds are stars, their coreference candidates squares."""
+    detail = _neuropath(trace)
+    h = _hop(detail, hop)
+    html, note, _ = _paths_picture(trace, h.candidates, _gold(gold_chunk_ids), max_nodes, height, f"Hop {hop}")
+    if h.failed:
+        note += f" Tracking failed at this hop: {h.failure}"
+    return html, note
+
+
+def neuropath_overview(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None, include_pruned: bool = False,
+                       max_nodes: int = 300, height: int = 600) -> Result:
+    """Every hop's paths in one picture, each path in its last recorded state."""
+    detail = _neuropath(trace)
+    every = [c for h in detail.hops for c in h.candidates]
+    # A kept path is re-listed in the next hop as a copy (kept_from set, parent = the original):
+    # draw the copy, which carries the later judgement.
+    relisted = {c.parent for c in every if c.kept_from is not None and c.parent}
+    cands = [c for c in every if c.pid not in relisted]
+    pruned = [c for c in cands if c.fate == "pruned"]
+    if not include_pruned:
+        cands = [c for c in cands if c.fate != "pruned"]
+    html, note, _ = _paths_picture(trace, cands, _gold(gold_chunk_ids), max_nodes, height,
+                                   f"All {len(detail.hops)} hop(s)")
+    if pruned and not include_pruned:
+        note += f" {len(pruned)} pruned paths not drawn."
+    if detail.fallback_dense:
+        note += " No seeds were found: this query fell back to dense retrieval."
+    return html, note
+
+
+# ------------------------------------------------------------------ EcphoryRAG
+def ecphory_steps(trace: Trace) -> list[str]:
+    """Titles of the replay steps `ecphory_activation_graph(upto_step=i)` draws."""
+    d = _ecphory(trace)
+    return (["cues and initial activation"] + [f"associative round {r.round}" for r in d.rounds]
+            + ["re-ranked: final engrams"])
+
+
+def ecphory_activation_graph(trace: Trace, upto_step: int | None = None, *,
+                             gold_chunk_ids: Iterable[int] | None = None,
+                             max_nodes: int = 250, height: int = 600) -> Result:
+    """Query, cues and activated entities coloured by the round that first activated them and
+    shaped by how (question, cue, centroid, co-occurrence); final engrams emphasised.
+
+    upto_step: 0 = cues and initial activation, r = after associative round r,
+    len(rounds) + 1 or None = everything plus the re-ranked final engrams.
+    """
+    d = _ecphory(trace)
+    steps = ecphory_steps(trace)
+    last = len(steps) - 1
+    if upto_step is None:
+        upto_step = last
+    if not 0 <= upto_step <= last:
+        raise ValueError(f"upto_step must be between 0 and {last}, got {upto_step}")
+    show_final = upto_step == last
+    gold = _gold(gold_chunk_ids)
+    rounds = [r for r in d.rounds if r.round <= upto_step]
+
+    # first activation of each entity, in activation order
+    acts: list[ActivatedEngram] = list(d.initial) + [a for r in rounds for a in r.new]
+    by_engram = {a.engram_id: a for a in [*d.initial, *(a for r in d.rounds for a in r.new),
+                                          *(a for r in d.rounds for a in r.centroid_neighbours), *d.final]}
+    first: dict[str, ActivatedEngram] = {}
+    chunks_of: dict[str, list[int]] = {}
+    for a in acts:
+        first.setdefault(a.key, a)
+        chunks_of.setdefault(a.key, [])
+        if a.chunk_id not in chunks_of[a.key]:
+            chunks_of[a.key].append(a.chunk_id)
+    final_rank = {a.key: i for i, a in enumerate(d.final)} if show_final else {}
+    seed_keys = {by_engram[e].key for r in rounds for e in r.seed_ids if e in by_engram}
+
+    # keep final engrams and seeds first, then by round and similarity
+    order = sorted(first.values(), key=lambda a: (a.key not in final_rank, a.key not in seed_keys,
+                                                  a.round, -a.similarity))
+    budget = max(0, max_nodes - 1 - len(d.cues) - len(rounds))
+    kept = {a.key for a in order[:budget]}
+
+    nodes: list[GraphNode] = [GraphNode("q", "question", "query", role="query", group="question",
+                                        tooltip=trace.question)]
+    edges: list[GraphEdge] = []
+    titles: dict[str, str] = {}
+    cue_ids: dict[str, str] = {}
+    for i, cue in enumerate(d.cues):
+        cid = f"cue:{i}"
+        cue_ids[cue] = cid
+        nodes.append(GraphNode(cid, cue, "cue", role="cue", group="cue", tooltip=f"cue entity: {cue}"))
+        edges.append(GraphEdge(f"q>{cid}", "q", cid, "activation", "cue"))
+    for a in first.values():
+        if a.key not in kept:
+            continue
+        nid = f"e:{a.key}"
+        role = "final" if a.key in final_rank else a.origin
+        when = "the initial activation" if a.round == 0 else f"round {a.round}"
+        lines = [f"{a.name} ({a.type})",
+                 f"activated in {when}: {ORIGIN_WORDS.get(a.origin, a.origin)}" + (f" ({a.via})" if a.via else ""),
+                 f"similarity to the question {a.similarity:.3f}"]
+        if a.key in final_rank:
+            lines.append(f"final engram #{final_rank[a.key] + 1}")
+        if a.key in seed_keys:
+            lines.append("seed of an associative round")
+        if a.description:
+            lines.append(clip(a.description, 300))
+        node = GraphNode(nid, a.name, "entity", step=a.round, score=a.similarity, chunk_ids=chunks_of[a.key],
+                         role=role, group=f"round {a.round}", round=a.round,
+                         gold=bool(gold.intersection(chunks_of[a.key])))
+        if node.gold:
+            lines.append("from a gold passage")
+        node.tooltip = "\n".join(lines)
+        nodes.append(node)
+    present = {n.id for n in nodes}
+
+    def via_node(a: ActivatedEngram) -> str | None:
+        if a.origin == "cue":
+            return cue_ids.get(a.via)
+        if a.origin == "graph":
+            for cand in (f"e:{a.via}", f"e:{entity_key(a.via)}"):
+                if cand in present:
+                    return cand
+            return None
+        if a.origin == "semantic":
+            return f"centroid:{a.round}"
+        return "q"
+
+    for r in rounds:
+        cid = f"centroid:{r.round}"
+        nodes.append(GraphNode(cid, f"centroid {r.round}", "query", role="centroid", group=f"round {r.round}",
+                               tooltip=f"round {r.round}: weighted centroid of {len(r.seed_ids)} seed engrams"))
+        present.add(cid)
+        for e_id, w in zip(r.seed_ids, r.weights):
+            s = by_engram.get(e_id)
+            if s is not None and f"e:{s.key}" in present:
+                eid = f"seed{r.round}:{e_id}"
+                edges.append(GraphEdge(eid, f"e:{s.key}", cid, "activation", f"w {w:.2f}"))
+                titles[eid] = f"{s.name} seeds round {r.round} with weight {w:.3f}"
+    for a in first.values():
+        nid = f"e:{a.key}"
+        src = via_node(a)
+        if nid not in present or src is None or src not in present or src == nid:
+            continue
+        eid = f"act:{a.engram_id}"
+        kind = "cooccur" if a.origin == "graph" else "activation"
+        edges.append(GraphEdge(eid, src, nid, kind, f"{a.similarity:.2f}" if a.origin in ("query", "semantic") else ""))
+        titles[eid] = f"{a.name}: {ORIGIN_WORDS.get(a.origin, a.origin)} (round {a.round})"
+
+    note = f"Step {upto_step}: {steps[upto_step]}. {len(first)} entities activated"
+    if len(kept) < len(first):
+        note += f"; showing {len(kept)} of {len(first)} (final engrams and seeds first, capped at {max_nodes} nodes)"
+    note += "."
+    for r in rounds:
+        if r.note:
+            note += f" {r.note[:1].upper()}{r.note[1:]}."
+    colours = {**ROUND_COLOURS}
+    legend = [("question", ROUND_COLOURS["question"]), ("cue", ROUND_COLOURS["cue"])] + \
+             [(("initial activation" if r == 0 else f"round {r}"), group_colour(f"round {r}", colours))
+              for r in sorted({a.round for a in first.values()})]
+    if gold:
+        legend.append(("★ gold passage", "#d4a000"))
+    return render(nodes, edges, height=height, colours=colours, legend=legend, edge_titles=titles), note
+
+
+# ------------------------------------------------------------------ dense / any ranked list
+def dense_graph(trace: Trace, *, top: int = 10, gold_chunk_ids: Iterable[int] | None = None,
+                height: int = 420) -> Result:
+    """The question and the head of the ranked list, one edge per chunk labelled with its rank."""
+    gold = _gold(gold_chunk_ids)
+    nodes = [GraphNode("q", "question", "query", role="query", group="question", tooltip=trace.question)]
+    edges: list[GraphEdge] = []
+    for pos, r in enumerate(trace.ranked[:top]):
+        c = trace.chunk(r.chunk_id)
+        title = c.title if c else f"chunk {r.chunk_id}"
+        score = f"{r.score:.3f}" if r.score is not None else "n/a"
+        tip = f"#{pos + 1}: {title} (chunk {r.chunk_id}, {r.source}, score {score})"
+        if c:
+            tip += "\n" + clip(c.text, 400)
+        nid = f"c:{r.chunk_id}"
+        nodes.append(GraphNode(nid, title, "chunk", score=r.score, chunk_ids=[r.chunk_id], group="chunk",
+                               tooltip=tip, gold=r.chunk_id in gold))
+        edges.append(GraphEdge(f"q>{nid}", "q", nid, "provenance", f"#{pos + 1}"))
+    note = f"Top {min(top, len(trace.ranked))} of {len(trace.ranked)} ranked chunks."
+    legend = [("question", "#2f2f2f"), ("chunk", "#8da0cb")] + [("★ gold passage", "#d4a000")] * bool(gold)
+    return render(nodes, edges, height=height, colours={"question": "#2f2f2f"}, legend=legend), note
+
+
+# ------------------------------------------------------------------ step replay
+def highlighted_nodes(trace: Trace, step_index: int) -> list[str]:
+    """Ids of the trace's graph nodes added by steps 0..step_index, in node order."""
+    _check_step(trace, step_index)
+    named = {nid for s in trace.steps[: step_index + 1] for nid in s.node_ids}
+    out: list[str] = []
+    for n in trace.nodes:
+        if (n.id in named or (n.step is not None and n.step <= step_index)) and n.id not in out:
+            out.append(n.id)
+    return out
+
+
+def _check_step(trace: Trace, step_index: int) -> None:
+    if not trace.steps:
+        raise ValueError("this trace records no steps to replay")
+    if not 0 <= step_index < len(trace.steps):
+        raise ValueError(f"step_index must be between 0 and {len(trace.steps) - 1}, got {step_index}")
+
+
+def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] | None = None,
+               max_nodes: int = 400, height: int = 560) -> Result:
+    """The trace's graph with steps 0..step_index drawn (the newest step outlined) and later
+    steps as faint ghosts, so positions stay put as a replay slider moves."""
+    _check_step(trace, step_index)
+    gold = _gold(gold_chunk_ids)
+    shown = highlighted_nodes(trace, step_index)
+    shown_set = set(shown)
+    newest = set(trace.steps[step_index].node_ids) | {n.id for n in trace.nodes if n.step == step_index}
+    unique: dict[str, GraphNode] = {}
+    for n in trace.nodes:
+        unique.setdefault(n.id, n)
+    order = shown + [nid for nid in unique if nid not in shown_set]
+    keep = order[:max_nodes]
+    keep_set = set(keep)
+    nodes = []
+    for nid in keep:
+        n = unique[nid]
+        g = bool(gold.intersection(n.chunk_ids)) or n.gold
+        nodes.append(dataclasses.replace(n, gold=g) if nid in shown_set
+                     else dataclasses.replace(n, role="ghost", gold=False))
+    step_edges = {eid for s in trace.steps[: step_index + 1] for eid in s.edge_ids}
+    new_edges = set(trace.steps[step_index].edge_ids)
+    edges = []
+    seen_edges: set[str] = set()
+    for e in trace.edges:
+        if e.id in seen_edges or e.source not in keep_set or e.target not in keep_set:
+            continue
+        seen_edges.add(e.id)
+        added = e.id in step_edges or (e.step is not None and e.step <= step_index) or (
+            e.step is None and e.source in shown_set and e.target in shown_set)
+        if added and e.step == step_index:
+            new_edges.add(e.id)
+        edges.append(e if added else dataclasses.replace(e, role="ghost"))
+    step = trace.steps[step_index]
+    note = (f"Step {step_index + 1} of {len(trace.steps)}: {step.title}. "
+            f"{len(shown)} of {len(unique)} nodes added so far.")
+    if len(keep) < len(unique):
+        note += f" Showing {len(keep)} of {len(unique)} nodes (capped at {max_nodes})."
+    html = render(nodes, edges, height=height, highlight=newest | new_edges)
+    return html, note

@@ -1,0 +1,621 @@
+"""memrag.viz: offline, injection-proof graph pages; trace and memory views; tables; charts.
+
+Traces are built by hand (so every expected node, fate and count is worked out here),
+memories with the real build pipeline driven by a scripted LLM and hand-made name vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import string
+
+import pytest
+
+from memrag.build import build_memory, run_build
+from memrag.config import IndexParams
+from memrag.ingest import benchmark_document
+from memrag.trace import (ActivatedEngram, AnswerResult, ChunkRef, CorefMember, EcphoryDetail, EcphoryRound,
+                          GraphEdge, GraphNode, LLMCallRecord, NeuroPathDetail, NeuroPathHop, NeuroPathSeed,
+                          PathCandidate, PathTriple, RankedChunk, Trace)
+from memrag.viz import charts, graph_html, memory_graphs, tables, trace_graphs
+from memrag.viz.graph_html import graph_data, render
+from memrag.viz.safe_text import escape_markdown
+from scripted import HashEmbedder, ScriptedLLM
+
+HOSTILE = ["<script>alert(1)</script>", "</script><script>alert(2)</script>", "<img src=x onerror=alert(3)>"]
+
+
+def nodes_by_id(page: str) -> dict[str, dict]:
+    return {n["id"]: n for n in graph_data(page)[0]}
+
+
+def edges_by_id(page: str) -> dict[str, dict]:
+    return {e["id"]: e for e in graph_data(page)[1]}
+
+
+# ================================================================== safe_text
+@pytest.mark.parametrize("raw, expected", [
+    ("![x](http://example.invalid/leak)", r"\!\[x\]\(http\:\/\/example\.invalid\/leak\)"),
+    ("<script>alert(1)</script>", r"\<script\>alert\(1\)\<\/script\>"),
+    ("# title", r"\# title"),
+    ("1. item", r"1\. item"),
+    ("- a\n+ b", "\\- a  \n\\+ b"),
+    ("> quote", r"\> quote"),
+    ("a | b", r"a \| b"),
+    ("$x$ ~~s~~ **b** _i_ `c`", r"\$x\$ \~\~s\~\~ \*\*b\*\* \_i\_ \`c\`"),
+    ("&amp; {x}", r"\&amp\; \{x\}"),
+    ("back\\slash", r"back\\slash"),
+    ("    code", "&#160;&#160;&#160;&#160;code"),
+    ("one\ntwo\n\nthree", "one  \ntwo\n\nthree"),
+])
+def test_escape_markdown_exact(raw, expected):
+    assert escape_markdown(raw) == expected
+
+
+def _render_markdown():
+    markdown_it = pytest.importorskip("markdown_it")
+    md = markdown_it.MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    return md.render
+
+
+def _visible_text(rendered: str) -> str:
+    import html
+    return html.unescape(re.sub(r"<br />\n|</p>\n<p>", "\n", rendered).removeprefix("<p>").removesuffix("</p>\n"))
+
+
+HOSTILE_MARKDOWN = [
+    "![x](http://example.invalid/leak)", "[click](javascript:alert(1))", "<script>alert(1)</script>",
+    "<img src=x onerror=alert(3)>", "<http://example.invalid>", "[ref]: http://example.invalid\n[ref]",
+    "# heading\n## two", "- item\n* item\n1. item", "```\ncode\n```", "| a | b |\n|---|---|\n| 1 | 2 |",
+    "**bold** _it_ ~~gone~~ `code`", "&lt;b&gt; &amp; &#60;", "***\n---", "text\n===", "\\*not\\*",
+]
+
+
+@pytest.mark.parametrize("raw", HOSTILE_MARKDOWN)
+def test_escaped_markdown_renders_as_the_literal_text(raw):
+    rendered = _render_markdown()(escape_markdown(raw))
+    tags = set(re.findall(r"<(/?\w+)", rendered))
+    assert tags <= {"p", "/p", "br"}, rendered  # no img, a, script, h1, ul, code, table, em …
+    assert _visible_text(rendered) == raw
+
+
+def test_escaped_markdown_survives_random_punctuation():
+    render_md = _render_markdown()
+    rng = random.Random(7)
+    alphabet = string.punctuation + "ab "
+    for _ in range(300):
+        raw = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 30))).strip()
+        if not raw:
+            continue
+        rendered = render_md(escape_markdown(raw))
+        assert set(re.findall(r"<(/?\w+)", rendered)) <= {"p", "/p", "br"}, (raw, rendered)
+        assert _visible_text(rendered) == raw, (raw, rendered)
+
+
+# ================================================================== graph_html
+def small_graph(labels=("Ada", "Port Alder", "Vell River")):
+    nodes = [GraphNode(f"n{i}", lab, "entity", group="person" if i == 0 else "place", tooltip=f"tip {lab}")
+             for i, lab in enumerate(labels)]
+    edges = [GraphEdge("e0", "n0", "n1", "triple", "born in"), GraphEdge("e1", "n1", "n2", "triple", "lies on")]
+    return nodes, edges
+
+
+def test_render_embeds_nodes_with_fixed_positions_and_physics_off():
+    nodes, edges = small_graph()
+    page = render(nodes, edges, height=400)
+    got = nodes_by_id(page)
+    assert list(got) == ["n0", "n1", "n2"]
+    assert [got[k]["label"] for k in got] == ["Ada", "Port Alder", "Vell River"]
+    assert all(n["physics"] is False and isinstance(n["x"], float) and isinstance(n["y"], float)
+               for n in got.values())
+    assert len({(n["x"], n["y"]) for n in got.values()}) == 3  # spread out, not stacked
+    assert max(abs(v) for n in got.values() for v in (n["x"], n["y"])) <= 1100
+    options = json.loads(re.search(r"var options = (\{.*?\});\n", page).group(1))
+    assert options["physics"]["enabled"] is False
+    assert {(e["from"], e["to"], e["label"]) for e in graph_data(page)[1]} == {("n0", "n1", "born in"),
+                                                                             ("n1", "n2", "lies on")}
+    assert "height: 400px" in page
+
+
+def test_render_is_deterministic_and_layout_depends_on_the_graph():
+    nodes, edges = small_graph()
+    assert render(nodes, edges) == render(nodes, edges)
+    many = [GraphNode(f"n{i}", f"node {i}", "entity") for i in range(60)]
+    ring = [GraphEdge(f"e{i}", f"n{i}", f"n{(i + 1) % 60}", "triple") for i in range(60)]
+    a, b = render(many, ring), render(many, ring)
+    assert a == b
+    star = [GraphEdge(f"s{i}", "n0", f"n{i}", "triple") for i in range(1, 60)]
+    assert graph_data(render(many, star))[0] != graph_data(a)[0]
+
+
+def test_render_loads_nothing_remote():
+    page = render(*small_graph())
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.I)
+    assert "cdn.jsdelivr.net" not in page and "bootstrap" not in page.lower()
+    assert "vis.Network" in page and len(page) > 500_000  # vis-network is inline
+
+
+def test_strip_remote_loads_removes_pyvis_bootstrap_tags_and_check_safe_catches_leftovers():
+    from pyvis.network import Network
+
+    net = Network(cdn_resources="in_line")
+    net.add_node("a", label="a")
+    raw = net.generate_html()
+    assert "cdn.jsdelivr.net" in raw  # what pyvis does on its own
+    stripped = graph_html.strip_remote_loads(raw)
+    assert "cdn.jsdelivr.net" not in stripped
+    graph_html.check_safe(stripped)
+    with pytest.raises(graph_html.UnsafeGraphHTML, match="remote"):
+        graph_html.check_safe(stripped.replace("<body>", '<body><img src="https://example.invalid/x.png">'))
+    with pytest.raises(graph_html.UnsafeGraphHTML, match="remote"):
+        graph_html.check_safe(stripped.replace("<body>", "<body><script src='//example.invalid/x.js'></script>"))
+
+
+def test_hostile_labels_stay_plain_text_inside_the_json_data():
+    benign = render(*small_graph())
+    nodes, edges = small_graph(HOSTILE)
+    edges[0].label = HOSTILE[1]
+    nodes[2].tooltip = "see <a href='http://example.invalid'>this</a>"
+    page = render(nodes, edges, legend=[(HOSTILE[2], "#ff0000"), ("x", "red;background:url(//x)")])
+    # the page has exactly the script tags of a benign page: nothing in the data opened or closed one
+    for tag in ("<script", "</script", "<img"):
+        assert page.lower().count(tag) == benign.lower().count(tag), tag
+    data_lines = [line for line in page.splitlines() if "new vis.DataSet(" in line]
+    assert len(data_lines) == 2 and not any("<" in line or ">" in line for line in data_lines)
+    got = nodes_by_id(page)
+    assert [got[f"n{i}"]["label"] for i in range(3)] == HOSTILE  # literal text, not &lt;-escaped
+    assert got["n0"]["title"] == "tip " + HOSTILE[0]
+    edge = edges_by_id(page)["e0"]
+    assert edge["title"] == HOSTILE[1] and edge["label"] == HOSTILE[1][:29] + "…"  # long labels are clipped
+    # a title containing "href" would switch pyvis to its innerHTML popup: it must stay off
+    assert "popup.innerHTML" not in page
+    assert got["n2"]["title"].replace("\u200b", "") == nodes[2].tooltip
+    # the legend is HTML we write: its text is escaped and a bad colour is not used
+    assert "&lt;img src=x onerror=alert(3)&gt;" in page and "url(//x)" not in page
+
+
+def test_render_refuses_too_many_nodes_and_dangling_edges():
+    too_many = [GraphNode(f"n{i}", str(i), "entity") for i in range(graph_html.MAX_NODES + 1)]
+    with pytest.raises(ValueError, match="at most 600"):
+        render(too_many, [])
+    nodes, _ = small_graph()
+    with pytest.raises(ValueError, match="'ghost'"):
+        render(nodes, [GraphEdge("bad", "n0", "ghost", "triple")])
+
+
+def test_render_styles_roles_gold_highlight_and_parallel_edges():
+    nodes = [GraphNode("a", "A", "entity", group="person", role="seed"),
+             GraphNode("b", "B", "entity", group="place", gold=True),
+             GraphNode("c", "C", "chunk", role="pruned"),
+             GraphNode("q", "question", "query")]
+    edges = [GraphEdge("e1", "a", "b", "triple", "r1", role="valid"),
+             GraphEdge("e2", "a", "b", "triple", "r2", role="pruned"),
+             GraphEdge("e3", "q", "a", "activation")]
+    got = render(nodes, edges, highlight={"b", "e3"})
+    n, e = nodes_by_id(got), edges_by_id(got)
+    assert n["a"]["shape"] == "star" and n["q"]["shape"] == "diamond" and n["c"]["shape"] == "square"
+    assert n["b"]["label"] == "★ B" and n["b"]["color"]["border"] == graph_html.GOLD
+    assert n["b"]["borderWidth"] > 4  # gold border, thickened by the highlight
+    assert n["c"]["color"]["background"] == graph_html.DIM
+    assert n["a"]["color"]["background"] == graph_html.GROUP_COLOURS["person"]
+    assert e["e1"]["color"]["color"] == "#1a7f37" and e["e1"]["width"] > e["e2"]["width"]
+    assert e["e2"]["dashes"] is True and "smooth" not in e["e1"] and e["e2"]["smooth"]["enabled"] is True
+    assert e["e3"]["width"] > graph_html.EDGE_KINDS["activation"]["width"]
+
+
+# ================================================================== trace fixtures
+def _triple(tid, head, rel, tail, chunk):
+    return PathTriple(tid, head, rel, tail, chunk)
+
+
+def neuropath_trace() -> Trace:
+    born = _triple(0, "Ada Brennick", "born in", "Port Alder", 0)
+    knows = _triple(1, "Ada Brennick", "knows", "Miro Tann", 2)
+    lure = _triple(2, "Ada Brennick", "likes", HOSTILE[0], 3)
+    river = _triple(3, "Port Alder", "lies on", "Vell River", 1)
+    hop1 = NeuroPathHop(1, "q", new_count=3, pruned_count=1, valid_ids=[1], expand_ids=[1], continue_=1, candidates=[
+        PathCandidate("p1", 1, [born], "port alder", "Port Alder", [0], "Ada Brennick → born in → Port Alder",
+                      score=0.9, rank=1, fate="valid", listed_as=1),
+        PathCandidate("p2", 1, [knows], "miro tann", "Miro Tann", [2], "Ada Brennick → knows → Miro Tann",
+                      score=0.5, rank=2, fate="dropped", listed_as=2),
+        PathCandidate("p3", 1, [lure], "script alert 1 script", HOSTILE[0], [3], "lure", score=0.1, rank=3,
+                      fate="pruned"),
+    ])
+    hop2 = NeuroPathHop(2, "river", new_count=1, valid_ids=[2], candidates=[
+        PathCandidate("p1@h2", 1, [born], "port alder", "Port Alder", [0], "Ada Brennick → born in → Port Alder",
+                      fate="dropped", listed_as=1, parent="p1", kept_from=1),
+        PathCandidate("p4", 2, [born, river], "vell river", "Vell River", [0, 1], "… → lies on → Vell River",
+                      score=0.8, rank=1, fate="valid", listed_as=2, parent="p1"),
+    ])
+    seed = NeuroPathSeed("Ada Brennick", "ada brennick", "Ada Brennick", 0.97,
+                         coref=[CorefMember("ada b", "Ada B.", 0.86)])
+    t = Trace("neuropath", "Which river flows by Ada Brennick's birthplace?")
+    t.neuropath = NeuroPathDetail(query_entities=["Ada Brennick"], seeds=[seed], hops=[hop1, hop2],
+                                  dp_chunk_ids=[0, 1])
+    t.chunks = [ChunkRef(i, f"d{i}", title, "text " + title) for i, title in
+                enumerate(["Ada", "Port Alder", "Miro", "Lure"])]
+    t.ranked = [RankedChunk(0, 0, None, "path", "path 2"), RankedChunk(1, 1, None, "path", "path 2"),
+                RankedChunk(2, 2, 0.4, "completion", "dense"), RankedChunk(3, 3, 0.1, "completion", "dense")]
+    t.answer = AnswerResult("Vell River", "Vell River", context_chunk_ids=[0, 1])
+    return t
+
+
+def test_neuropath_hop_graph_shows_fates_seeds_and_gold():
+    t = neuropath_trace()
+    page, note = trace_graphs.neuropath_hop_graph(t, 1, gold_chunk_ids=[0])
+    n, e = nodes_by_id(page), edges_by_id(page)
+    assert set(n) == {"q", "e:ada brennick", "e:ada b", "e:port alder", "e:miro tann", "e:script alert 1 script"}
+    assert n["e:ada brennick"]["shape"] == "star" and n["e:ada b"]["shape"] == "square"
+    assert n["e:port alder"]["color"]["background"] == trace_graphs.FATE_COLOURS["valid"]
+    assert n["e:miro tann"]["color"]["background"] == trace_graphs.FATE_COLOURS["dropped"]
+    assert n["e:script alert 1 script"]["label"] == HOSTILE[0]
+    assert e["t:0"]["width"] > e["t:1"]["width"] and e["t:2"]["dashes"] is True
+    # gold: the triple from chunk 0 and the entities it touches are marked
+    assert e["t:0"]["label"] == "★ born in" and n["e:port alder"]["label"] == "★ Port Alder"
+    assert not n["e:miro tann"]["label"].startswith("★")
+    assert "Ada Brennick born in Port Alder" in e["t:0"]["title"] and "chunk 0 (Ada)" in e["t:0"]["title"]
+    assert "#1 (valid)" in n["e:port alder"]["title"]
+    assert note.startswith("Hop 1: 3 candidate paths") and "1 valid" in note and "1 pruned" in note
+    assert "Showing" not in note
+
+
+def test_neuropath_hop_graph_cap_keeps_the_best_paths_and_says_so():
+    page, note = trace_graphs.neuropath_hop_graph(neuropath_trace(), 1, max_nodes=4)
+    n = nodes_by_id(page)
+    assert "e:port alder" in n and "e:script alert 1 script" not in n and "e:miro tann" not in n
+    assert "Showing 1 of 3 paths" in note
+
+
+def test_neuropath_overview_uses_the_relisted_copy_and_omits_pruned():
+    page, note = trace_graphs.neuropath_overview(neuropath_trace())
+    n, e = nodes_by_id(page), edges_by_id(page)
+    assert "e:vell river" in n and "e:script alert 1 script" not in n
+    # born-in is on p4 (valid) and its hop-2 copy (dropped): the best fate wins
+    assert e["t:0"]["color"]["color"] == "#1a7f37"
+    assert e["t:0"]["title"].endswith("on paths: #2 (valid), #1 (listed, not kept)")  # p1 itself is superseded
+    assert "1 pruned paths not drawn" in note and "3 candidate paths" in note
+
+
+def test_neuropath_views_reject_wrong_traces_and_hops():
+    with pytest.raises(ValueError, match="no hop 3"):
+        trace_graphs.neuropath_hop_graph(neuropath_trace(), 3)
+    with pytest.raises(ValueError, match="not a NeuroPath trace"):
+        trace_graphs.neuropath_hop_graph(Trace("dense", "q"), 1)
+
+
+def _eng(eid, key, rnd, origin, sim, chunk, via=""):
+    return ActivatedEngram(eid, key, key.title(), "person", f"about {key}", chunk, sim, rnd, origin, via)
+
+
+def ecphory_trace() -> Trace:
+    t = Trace("ecphory", "Who mentored Alfa?")
+    initial = [_eng(0, "alfa", 0, "query", 0.9, 0), _eng(1, "alpha", 0, "cue", 0.7, 1, via="Alpha")]
+    r1 = EcphoryRound(1, seed_ids=[0, 1], weights=[0.6, 0.4],
+                      new=[_eng(2, "bruno", 1, "semantic", 0.5, 2), _eng(3, "carla", 1, "graph", 0.3, 3, via="alfa")])
+    r2 = EcphoryRound(2, seed_ids=[2], weights=[1.0], new=[_eng(4, "dario", 2, "semantic", 0.2, 4)])
+    final = [initial[0], r1.new[0], initial[1]]
+    t.ecphory = EcphoryDetail(cues=["Alpha"], cue_hits={"Alpha": [1]}, initial=initial, rounds=[r1, r2],
+                              final=final)
+    return t
+
+
+def test_ecphory_graph_by_step_colours_rounds_and_emphasises_final():
+    t = ecphory_trace()
+    assert trace_graphs.ecphory_steps(t) == ["cues and initial activation", "associative round 1",
+                                             "associative round 2", "re-ranked: final engrams"]
+    first, note0 = trace_graphs.ecphory_activation_graph(t, 0)
+    assert set(nodes_by_id(first)) == {"q", "cue:0", "e:alfa", "e:alpha"}
+    assert note0.startswith("Step 0: cues and initial activation. 2 entities")
+    page, note = trace_graphs.ecphory_activation_graph(t, gold_chunk_ids=[3])
+    n, e = nodes_by_id(page), edges_by_id(page)
+    assert set(n) == {"q", "cue:0", "e:alfa", "e:alpha", "e:bruno", "e:carla", "e:dario",
+                      "centroid:1", "centroid:2"}
+    rc = trace_graphs.ROUND_COLOURS
+    assert n["e:bruno"]["color"]["background"] == rc["round 1"] and n["e:dario"]["color"]["background"] == rc["round 2"]
+    assert n["e:alfa"]["borderWidth"] == 4 and n["e:dario"]["borderWidth"] == 1  # final vs not
+    assert n["e:carla"]["shape"] == "square" and n["e:carla"]["label"] == "★ Carla"  # graph origin, gold chunk
+    assert n["cue:0"]["shape"] == "triangle"
+    # how each entity was reached: question, cue, centroid of seeds, co-occurrence with a seed
+    pairs = {(x["from"], x["to"]) for x in e.values()}
+    assert {("q", "e:alfa"), ("cue:0", "e:alpha"), ("e:alfa", "centroid:1"), ("e:alpha", "centroid:1"),
+            ("centroid:1", "e:bruno"), ("e:alfa", "e:carla"), ("e:bruno", "centroid:2"),
+            ("centroid:2", "e:dario")} <= pairs
+    assert "5 entities activated" in note
+    with pytest.raises(ValueError, match="between 0 and 3"):
+        trace_graphs.ecphory_activation_graph(t, 4)
+
+
+def test_ecphory_graph_cap_keeps_final_engrams():
+    page, note = trace_graphs.ecphory_activation_graph(ecphory_trace(), max_nodes=7)
+    n = nodes_by_id(page)
+    assert {"e:alfa", "e:bruno", "e:alpha"} <= set(n) and "e:dario" not in n
+    assert "showing 3 of 5" in note
+
+
+def test_dense_graph_draws_the_head_of_the_ranking():
+    page, note = trace_graphs.dense_graph(neuropath_trace(), top=3, gold_chunk_ids=[1])
+    n, e = nodes_by_id(page), edges_by_id(page)
+    assert list(n) == ["q", "c:0", "c:1", "c:2"] and n["c:1"]["label"] == "★ Port Alder"
+    assert [x["label"] for x in e.values()] == ["#1", "#2", "#3"]
+    assert note == "Top 3 of 4 ranked chunks."
+
+
+def step_trace() -> Trace:
+    t = Trace("neuropath", "q")
+    for kind in ("seeds", "hop", "hop"):
+        t.add_step(kind, kind.title())
+    t.nodes = [GraphNode("e:a", "A", "entity", step=0, role="seed"), GraphNode("e:b", "B", "entity", step=1),
+               GraphNode("e:c", "C", "entity", step=2), GraphNode("e:d", "D", "entity", step=1, chunk_ids=[7])]
+    t.edges = [GraphEdge("t:1", "e:a", "e:b", "triple", "r1", step=1), GraphEdge("t:2", "e:b", "e:c", "triple",
+                                                                                "r2", step=2)]
+    t.steps[0].node_ids = ["e:a"]
+    t.steps[1].node_ids = ["e:b", "e:d"]
+    t.steps[2].node_ids = ["e:c"]
+    return t
+
+
+def test_step_graph_replays_steps_with_stable_positions():
+    t = step_trace()
+    assert trace_graphs.highlighted_nodes(t, 0) == ["e:a"]
+    assert trace_graphs.highlighted_nodes(t, 1) == ["e:a", "e:b", "e:d"]
+    p0, note0 = trace_graphs.step_graph(t, 0)
+    p1, _ = trace_graphs.step_graph(t, 1, gold_chunk_ids=[7])
+    n0, n1 = nodes_by_id(p0), nodes_by_id(p1)
+    assert {k: (v["x"], v["y"]) for k, v in n0.items()} == {k: (v["x"], v["y"]) for k, v in n1.items()}
+    assert n0["e:b"]["label"] == " " and n0["e:b"]["color"]["background"] == graph_html.DIM  # not yet added
+    assert n1["e:b"]["label"] == "B" and n1["e:d"]["label"] == "★ D"
+    assert n1["e:b"]["borderWidth"] > n1["e:a"]["borderWidth"]  # the newest step is outlined
+    e0, e1 = edges_by_id(p0), edges_by_id(p1)
+    assert e0["t:1"]["dashes"] is True and e1["t:1"]["dashes"] is False and e1["t:2"]["dashes"] is True
+    assert note0 == "Step 1 of 3: Seeds. 1 of 4 nodes added so far."
+    with pytest.raises(ValueError, match="between 0 and 2"):
+        trace_graphs.step_graph(t, 3)
+
+
+def test_step_graph_cap_keeps_added_nodes_first():
+    t = step_trace()
+    page, note = trace_graphs.step_graph(t, 0, max_nodes=2)
+    assert list(nodes_by_id(page))[0] == "e:a" and len(nodes_by_id(page)) == 2
+    assert "Showing 2 of 4 nodes" in note
+
+
+# ================================================================== memory views
+NAME_VECTORS = {  # A lists B, B and C list each other: sets are not symmetric
+    "Alpha": [1, 0, 0, 0, 0], "Alfa": [0.85, 0.5268, 0, 0, 0], "Alphonse": [0.6, 0.8, 0, 0, 0],
+    "Zed Vell": [0, 0, 1, 0, 0], HOSTILE[0]: [0, 0, 0, 1, 0],
+}
+
+
+def ent(name, typ="person"):
+    return {"name": name, "type": typ, "description": f"{name} in the notes", "importance": 3}
+
+
+@pytest.fixture(scope="module")
+def memory():
+    docs = [benchmark_document("d1", "Alpha notes", "Alpha met Alfa.", "t"),
+            benchmark_document("d2", "Alfa report", "Alfa mentored Alphonse and visited Zed Vell.", "t"),
+            benchmark_document("d3", "Zed file", "Zed Vell wrote a script; Alfa admired Zed Vell.", "t")]
+    replies = [
+        {"entities": [ent("Alpha"), ent("Alfa")], "triples": [["Alpha", "met", "Alfa"]]},
+        {"entities": [ent("Alfa"), ent("Alphonse"), ent("Zed Vell", "place")],
+         "triples": [["Alfa", "mentored", "Alphonse"], ["Alfa", "visited", "Zed Vell"]]},
+        {"entities": [ent("Zed Vell", "place"), ent(HOSTILE[0], "work")],
+         "triples": [["Zed Vell", "wrote", HOSTILE[0]], ["Alfa", "admired", "Zed Vell"]]},
+    ]
+    return run_build(build_memory(None, docs, ScriptedLLM({"index.extract": replies}),
+                                  HashEmbedder(overrides=NAME_VECTORS), IndexParams()))
+
+
+def test_knowledge_graph_draws_entities_triples_and_provenance(memory):
+    page, note = memory_graphs.knowledge_graph(memory)
+    n, e = nodes_by_id(page), edges_by_id(page)
+    assert set(n) == {"e:alpha", "e:alfa", "e:alphonse", "e:zed vell", "e:script alert 1 script"}
+    assert n["e:script alert 1 script"]["label"] == HOSTILE[0]
+    assert n["e:zed vell"]["color"]["background"] == graph_html.GROUP_COLOURS["place"]
+    assert len(e) == 5 and e["t:4"]["label"] == "admired"
+    assert e["t:4"]["title"] == "Alfa admired Zed Vell\nZed file · chunk 2"
+    assert "2 mention(s) in 2 chunk(s)" in n["e:zed vell"]["title"] and "Alfa report" in n["e:zed vell"]["title"]
+    assert note == "Showing 5 of 5 entities and 5 of 5 triples."
+
+
+def test_knowledge_graph_caps_by_degree_or_focus(memory):
+    page, note = memory_graphs.knowledge_graph(memory, max_nodes=2)
+    assert set(nodes_by_id(page)) == {"e:alfa", "e:zed vell"}  # degrees 3 and 2
+    assert {e["label"] for e in graph_data(page)[1]} == {"visited", "admired"}
+    assert note.startswith("Showing 2 of 5 entities (the most connected ones)")
+    page, note = memory_graphs.knowledge_graph(memory, max_nodes=3, focus="Zed Vell")
+    assert set(nodes_by_id(page)) == {"e:zed vell", "e:alfa", "e:script alert 1 script"}
+    assert nodes_by_id(page)["e:zed vell"]["shape"] == "star" and "neighbourhood of Zed Vell" in note
+    with pytest.raises(ValueError, match="no entity called 'Nobody'"):
+        memory_graphs.knowledge_graph(memory, focus="Nobody")
+    with pytest.raises(ValueError, match="max_nodes"):
+        memory_graphs.knowledge_graph(memory, max_nodes=601)
+
+
+def test_coref_table_lists_per_node_sets_and_asymmetry(memory):
+    df = memory_graphs.coref_table(memory, top=1, threshold=0.8)
+    rows = {(r["entity"], r["candidate"]): r for r in df.to_dict("records")}
+    assert set(rows) == {("Alpha", "Alfa"), ("Alfa", "Alphonse"), ("Alphonse", "Alfa")}
+    assert not rows[("Alpha", "Alfa")]["lists it back"]  # Alfa's own set holds Alphonse, not Alpha
+    assert rows[("Alfa", "Alphonse")]["lists it back"]
+    assert rows[("Alpha", "Alfa")]["similarity"] == pytest.approx(0.85, abs=1e-3)
+
+
+def test_coref_threshold_preview_counts_links_per_threshold(memory):
+    df = memory_graphs.coref_threshold_preview(memory, thresholds=(0.7, 0.9), top=5)
+    r7, r9 = df.to_dict("records")
+    assert (r7["links"], r7["nodes with candidates"], r7["mutual pairs"]) == (4, 3, 2)
+    assert (r9["links"], r9["mutual pairs"]) == (2, 1)
+    assert r7["weakest links"].split("; ")[0] in ("Alpha → Alfa (0.85)", "Alfa → Alpha (0.85)")
+    assert "Alphonse" in r9["weakest links"] and "Alpha →" not in r9["weakest links"]
+
+
+def test_coref_graph_draws_arrows_and_says_it_is_an_approximation(memory):
+    page, note = memory_graphs.coref_graph(memory, top=1, threshold=0.8)
+    assert set(nodes_by_id(page)) == {"e:alpha", "e:alfa", "e:alphonse"}
+    assert {(e["from"], e["to"]) for e in graph_data(page)[1]} == {
+        ("e:alpha", "e:alfa"), ("e:alfa", "e:alphonse"), ("e:alphonse", "e:alfa")}
+    assert "3 candidate links among 3 entities" in note and "approximation" in note and "not symmetric" in note
+
+
+def test_memory_tables(memory):
+    eng = tables.engrams_table(memory)
+    assert len(eng) == len(memory.engrams) and set(eng["document"]) == {"Alpha notes", "Alfa report", "Zed file"}
+    ch = tables.chunks_table(memory)
+    assert ch["triples"].tolist() == [1, 2, 2] and ch["extraction"].tolist() == ["ok", "ok", "ok"]
+    assert ch["engrams"].sum() == len(memory.engrams)
+
+
+# ================================================================== tables and charts
+def call(stage, p, c, seconds, *, cached=False, shared=False, key="", cached_prefix=0):
+    return LLMCallRecord(stage, [{"role": "user", "content": stage}], "{}", prompt_tokens=p,
+                         prompt_tokens_cached=cached_prefix, completion_tokens=c, seconds=seconds,
+                         cached=cached, shared=shared, key=key)
+
+
+def test_candidates_and_ranked_tables():
+    t = neuropath_trace()
+    df = tables.candidates_table(t.neuropath.hops[0])
+    assert df["#"].tolist()[:2] == [1, 2] and df["fate"].tolist() == ["valid", "dropped", "pruned"]
+    assert df["score"].tolist() == [0.9, 0.5, 0.1] and df["expandable at"].tolist()[0] == "Port Alder"
+    df2 = tables.candidates_table(t.neuropath.hops[1])
+    assert df2.loc[0, "kept from hop"] == 1 and df2.loc[0, "expandable at"] == ""
+    r = tables.ranked_table(t, gold_chunk_ids=[1], limit=3)
+    assert r["position"].tolist() == [1, 2, 3] and r["gold"].tolist() == [False, True, False]
+    assert r["in answer context"].tolist() == [True, True, False] and r.loc[1, "title"] == "Port Alder"
+
+
+def test_tokens_by_stage_keeps_recorded_calls_with_their_counts():
+    t = Trace("neuropath", "q")
+    t.llm_calls = [call("query.entities", 100, 10, 1.0, shared=True, key="k1"),
+                   call("neuropath.track.hop1", 200, 50, 2.0, cached_prefix=120),
+                   call("neuropath.track.hop1", 210, 40, 3.0, cached=True),
+                   call("answer", None, 5, 0.5)]
+    df = tables.tokens_by_stage(t)
+    rows = {(r["stage"], r["origin"]): r for r in df.to_dict("records")}
+    assert list(rows) == [("query.entities", "fresh"), ("neuropath.track.hop1", "fresh"),
+                          ("neuropath.track.hop1", "recorded"), ("answer", "fresh")]
+    rec = rows[("neuropath.track.hop1", "recorded")]
+    assert (rec["calls"], rec["prompt tokens"], rec["completion tokens"], rec["seconds"]) == (1, 210, 40, 3.0)
+    assert rows[("neuropath.track.hop1", "fresh")]["cached-prefix tokens"] == 120
+    assert rows[("query.entities", "fresh")]["shared"] is True
+    import pandas as pd
+    assert pd.isna(rows[("answer", "fresh")]["prompt tokens"]) and pd.isna(rows[("answer", "fresh")]["total tokens"])
+    calls = tables.llm_calls_table(t)
+    assert calls["origin"].tolist() == ["fresh", "fresh", "recorded", "fresh"] and len(calls) == 4
+
+
+def test_totals_across_counts_shared_calls_once():
+    np_t, ec_t = Trace("neuropath", "q"), Trace("ecphory", "q")
+    shared = call("query.entities", 100, 10, 1.0, shared=True, key="k1")
+    np_t.llm_calls = [shared, call("neuropath.track.hop1", 200, 50, 2.0), call("answer", 300, 20, 1.0)]
+    ec_t.llm_calls = [LLMCallRecord(**shared.__dict__), call("answer", 300, 20, 1.0)]  # same answer text, not shared
+    df = tables.totals_across([np_t, ec_t])
+    rows = {r["method"]: r for r in df.to_dict("records")}
+    assert (rows["neuropath"]["calls"], rows["neuropath"]["prompt tokens"]) == (3, 600)
+    assert (rows["ecphory"]["calls"], rows["ecphory"]["prompt tokens"]) == (2, 400)
+    everything = rows[tables.ALL_METHODS]
+    assert (everything["calls"], everything["prompt tokens"], everything["completion tokens"]) == (4, 900, 100)
+    assert everything["seconds"] == 5.0
+    # without a cache key, identical shared records are still recognised as one call
+    np_t.llm_calls[0].key = ec_t.llm_calls[0].key = ""
+    assert tables.totals_across([np_t, ec_t]).iloc[-1]["calls"] == 4
+
+
+def test_tokens_chart_stacks_stages_and_hatches_recorded():
+    a, b = Trace("neuropath", "q"), Trace("dense", "q")
+    a.llm_calls = [call("query.entities", 100, 10, 1.0), call("answer", 300, 20, 1.0, cached=True)]
+    b.llm_calls = [call("answer", 50, 5, 0.5), call("index.extract", None, 3, 0.1)]
+    fig = charts.tokens_chart([a, b, a])
+    assert fig.layout.barmode == "stack"
+    bars = {bar.name: bar for bar in fig.data}
+    assert set(bars) == {"query.entities (fresh)", "answer (fresh)", "answer (recorded)"}
+    assert list(bars["answer (recorded)"].y) == [640, None]  # two neuropath traces summed
+    assert list(bars["answer (fresh)"].y) == [None, 55]
+    assert bars["answer (recorded)"].marker.pattern.shape == "/" and bars["answer (fresh)"].marker.pattern.shape == ""
+    assert bars["answer (recorded)"].marker.color == bars["answer (fresh)"].marker.color
+    assert "index.extract" in fig.layout.annotations[0].text
+
+
+# ================================================================== real method traces
+def test_every_view_renders_real_traces_from_ask(memory):
+    """The views against traces made by the methods themselves (scripted LLM), not by hand."""
+    from memrag.ask import ask
+
+    llm = ScriptedLLM({
+        "query.entities": [{"entities": ["Alpha"]}],
+        "neuropath.track.hop1": [{"reasoning_chain": "Alpha met Alfa.", "valid_ids": [1],
+                                  "expansion_requirement": "whom Alfa visited", "expand_ids": [1], "continue": 1}],
+        "neuropath.track.hop2": [{"reasoning_chain": "Alfa visited Zed Vell.", "valid_ids": [2],
+                                  "expansion_requirement": "", "expand_ids": [], "continue": 0}],
+        "answer": lambda messages, stage: {"reasoning": "r", "answer": "Zed Vell", "cited": [1]},
+    })
+    traces = ask(memory, "Whom did the person Alpha met visit?", llm=llm, embedder=HashEmbedder(overrides=NAME_VECTORS),
+                 methods=["dense", "neuropath", "ecphory"])
+    dense_t, np_t, ec_t = traces
+    pages = [trace_graphs.dense_graph(dense_t)[0], trace_graphs.neuropath_overview(np_t)[0]]
+    pages += [trace_graphs.neuropath_hop_graph(np_t, h.hop)[0] for h in np_t.neuropath.hops]
+    pages += [trace_graphs.ecphory_activation_graph(ec_t, i)[0] for i in range(len(trace_graphs.ecphory_steps(ec_t)))]
+    pages += [trace_graphs.step_graph(t, i)[0] for t in traces for i in range(len(t.steps))]
+    for page in pages:
+        graph_html.check_safe(page)
+        assert graph_data(page)[0]
+    hop1 = nodes_by_id(trace_graphs.neuropath_hop_graph(np_t, 1)[0])
+    assert hop1["e:alpha"]["shape"] == "star" and hop1["e:alfa"]["color"]["background"] == "#1a7f37"
+    assert set(trace_graphs.highlighted_nodes(np_t, len(np_t.steps) - 1)) == {n.id for n in np_t.nodes}
+    # the query-entity call is billed to NeuroPath and EcphoryRAG and counted once overall
+    totals = {r["method"]: r for r in tables.totals_across(traces).to_dict("records")}
+    per_method = sum(totals[m]["calls"] for m in ("dense", "neuropath", "ecphory"))
+    assert totals[tables.ALL_METHODS]["calls"] == per_method - 1
+    assert len(tables.candidates_table(np_t.neuropath.hops[1])) == len(np_t.neuropath.hops[1].candidates)
+    assert tables.ranked_table(np_t, limit=3)["position"].tolist() == [1, 2, 3]
+    assert len(charts.tokens_chart(traces).data) == len({c.stage for t in traces for c in t.llm_calls})
+
+
+# ================================================================== in a real browser
+def _browser():
+    import os
+    import shutil
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    exe = shutil.which("chromium") or "/usr/bin/chromium"
+    if not os.path.exists(exe):
+        pytest.skip("Debian chromium is not installed")
+    return sync_api, exe
+
+
+def test_hostile_graph_in_chromium_draws_text_fires_nothing_and_fetches_nothing():
+    sync_api, exe = _browser()
+    nodes, edges = small_graph(HOSTILE)
+    nodes[0].tooltip = HOSTILE[2] + " href"
+    edges[0].label = HOSTILE[1]
+    page_html = render(nodes, edges)
+    dialogs, requests = [], []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.on("request", lambda r: requests.append(r.url))
+            page.set_content(page_html, wait_until="load")
+            page.wait_for_function("typeof network !== 'undefined' && nodes.length === 3")
+            assert page.evaluate("nodes.get('n1').label") == HOSTILE[1]
+            assert page.evaluate("document.querySelectorAll('img, iframe, script[src], link[href]').length") == 0
+            # hover the first node: vis-network shows the tooltip as text
+            x, y = page.evaluate("(() => { const p = network.getPositions(['n0'])['n0']; "
+                                 "const d = network.canvasToDOM(p); "
+                                 "const r = document.querySelector('#mynetwork canvas').getBoundingClientRect(); "
+                                 "return [r.left + d.x, r.top + d.y]; })()")
+            page.mouse.move(x + 40, y + 40)
+            page.mouse.move(x, y)
+            page.wait_for_selector("div.vis-tooltip", state="visible", timeout=5000)
+            tip = page.evaluate("document.querySelector('div.vis-tooltip').innerText")
+            assert tip.replace("\u200b", "") == HOSTILE[2] + " href"
+            assert page.evaluate("document.querySelectorAll('div.vis-tooltip *').length") == 0
+            page.wait_for_timeout(300)
+        finally:
+            browser.close()
+    assert dialogs == []
+    assert [u for u in requests if not u.startswith(("about:", "data:"))] == []
