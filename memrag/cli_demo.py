@@ -1,0 +1,47 @@
+"""python -m memrag demo record | extract — rebuild the shipped demo's recordings or memory."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+
+
+def register(sub, add_backend_args) -> dict:
+    p = sub.add_parser("demo", help="re-record the sample questions, or re-extract the sample memory")
+    p.add_argument("action", choices=["record", "extract"])
+    add_backend_args(p)
+    return {"demo": cmd_demo}
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from memrag import demo, store
+    from memrag.cli import _settings
+    from memrag.embed import get_embedder
+    from memrag.progress import ProgressLine
+
+    if args.action == "extract":
+        target = demo.sample_memory_dir()
+        print(f"re-extracting the sample memory into {target} (about 40 chunks × 30–60 s on the embedded model)",
+              file=sys.stderr)
+        for p in target.glob("v[0-9]*"):
+            shutil.rmtree(p)
+        (target / store.CURRENT).unlink(missing_ok=True)
+        from memrag.cli import main
+        return main(["index", str(demo.sample_docs_dir()), "--memory", str(target), "--name",
+                     "Varrow Coast (sample)", "--backend", args.backend or "embedded"])
+    from memrag.llm.factory import make_llm
+
+    settings = _settings(args)
+    if not args.backend:
+        settings.backend = "embedded"  # the shipped recordings are made with the embedded model
+    memory = store.load(demo.sample_memory_dir(), get_embedder().model_id)
+    llm, choice = make_llm(settings)
+    print(f"recording with {choice.backend} / {choice.model}", file=sys.stderr)
+    questions = demo.sample_questions()
+    bar = ProgressLine("recording", len(questions))
+    path = demo.record(memory, llm, get_embedder(), demo.sample_memory_dir(), questions=questions,
+                       progress=lambda i, n, qid, s: bar.update(i, f"{qid} {s:.0f}s"))
+    bar.close()
+    print(f"wrote {path}")
+    return 0
