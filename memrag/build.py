@@ -79,7 +79,7 @@ def _outcome_from_json(s: str) -> ExtractOutcome:
 
 def chunk_key(llm: LLM, chunk: ChunkText) -> str:
     blob = json.dumps([version_for("index.extract"), prompts.extract_messages(chunk.title, chunk.text),
-                       llm.identity()], sort_keys=True)
+                       prompts.EXTRACT_SCHEMA, llm.identity()], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

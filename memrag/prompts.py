@@ -25,7 +25,7 @@ STAGE_VERSIONS: dict[str, str] = {
 
 # Per-stage completion budgets (tokens).
 MAX_TOKENS: dict[str, int] = {
-    "index.extract": 900,
+    "index.extract": 800,
     "query.entities": 120,
     "neuropath.track": 450,
     "answer": 200,
@@ -64,13 +64,13 @@ EXTRACT_SCHEMA: dict[str, Any] = {
     "properties": {
         "entities": {
             "type": "array",
-            "maxItems": 24,
+            "maxItems": 14,
             "items": {
                 "type": "object",
                 "properties": {
                     "name": _str(60),
                     "type": _str(20),
-                    "description": _str(160),
+                    "description": _str(90),
                     "importance": {"type": "integer", "minimum": 1, "maximum": 5},
                 },
                 "required": ["name", "type", "description", "importance"],
@@ -78,7 +78,7 @@ EXTRACT_SCHEMA: dict[str, Any] = {
         },
         "triples": {
             "type": "array",
-            "maxItems": 30,
+            "maxItems": 16,
             "items": {"type": "array", "minItems": 3, "maxItems": 3, "items": _str(60)},
         },
     },
