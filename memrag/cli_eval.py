@@ -1,0 +1,126 @@
+"""python -m memrag eval --dataset musique|2wiki|hotpotqa|sample --data PATH --scope ... --out DIR"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from memrag.ask import METHODS
+from memrag.eval.datasets import DATASET_NAMES, SCOPES
+
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_corpus"
+
+
+def register(sub, add_backend_args) -> dict:
+    p = sub.add_parser("eval", help="evaluate methods on a benchmark (recall@k, EM/F1, gold fate, cost); resumable")
+    p.add_argument("--dataset", required=True, choices=DATASET_NAMES)
+    p.add_argument("--data", type=Path, help="questions file (for sample: the sample folder; default: the repo's)")
+    p.add_argument("--corpus", type=Path, help="MuSiQue corpus JSON (needed with --import-openie); "
+                   "for sample: the documents folder")
+    p.add_argument("--import-openie", type=Path, help="MuSiQue OpenIE file: build the graph from it, no LLM extraction")
+    p.add_argument("--memory", type=Path, help="pooled scopes: the memory folder to open or build (default OUT/memory)")
+    p.add_argument("--scope", required=True, choices=SCOPES, help="corpus scope (recorded in every summary)")
+    p.add_argument("--limit", type=int, help="the first N questions (default: all)")
+    p.add_argument("--methods", default=",".join(METHODS), help="comma-separated, from: " + ", ".join(METHODS))
+    p.add_argument("--params", default="{}", help='JSON or a .json file: {"neuropath": {"max_hops": 3}, ...}')
+    p.add_argument("--no-answer", action="store_true", help="retrieval only: no answer step, no EM/F1")
+    p.add_argument("--fate-k", type=int, default=5, help="gold fate: a passage counts as found within the top k")
+    p.add_argument("--out", required=True, type=Path, help="run folder (results.jsonl, summary.json, report.html)")
+    p.add_argument("--no-cache", action="store_true", help="do not reuse recorded LLM replies")
+    add_backend_args(p)
+    return {"eval": cmd_eval}
+
+
+def _params(text: str) -> dict:
+    source = Path(text).read_text(encoding="utf-8") if text.strip().endswith(".json") else text
+    params = json.loads(source)
+    if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
+        raise ValueError('--params must be a JSON object of objects: {"method": {"name": value}}')
+    return params
+
+
+def config_from_args(args: argparse.Namespace):
+    from memrag.eval.runner import EvalConfig
+
+    data = args.data
+    if data is None:
+        if args.dataset != "sample":
+            raise ValueError("--data is required (the questions file)")
+        data = SAMPLE_DIR
+    if args.limit is not None and args.limit < 1:
+        raise ValueError("--limit must be at least 1")
+    methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
+    return EvalConfig(dataset=args.dataset, data=data, out=args.out, scope=args.scope, limit=args.limit,
+                      methods=methods, corpus=args.corpus, import_openie=args.import_openie, memory=args.memory,
+                      answer=not args.no_answer, params=_params(args.params), fate_k=args.fate_k,
+                      command="python -m memrag " + shlex.join(sys.argv[1:]))
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from memrag.cli import _settings
+    from memrag.eval.report import markdown_table
+    from memrag.eval.runner import REPORT_HTML, RESULTS, SUMMARY, run_eval
+    from memrag.llm.base import LLMError
+    from memrag.llm.factory import make_llm
+    from memrag.openie import OpenIEFormatError
+    from memrag.progress import ProgressLine
+    from memrag.store import MemoryFormatError
+
+    settings = _settings(args)
+    try:
+        config = config_from_args(args)
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+    def llm_factory():
+        # Called by the run only when it needs an LLM; the parallelism applies to its memory builds.
+        llm, choice = make_llm(settings)
+        print(f"LLM: {choice.backend} / {choice.model} ({choice.reason})", file=sys.stderr)
+        if choice.backend == "ollama":
+            config.extract_parallel = settings.extract_parallel
+        return llm
+
+    bar = index_bar = None
+    summary = None
+    todo = done_now = 0
+    try:
+        for ev in run_eval(config, llm_factory=llm_factory):
+            d = ev.data
+            if ev.kind == "start":
+                todo = d["todo"]
+                print(f"{d['questions']} questions, {d['done']} already done; scope {d['scope']} "
+                      f"({d['corpus_size']} passages)", file=sys.stderr)
+            elif ev.kind == "index":
+                if d["event"] == "start":
+                    index_bar = ProgressLine(f"indexing {d['memory']}", d.get("chunks", 0))
+                elif d["event"] == "chunk_done" and index_bar is not None:
+                    index_bar.update(d["i"] + 1, "FAILED" if not d.get("ok", True) else "")
+                elif d["event"] == "done" and index_bar is not None:
+                    index_bar.update(index_bar.total)
+                    index_bar.close()
+                    index_bar = None
+            elif ev.kind == "question":
+                if bar is None:  # counts this session's questions, so the ETA is not flattered by a resume
+                    bar = ProgressLine("evaluating", todo)
+                done_now += 1
+                r5 = ", ".join(f"{m} {100 * v['recall@5']:.0f}" for m, v in d["metrics"].items())
+                bar.update(done_now, f"{d['qid']} R@5 {r5}")
+            elif ev.kind == "done":
+                summary = d["summary"]
+    except (LLMError, OpenIEFormatError, MemoryFormatError, FileNotFoundError, ValueError) as e:
+        if bar is not None:
+            bar.close()
+        print(f"error: {e}", file=sys.stderr)
+        print(f"finished questions are kept in {config.out / RESULTS}; run the same command again to resume",
+              file=sys.stderr)
+        return 1
+    if bar is not None:
+        bar.close()
+    assert summary is not None
+    print(markdown_table(summary))
+    print(f"\n{config.out / SUMMARY}, {config.out / 'summary.md'}, {config.out / REPORT_HTML}", file=sys.stderr)
+    return 0

@@ -1,0 +1,427 @@
+"""Evaluation outputs, all computed from the per-question lines (results.jsonl) and run.json:
+summary.json, a Markdown summary, a plotly HTML report with 95% intervals, and the
+`docs/results.md` page built from summary.json files alone (no number typed by hand):
+
+    python -m memrag.eval.report --out docs/results.md RUN_DIR [RUN_DIR ...]
+
+Scores are fractions in summary.json and percentages in the tables. Text that comes from a
+run (model names, paths, method names) is escaped wherever it is shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import itertools
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, Sequence
+
+from memrag.eval.stats import bootstrap_ci, mean, paired_win_loss
+from memrag.gold import DENSE_FATES, ECPHORY_IN_CONTEXT, ECPHORY_NEVER, NEUROPATH_FATES, fate_order
+
+SCORES = ("recall@1", "recall@2", "recall@5", "recall@10", "em", "raw_em", "f1")
+PAIRED_SCORES = ("recall@2", "recall@5", "em", "f1")
+# Fates always listed for a method (with zero counts), so runs compare line by line.
+FAMILY_FATES = {"neuropath": NEUROPATH_FATES, "ecphory": (ECPHORY_IN_CONTEXT, ECPHORY_NEVER), "dense": DENSE_FATES}
+LABELS = {"recall@1": "R@1", "recall@2": "R@2", "recall@5": "R@5", "recall@10": "R@10", "em": "EM",
+          "raw_em": "raw EM", "f1": "F1"}
+
+
+# ------------------------------------------------------------------ summary.json
+def _mean_or_none(values: Sequence[float | None]) -> float | None:
+    """Mean, or None when there are no values or any is unknown (an unknown count is never 0)."""
+    if not values or any(v is None for v in values):
+        return None
+    return mean([float(v) for v in values])  # type: ignore[arg-type]
+
+
+def _scores(rows: list[dict[str, Any]], metric: str) -> list[float] | None:
+    vals = [r["metrics"].get(metric) for r in rows]
+    if not vals or any(v is None for v in vals):
+        return None
+    return [float(v) for v in vals]
+
+
+def _fate_counts(method: str, rows: list[dict[str, Any]]) -> dict[str, int]:
+    counts = Counter(f["fate"] for r in rows for f in r["gold_fate"])
+    for fate in FAMILY_FATES.get(method, ()):
+        counts.setdefault(fate, 0)
+    return {f: counts[f] for f in sorted(counts, key=lambda f: (fate_order(f), f))}
+
+
+def _method_summary(method: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"n": len(rows)}
+    ci: dict[str, list[float]] = {}
+    for metric in SCORES:
+        vals = _scores(rows, metric)
+        entry[metric] = mean(vals) if vals else None
+        if vals:
+            ci[metric] = list(bootstrap_ci(vals))
+    entry["prompt_tokens_per_query"] = _mean_or_none([r["tokens"]["prompt_tokens"] for r in rows])
+    entry["completion_tokens_per_query"] = _mean_or_none([r["tokens"]["completion_tokens"] for r in rows])
+    entry["llm_calls_per_query"] = _mean_or_none([r["tokens"]["llm_calls"] for r in rows])
+    entry["seconds_per_query"] = _mean_or_none([r["seconds"] for r in rows])
+    entry["gold_fate"] = _fate_counts(method, rows)
+    entry["ci95"] = ci
+    return entry
+
+
+def _paired(methods: list[str], records: list[dict[str, Any]]) -> dict[str, Any]:
+    """For each pair (a vs b): per question, does a score above, below or level with b;
+    the mean difference a − b and its bootstrap 95% interval."""
+    out: dict[str, Any] = {}
+    for a, b in itertools.combinations(methods, 2):
+        pair: dict[str, Any] = {}
+        for metric in PAIRED_SCORES:
+            va = _scores([r["methods"][a] for r in records], metric)
+            vb = _scores([r["methods"][b] for r in records], metric)
+            if va is None or vb is None:
+                continue
+            diffs = [x - y for x, y in zip(va, vb)]
+            pair[metric] = {**paired_win_loss(va, vb), "mean_diff": mean(diffs),
+                            "diff_ci95": list(bootstrap_ci(diffs))}
+        out[f"{a} vs {b}"] = pair
+    return out
+
+
+def _indexing(run: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
+    info = run.get("indexing") or {}
+    if not info.get("per_question"):
+        return dict(info)
+    per = [r["indexing"] for r in records if r.get("indexing")]
+    total: dict[str, Any] = {"per_question": True, "memories": len(per),
+                             "built": sum(1 for x in per if x["source"] != "opened")}
+    for key in ("documents", "chunks", "entities", "engrams", "triples", "failures", "llm_calls",
+                "prompt_tokens", "completion_tokens", "extraction_seconds", "missing_passages"):
+        vals = [x.get(key) for x in per]
+        total[key] = None if any(v is None for v in vals) else round(sum(vals), 3)
+    return total
+
+
+def _deviations(methods: list[str]) -> list[dict[str, str]] | None:
+    try:
+        from memrag.deviations import all_deviations
+    except ImportError:
+        return None
+    return [d for d in all_deviations() if d["method"] in ("all", *methods)]
+
+
+def summarise(records: list[dict[str, Any]], run: dict[str, Any]) -> dict[str, Any]:
+    """summary.json from the finished questions (in question order) and run.json."""
+    methods = list(run["identity"]["methods"])
+    summary: dict[str, Any] = {
+        "stamp": run["stamp"],
+        "scope": run["identity"]["scope"],
+        "methods": {m: _method_summary(m, [r["methods"][m] for r in records]) for m in methods},
+        "indexing": _indexing(run, records),
+        "paired": _paired(methods, records),
+        "all_methods": {
+            "prompt_tokens_per_query": _mean_or_none([r["all_methods"]["prompt_tokens"] for r in records]),
+            "completion_tokens_per_query": _mean_or_none([r["all_methods"]["completion_tokens"] for r in records]),
+            "llm_calls_per_query": _mean_or_none([r["all_methods"]["llm_calls"] for r in records]),
+        },
+    }
+    deviations = _deviations(methods)
+    if deviations is not None:
+        summary["deviations"] = deviations
+    return summary
+
+
+def write_summary(out: Path, run: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
+    from memrag.eval.runner import SUMMARY, write_json_atomic
+
+    summary = summarise(records, run)
+    write_json_atomic(Path(out) / SUMMARY, summary)
+    return summary
+
+
+def write_outputs(out: Path, run: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
+    """summary.json, summary.md and report.html."""
+    from memrag.eval.runner import REPORT_HTML, SUMMARY_MD
+
+    summary = write_summary(out, run, records)
+    (Path(out) / SUMMARY_MD).write_text(summary_markdown(summary), encoding="utf-8")
+    (Path(out) / REPORT_HTML).write_text(html_report(summary), encoding="utf-8")
+    return summary
+
+
+# ------------------------------------------------------------------ Markdown
+# Characters that can start markup inside a Markdown table cell or a line (emphasis, code, links,
+# images, HTML, math, strikethrough, cell borders). Escaping only these keeps the page readable
+# while run text (model names, paths) still cannot become a link, an image or HTML.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|$~])")
+
+
+def _md(text: Any) -> str:
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{100 * v:.1f}"
+
+
+def _num(v: float | None, digits: int = 1) -> str:
+    return "–" if v is None else f"{v:,.{digits}f}"
+
+
+def _with_ci(entry: dict[str, Any], metric: str) -> str:
+    v = entry.get(metric)
+    ci = entry.get("ci95", {}).get(metric)
+    if v is None:
+        return "–"
+    return f"{_pct(v)} [{_pct(ci[0])}–{_pct(ci[1])}]" if ci else _pct(v)
+
+
+# Each table is built once as plain cells and rendered as Markdown or HTML. Only the columns
+# listed in `text_cols` hold text from the run (names, fates): those are escaped for Markdown.
+Table = tuple[list[str], list[list[str]], tuple[int, ...]]
+
+
+def _markdown(table: Table) -> str:
+    header, rows, text_cols = table
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_md(c) if i in text_cols else c for i, c in enumerate(r)) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _html_table(table: Table) -> str:
+    header, rows, _ = table
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def score_rows(summary: dict[str, Any]) -> Table:
+    """One row per method: recall@k, EM / raw EM / F1 (percent, 95% bootstrap intervals for
+    R@2, R@5, EM and F1), then the cost per query."""
+    header = ["method", "n", "R@1", "R@2", "R@5", "R@10", "EM", "raw EM", "F1",
+              "prompt tok/q", "completion tok/q", "LLM calls/q", "s/q"]
+    rows = []
+    for m, e in summary["methods"].items():
+        rows.append([str(m), str(e["n"]), _pct(e["recall@1"]), _with_ci(e, "recall@2"), _with_ci(e, "recall@5"),
+                     _pct(e["recall@10"]), _with_ci(e, "em"), _pct(e["raw_em"]), _with_ci(e, "f1"),
+                     _num(e["prompt_tokens_per_query"], 0), _num(e["completion_tokens_per_query"], 0),
+                     _num(e["llm_calls_per_query"], 2), _num(e["seconds_per_query"], 2)])
+    return header, rows, (0,)
+
+
+def fate_rows(summary: dict[str, Any]) -> Table:
+    """Gold passages by fate, per method."""
+    rows = []
+    for m, e in summary["methods"].items():
+        total = sum(e["gold_fate"].values())
+        for fate, n in e["gold_fate"].items():
+            rows.append([str(m), str(fate), str(n), f"{100 * n / total:.1f}" if total else "–"])
+    return ["method", "gold passage fate", "count", "%"], rows, (0, 1)
+
+
+def paired_rows(summary: dict[str, Any]) -> Table:
+    rows = []
+    for pair, metrics in summary["paired"].items():
+        for metric, p in metrics.items():
+            lo, hi = p["diff_ci95"]
+            rows.append([str(pair), LABELS[metric], str(p["wins"]), str(p["losses"]), str(p["ties"]),
+                         f"{100 * p['mean_diff']:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"])
+    return ["pair (a vs b)", "score", "a wins", "a loses", "ties", "mean a − b (95% CI), points"], rows, (0,)
+
+
+def markdown_table(summary: dict[str, Any]) -> str:
+    return _markdown(score_rows(summary))
+
+
+def fate_table(summary: dict[str, Any]) -> str:
+    return _markdown(fate_rows(summary))
+
+
+def paired_table(summary: dict[str, Any]) -> str:
+    return _markdown(paired_rows(summary))
+
+
+def _indexing_line(ix: dict[str, Any]) -> str:
+    if not ix:
+        return "Indexing: not recorded."
+    parts = [f"{k} {_md(ix[k])}" for k in ("memories", "documents", "chunks", "entities", "engrams", "triples",
+                                            "failures", "prompt_tokens", "completion_tokens", "extraction_seconds")
+             if k in ix and ix[k] is not None]
+    where = f" ({_md(ix['source'])}, {_md((ix.get('llm') or {}).get('model', ''))})" if "source" in ix else ""
+    return "Indexing" + where + ": " + ", ".join(parts) + "."
+
+
+def _stamp_lines(stamp: dict[str, Any]) -> list[str]:
+    model = stamp.get("llm_model") or "none (retrieval only)"
+    lines = [
+        f"- dataset {_md(stamp.get('dataset'))}, scope {_md(stamp.get('scope'))}, "
+        f"{stamp.get('questions')} questions (limit {_md(stamp.get('limit') or 'none')}), "
+        f"corpus {stamp.get('corpus_size')} passages",
+        f"- LLM {_md(stamp.get('llm_backend') or '–')} / {_md(model)}"
+        + (f" (sha256 {_md(stamp['llm_file_sha256'][:12])}…)" if stamp.get("llm_file_sha256") else "")
+        + f"; embedder {_md(stamp.get('embedder'))}; answers {'on' if stamp.get('answers') else 'off'}",
+        f"- memrag {_md(stamp.get('memrag_revision'))}"
+        + (f" (resumed with {_md(', '.join(stamp['resumed_revisions']))})" if stamp.get("resumed_revisions") else "")
+        + f", prompts {_md(stamp.get('prompt_version'))}, started {_md(stamp.get('started'))}",
+    ]
+    if stamp.get("command"):
+        lines.append(f"- command: `{stamp['command'].replace('`', '')}`")
+    return lines
+
+
+def deviations_table(summary: dict[str, Any]) -> str:
+    rows = [[d["method"], d["what"], d["paper"], d["memrag"]] for d in summary.get("deviations") or []]
+    return _markdown((["method", "what", "papers", "memrag"], rows, (0, 1, 2, 3))) if rows else ""
+
+
+def summary_markdown(summary: dict[str, Any], title: str | None = None, heading: str = "#",
+                     deviations: bool = True) -> str:
+    stamp = summary["stamp"]
+    title = title or f"{stamp.get('dataset')} — {summary['scope']}"
+    parts = [f"{heading} {_md(title)}", "", *_stamp_lines(stamp), "", markdown_table(summary), "",
+             "Percent; [95% bootstrap interval over questions]. Tokens and calls per query bill the shared "
+             "query-entity call to each method; across methods (counted once): "
+             f"{_num(summary['all_methods']['prompt_tokens_per_query'], 0)} prompt / "
+             f"{_num(summary['all_methods']['completion_tokens_per_query'], 0)} completion tokens, "
+             f"{_num(summary['all_methods']['llm_calls_per_query'], 2)} calls per question.", "",
+             _indexing_line(summary["indexing"]), "",
+             f"{heading}# Gold passage fates (k = {stamp.get('fate_k')})", "", fate_table(summary), ""]
+    if any(summary["paired"].values()):
+        parts += [f"{heading}# Paired comparison", "", paired_table(summary), ""]
+    dev = deviations_table(summary) if deviations else ""
+    if dev:
+        parts += [f"{heading}# Deviations from the papers", "", dev, ""]
+    return "\n".join(parts)
+
+
+# ------------------------------------------------------------------ HTML (plotly)
+def _label(text: Any) -> str:
+    # plotly reads a few HTML tags in labels: keep angle brackets from ever forming one
+    return str(text).replace("<", "‹").replace(">", "›")
+
+
+def _bars(summary: dict[str, Any], metrics: Sequence[str], title: str):
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for m, e in summary["methods"].items():
+        shown = [k for k in metrics if e.get(k) is not None]
+        if not shown:
+            continue
+        y = [100 * e[k] for k in shown]
+        ci = [e["ci95"].get(k) for k in shown]
+        fig.add_trace(go.Bar(
+            name=_label(m), x=[LABELS[k] for k in shown], y=y,
+            error_y={"type": "data", "symmetric": False,
+                     "array": [100 * c[1] - v if c else 0 for c, v in zip(ci, y)],
+                     "arrayminus": [v - 100 * c[0] if c else 0 for c, v in zip(ci, y)]}))
+    fig.update_layout(title=title, barmode="group", yaxis_title="percent (95% bootstrap interval)",
+                      yaxis_range=[0, 100], height=380, margin={"t": 50, "b": 40})
+    return fig
+
+
+def _cost(summary: dict[str, Any]):
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    names = list(summary["methods"])
+    e = summary["methods"]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("tokens per query", "seconds per query"))
+    for key, label in (("prompt_tokens_per_query", "prompt"), ("completion_tokens_per_query", "completion")):
+        fig.add_trace(go.Bar(name=label, x=[_label(m) for m in names], y=[e[m][key] for m in names]), row=1, col=1)
+    fig.add_trace(go.Bar(name="seconds", x=[_label(m) for m in names], y=[e[m]["seconds_per_query"] for m in names],
+                         showlegend=False), row=1, col=2)
+    fig.update_layout(barmode="stack", height=360, margin={"t": 50, "b": 40})
+    return fig
+
+
+def _fates(summary: dict[str, Any]):
+    import plotly.graph_objects as go
+
+    names = list(summary["methods"])
+    fates: list[str] = []
+    for m in names:
+        fates += [f for f in summary["methods"][m]["gold_fate"] if f not in fates]
+    fig = go.Figure()
+    for fate in sorted(fates, key=fate_order):
+        counts = [summary["methods"][m]["gold_fate"].get(fate, 0) for m in names]
+        if any(counts):
+            fig.add_trace(go.Bar(name=_label(fate), y=[_label(m) for m in names], x=counts, orientation="h"))
+    fig.update_layout(title=f"Gold passage fates (k = {summary['stamp'].get('fate_k')})", barmode="stack",
+                      xaxis_title="gold passages", height=120 + 60 * len(names), margin={"t": 50, "b": 40})
+    return fig
+
+
+def html_report(summary: dict[str, Any]) -> str:
+    """A standalone page: plotly is embedded (no remote loads); every text is escaped."""
+    stamp = summary["stamp"]
+    figs = [_bars(summary, ("recall@1", "recall@2", "recall@5", "recall@10"), "Recall@k"), _cost(summary),
+            _fates(summary)]
+    if any(e.get("f1") is not None for e in summary["methods"].values()):
+        figs.insert(1, _bars(summary, ("em", "raw_em", "f1"), "Answers"))
+    plots = "".join(f.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, f in enumerate(figs))
+    tables = "".join(f"<h2>{html.escape(name)}</h2>" + _html_table(t)
+                     for name, t in (("Scores", score_rows(summary)), ("Gold passage fates", fate_rows(summary)),
+                                     ("Paired comparison", paired_rows(summary))) if t[1])
+    facts = "".join(f"<li>{html.escape(f'{k}: {v}')}</li>" for k, v in stamp.items()
+                    if k not in ("params", "index_params", "stage_versions"))
+    title = html.escape(f"memrag evaluation — {stamp.get('dataset')} / {summary['scope']}")
+    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>" + title + "</title>"
+            "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse}"
+            "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}</style></head><body>"
+            f"<h1>{title}</h1><ul>{facts}</ul>{plots}{tables}"
+            f"<h2>Stamp</h2><pre>{html.escape(json.dumps(stamp, indent=1, ensure_ascii=False))}</pre></body></html>")
+
+
+# ------------------------------------------------------------------ docs/results.md
+def load_summary(run_dir: Path) -> dict[str, Any]:
+    path = Path(run_dir) / "summary.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"no summary.json in {run_dir}: give the --out folder of an evaluation run")
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as e:
+        raise ValueError(f"{path}: not valid JSON ({e})") from e
+    for key in ("stamp", "scope", "methods", "indexing"):
+        if key not in summary:
+            raise ValueError(f"{path}: not an evaluation summary (no {key!r})")
+    return summary
+
+
+def results_page(run_dirs: Sequence[Path]) -> str:
+    """The results page: one section per run, every figure read from its summary.json."""
+    summaries = [(Path(d), load_summary(d)) for d in run_dirs]
+    parts = ["# Results", "",
+             "Generated by `python -m memrag.eval.report` from the `summary.json` of each run below; "
+             "no figure on this page is typed by hand. Percent; [95% bootstrap interval over questions].", ""]
+    for run_dir, s in summaries:
+        st = s["stamp"]
+        title = f"{st.get('dataset')} — {s['scope']}, {st.get('questions')} questions"
+        body = summary_markdown(s, title=title, heading="##", deviations=False)
+        parts += [body.rstrip(), "", f"Source: `{_md(run_dir.name)}/summary.json`", ""]
+    # The deviations are the same for every run: shown once, at the end of the page.
+    dev = next((deviations_table(s) for _, s in summaries if s.get("deviations")), "")
+    if dev:
+        parts += ["## Deviations from the papers", "", dev, ""]
+    return "\n".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m memrag.eval.report",
+                                     description="Build a results page from evaluation summary.json files.")
+    parser.add_argument("run_dirs", nargs="+", type=Path, help="--out folders of evaluation runs")
+    parser.add_argument("--out", type=Path, required=True, help="the Markdown page to write (e.g. docs/results.md)")
+    args = parser.parse_args(argv)
+    try:
+        page = results_page(args.run_dirs)
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(page, encoding="utf-8")
+    print(f"wrote {args.out} from {len(args.run_dirs)} run(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

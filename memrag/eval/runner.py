@@ -1,0 +1,590 @@
+"""The evaluation run: questions × methods over the corpus the scope names, one JSON line each.
+
+    run = run_eval(EvalConfig(dataset="musique", data=..., out=..., scope="pooled"))
+    for event in run: ...   # start, index (memory building), memory, question, done
+
+Per question: every method is asked (the query-entity call is shared), the ranked list is
+mapped to the dataset's recall units and deduplicated before recall@1/2/5/10, the answer is
+scored (EM / F1 with SQuAD normalisation, raw EM beside it), each gold passage gets its fate
+(memrag.gold), and tokens, LLM calls and seconds are recorded. The line is appended to
+`results.jsonl` and flushed to disk before the next question starts; `summary.json` is
+recomputed from those lines. A rerun with the same settings skips finished questions; a
+torn last line (a crash while writing it) is cut off and that question is done again.
+
+Scopes (memrag.eval.datasets.scoped_corpus): `pooled` = the whole deduplicated corpus, one
+memory (with `import_openie`, the OpenIE file's graph instead of LLM extraction);
+`limit-pooled` = one memory of the first N questions' passages; `per-question` = one small
+memory per question, kept under `out/memories/<qid>` so a rerun reuses it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from memrag import store
+from memrag.ask import METHODS, ask, git_revision, resolve_params
+from memrag.build import build_memory
+from memrag.config import IndexParams, params_dict
+from memrag.embed import Embedder
+from memrag.eval.datasets import SCOPES, Dataset, Passage, Question, load_dataset, question_passages, scoped_corpus
+from memrag.eval.metrics import exact_match, f1_score, raw_exact_match, recall_at_k
+from memrag.gold import NOT_IN_MEMORY, best_fate, gold_fate
+from memrag.ingest import Document, benchmark_document, read_paths
+from memrag.llm.base import LLM
+from memrag.memory import Memory
+from memrag.openie import import_openie
+from memrag.prompts import PROMPT_VERSION, STAGE_VERSIONS
+from memrag.trace import Trace
+from memrag.viz.tables import ALL_METHODS, totals_across
+
+RECALL_KS = (1, 2, 5, 10)
+RANKED_KEPT = 100  # ranked entries kept in each stored trace; recall and fates are computed before the cut
+TOP_PASSAGES = 10  # distinct passages listed per method in each record, for drill-down
+
+RESULTS = "results.jsonl"
+RUN = "run.json"
+SUMMARY = "summary.json"
+SUMMARY_MD = "summary.md"
+REPORT_HTML = "report.html"
+
+
+@dataclass
+class EvalConfig:
+    dataset: str
+    data: Path
+    out: Path
+    scope: str = "pooled"
+    limit: int | None = None
+    methods: tuple[str, ...] = ("dense", "neuropath", "ecphory")
+    corpus: Path | None = None  # MuSiQue corpus file, or the sample documents folder
+    import_openie: Path | None = None  # MuSiQue/HippoRAG OpenIE file: the graph without LLM extraction
+    memory: Path | None = None  # pooled scopes: open or build the memory here instead of out/memory
+    answer: bool = True  # False: retrieval only (no answer step, no EM/F1)
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)  # method → parameter overrides
+    fate_k: int = 5  # gold fate: "top k" cut
+    extract_parallel: int = 1  # extraction requests in flight when a memory is built (Ollama)
+    command: str = ""  # the command line, for the stamp
+
+
+@dataclass
+class EvalEvent:
+    kind: str  # start | index | memory | question | done
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------ results file
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """The finished questions. A last line without its newline is a write cut short by a crash:
+    it is removed from the file (that question will be done again). Any other unreadable line
+    means the file was damaged, and the run stops rather than guess."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    complete = data.rfind(b"\n") + 1
+    if complete < len(data):
+        with path.open("r+b") as fh:
+            fh.truncate(complete)
+            fh.flush()
+            os.fsync(fh.fileno())
+    records = []
+    for lineno, line in enumerate(data[:complete].decode("utf-8").split("\n")[:-1], start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError as e:
+            raise ValueError(f"{path}:{lineno}: unreadable result line ({e}); move the file aside or "
+                             "remove that line to resume") from e
+        if not isinstance(rec, dict) or "qid" not in rec:
+            raise ValueError(f"{path}:{lineno}: not a result record")
+        records.append(rec)
+    return records
+
+
+def append_record(path: Path, record: dict[str, Any]) -> None:
+    """One line, written and forced to disk before the run moves on."""
+    line = json.dumps(record, ensure_ascii=False) + "\n"
+    with Path(path).open("a", encoding="utf-8") as fh:
+        fh.write(line)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# ------------------------------------------------------------------ chunks → recall units
+@dataclass
+class ChunkUnits:
+    """Which passage (and so which recall unit) each chunk of a memory belongs to."""
+    pid_of_chunk: dict[int, str]
+    unit_of_chunk: dict[int, str]
+    chunks_of_unit: dict[str, list[int]]
+    missing: list[str]  # passages of the scope with no chunk in the memory
+
+    def unit(self, chunk_id: int) -> str:
+        # A chunk of no known passage still takes a slot of its own in the ranking.
+        return self.unit_of_chunk.get(chunk_id, f"chunk:{chunk_id}")
+
+
+def map_chunks(memory: Memory, ds: Dataset, passages: list[Passage]) -> ChunkUnits:
+    """Map each memory document to its passage: by (title, text) as the corpus gives them (an
+    OpenIE import keeps them verbatim), else by document id (built memories use the pid).
+    Refuses a memory holding documents outside the scope: its recall would not be the scope's."""
+    by_text = {(p.title, p.text): p for p in ds.passages.values()}
+    in_scope = {p.pid for p in passages}
+    pid_of_doc: dict[str, str] = {}
+    foreign: list[str] = []
+    for d in memory.documents:
+        p = by_text.get((d.title, d.text)) or ds.passages.get(d.doc_id)
+        if p is None or p.pid not in in_scope:
+            foreign.append(d.doc_id)
+        else:
+            pid_of_doc[d.doc_id] = p.pid
+    if foreign:
+        raise ValueError(
+            f"the memory holds {len(foreign)} document(s) that are not passages of this {ds.name} scope "
+            f"(first: {foreign[0]!r}); it was built for another corpus or scope: give another --memory or --out")
+    pid_of_chunk, unit_of_chunk, chunks_of_unit = {}, {}, {}
+    for c in memory.chunks:
+        pid = pid_of_doc.get(c.doc_id)
+        if pid is None:
+            continue
+        unit = ds.passages[pid].unit
+        pid_of_chunk[c.chunk_id] = pid
+        unit_of_chunk[c.chunk_id] = unit
+        chunks_of_unit.setdefault(unit, []).append(c.chunk_id)
+    covered = set(pid_of_chunk.values())
+    return ChunkUnits(pid_of_chunk, unit_of_chunk, chunks_of_unit, [p.pid for p in passages if p.pid not in covered])
+
+
+# ------------------------------------------------------------------ scoring one question
+def _count(v: Any) -> int | None:
+    return None if v is None or pd.isna(v) else int(v)
+
+
+def call_totals(traces: list[Trace]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Per method (the shared query-entity call billed to each) and across methods (counted once),
+    with the app's own rules (memrag.viz.tables.totals_across)."""
+    rows = {r["method"]: r for r in totals_across(traces).to_dict("records")}
+
+    def pick(r: dict[str, Any]) -> dict[str, Any]:
+        return {"prompt_tokens": _count(r["prompt tokens"]), "completion_tokens": _count(r["completion tokens"]),
+                "llm_calls": int(r["calls"]), "cached_calls": int(r["recorded calls"])}
+
+    return {t.method: pick(rows[t.method]) for t in traces}, pick(rows[ALL_METHODS])
+
+
+def _answer_scores(trace: Trace, answers: list[str]) -> dict[str, float | None]:
+    if trace.answer is None:
+        return {"em": None, "raw_em": None, "f1": None}
+    a = trace.answer
+    return {"em": exact_match(a.answer, answers), "raw_em": raw_exact_match(a.raw_answer, answers),
+            "f1": f1_score(a.answer, answers)}
+
+
+def unit_fates(trace: Trace, q: Question, units: ChunkUnits, k: int) -> list[dict[str, Any]]:
+    """One fate per gold passage (unit): the best of its chunks' fates."""
+    out = []
+    for u in q.gold_units:
+        cids = units.chunks_of_unit.get(u, [])
+        if not cids:
+            out.append({"unit": u, "chunk_id": None, "fate": NOT_IN_MEMORY,
+                        "detail": "no chunk of this gold passage is in the memory", "rank": None})
+            continue
+        best = best_fate(gold_fate(trace, cids, k, unit_of=units.unit))
+        out.append({"unit": u, **best})
+    return out
+
+
+def score_question(q: Question, traces: list[Trace], units: ChunkUnits, fate_k: int) -> dict[str, Any]:
+    per_method, across = call_totals(traces)
+    methods: dict[str, Any] = {}
+    for t in traces:
+        ranked_units = [units.unit(r.chunk_id) for r in t.ranked]
+        metrics: dict[str, float | None] = {f"recall@{k}": recall_at_k(ranked_units, q.gold_units, k)
+                                            for k in RECALL_KS}
+        metrics.update(_answer_scores(t, q.answers))
+        top: list[str] = []
+        seen: set[str] = set()
+        for r in t.ranked:
+            u = units.unit(r.chunk_id)
+            if u not in seen:
+                seen.add(u)
+                top.append(units.pid_of_chunk.get(r.chunk_id, f"chunk:{r.chunk_id}"))
+                if len(top) == TOP_PASSAGES:
+                    break
+        trace = t.to_dict()
+        trace["ranked"] = trace["ranked"][:RANKED_KEPT]
+        methods[t.method] = {
+            "metrics": metrics,
+            "gold_fate": unit_fates(t, q, units, fate_k),
+            "tokens": per_method[t.method],
+            "seconds": t.seconds,
+            "retrieval_seconds": t.retrieval_seconds,
+            "answer": t.answer.answer if t.answer is not None else None,
+            "top_passages": top,
+            "ranked_total": len(t.ranked),
+            "trace": trace,
+        }
+    return {"qid": q.qid, "question": q.question, "answers": q.answers, "gold_units": q.gold_units,
+            "hops": q.meta.get("hops"), "methods": methods, "all_methods": across}
+
+
+# ------------------------------------------------------------------ memories
+def memory_indexing(memory: Memory) -> dict[str, Any]:
+    """What the memory holds and what building it cost (from its own ledger and log)."""
+    prompt = completion = 0
+    unknown = False
+    for r in memory.ledger_rows:
+        if r.get("prompt_tokens") is None or r.get("completion_tokens") is None:
+            unknown = True
+        else:
+            prompt += r["prompt_tokens"]
+            completion += r["completion_tokens"]
+    return {
+        "fingerprint": memory.fingerprint(),
+        "llm": dict(memory.llm),
+        "documents": len(memory.documents), "chunks": len(memory.chunks), "entities": len(memory.entities),
+        "engrams": len(memory.engrams), "triples": len(memory.triples),
+        "failures": sum(1 for x in memory.extraction_log.values() if x.status == "failed"),
+        "llm_calls": len(memory.ledger_rows),
+        "prompt_tokens": None if unknown else prompt,
+        "completion_tokens": None if unknown else completion,
+        "extraction_seconds": round(sum(x.seconds for x in memory.extraction_log.values()), 3),
+    }
+
+
+def _safe_dir_name(qid: str) -> str:
+    """A folder name for a question id; ids that need changing get a hash so two never collide."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", qid).strip("._")[:80]
+    if safe != qid or not safe:
+        safe = f"{safe or 'q'}-{hashlib.sha1(qid.encode()).hexdigest()[:8]}"
+    return safe
+
+
+def _sample_docs_dir(config: EvalConfig) -> Path:
+    if config.corpus is not None:
+        return Path(config.corpus)
+    data = Path(config.data)
+    if data.is_dir():
+        return data / "docs" if (data / "docs").is_dir() else data
+    return data.parent / "docs"
+
+
+def _documents(config: EvalConfig, passages: list[Passage]) -> list[Document]:
+    """The scope's passages as documents. Benchmark passages are never split; the sample corpus is
+    read from its files exactly as `python -m memrag index` reads them (doc id = file stem = pid)."""
+    if config.dataset != "sample":
+        return [benchmark_document(p.pid, p.title, p.text, config.dataset) for p in passages]
+    folder = _sample_docs_dir(config)
+    report = read_paths([folder / f"{p.pid}.md" for p in passages], IndexParams())
+    if report.problems:
+        raise ValueError("cannot read sample documents: "
+                         + "; ".join(f"{x.name}: {x.reason}" for x in report.problems))
+    return report.documents
+
+
+def _openie_files(config: EvalConfig, passages: list[Passage], work: Path) -> tuple[Path, Path]:
+    """The OpenIE and corpus files for these passages: the given files when the scope is the whole
+    corpus, else index-aligned subsets of both written under `work`."""
+    assert config.import_openie is not None and config.corpus is not None
+    corpus = json.loads(Path(config.corpus).read_text(encoding="utf-8"))
+    openie = json.loads(Path(config.import_openie).read_text(encoding="utf-8"))
+    docs = openie.get("docs") if isinstance(openie, dict) else None
+    if not isinstance(corpus, list) or not isinstance(docs, list) or len(docs) != len(corpus):
+        raise ValueError(f"{config.import_openie} and {config.corpus} are not index-aligned OpenIE and corpus files")
+    wanted = {(p.title, p.text) for p in passages}
+    if wanted == {(str(e.get("title", "")), str(e.get("text", ""))) for e in corpus}:
+        return Path(config.import_openie), Path(config.corpus)
+    picked: dict[tuple[str, str], int] = {}
+    for i, e in enumerate(corpus):
+        key = (str(e.get("title", "")), str(e.get("text", "")))
+        if key in wanted and key not in picked:
+            picked[key] = i
+    if len(picked) != len(wanted):
+        raise ValueError(f"{len(wanted) - len(picked)} passage(s) of the scope are not in {config.corpus}")
+    order = sorted(picked.values())
+    work.mkdir(parents=True, exist_ok=True)
+    corpus_file, openie_file = work / "corpus.json", work / "openie.json"
+    write_json_atomic(corpus_file, [corpus[i] for i in order])
+    write_json_atomic(openie_file, {"docs": [docs[i] for i in order]})
+    return openie_file, corpus_file
+
+
+def _scalars(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if isinstance(v, (int, float, str, bool)) or v is None}
+
+
+def ready_memory(config: EvalConfig, ds: Dataset, passages: list[Passage], path: Path, label: str,
+                 embedder: Embedder, llm: LLM | None) -> Generator[EvalEvent, None, tuple[Memory, ChunkUnits, dict]]:
+    """Open the memory at `path` if it already holds these passages, else build (or extend) it.
+    Yields indexing events; returns (memory, chunk → unit map, indexing facts)."""
+    t0 = time.perf_counter()
+    source = "opened"
+    build = True
+    if store.is_memory_dir(path):
+        memory = store.load(path, embedder.model_id)
+        units = map_chunks(memory, ds, passages)
+        # Passages without text make no chunk: they can never be added, so they do not call for a build.
+        unbuilt = [pid for pid in units.missing if ds.passages[pid].text.strip()]
+        if unbuilt and config.import_openie is not None:
+            raise ValueError(f"{path} lacks {len(unbuilt)} passage(s) of this scope; it was imported "
+                             "from another corpus: give another --memory or --out")
+        build = bool(unbuilt)  # an extraction build is extended; its journal keeps finished chunks
+    if build:
+        if config.import_openie is not None:
+            openie_file, corpus_file = _openie_files(config, passages, path.parent / f"{path.name}.openie")
+            events = import_openie(openie_file, corpus_file, embedder, IndexParams(), path=path,
+                                   dataset=config.dataset, name=label)
+            source = "openie-import"
+        else:
+            events = build_memory(path, _documents(config, passages), llm, embedder, IndexParams(), name=label,
+                                  parallel=config.extract_parallel)
+            source = "extraction"
+        memory = None
+        for ev in events:
+            yield EvalEvent("index", {"memory": label, "event": ev.kind, **_scalars(ev.data)})
+            if ev.kind == "done":
+                memory = ev.memory
+        assert memory is not None
+        units = map_chunks(memory, ds, passages)
+    info = {**memory_indexing(memory), "source": source, "path": str(path),
+            "seconds": round(time.perf_counter() - t0, 3), "passages": len(passages),
+            "missing_passages": len(units.missing)}
+    yield EvalEvent("memory", {"memory": label, **_scalars(info)})
+    return memory, units, info
+
+
+def _pooled_memory_path(config: EvalConfig) -> Path:
+    if config.memory is not None:
+        return Path(config.memory)
+    if config.dataset == "sample" and config.scope == "pooled":
+        data = Path(config.data)
+        shipped = (data if data.is_dir() else data.parent) / "memory"
+        if store.is_memory_dir(shipped):
+            return shipped
+    return Path(config.out) / "memory"
+
+
+# ------------------------------------------------------------------ the run record (run.json)
+def _check_config(config: EvalConfig) -> None:
+    if config.scope not in SCOPES:
+        raise ValueError(f"unknown corpus scope {config.scope!r}; expected one of {', '.join(SCOPES)}")
+    unknown = [m for m in config.methods if m not in METHODS]
+    if unknown or not config.methods:
+        raise ValueError(f"unknown or no method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
+    if len(set(config.methods)) != len(config.methods):
+        raise ValueError("a method is named twice")
+    extra = sorted(set(config.params) - set(config.methods))
+    if extra:
+        raise ValueError(f"parameters given for method(s) not being run: {', '.join(extra)}")
+    if config.import_openie is not None:
+        if config.dataset not in ("musique", "hipporag"):
+            raise ValueError("--import-openie applies to MuSiQue / HippoRAG files (an OpenIE file of their corpus)")
+        if config.corpus is None:
+            raise ValueError("--import-openie needs --corpus (the passages the OpenIE file was made from)")
+    if config.memory is not None and config.scope == "per-question":
+        raise ValueError("--memory names one memory; the per-question scope builds one per question under --out")
+    if config.fate_k < 1:
+        raise ValueError(f"fate_k must be at least 1, got {config.fate_k}")
+
+
+def _path_str(p: Path | None) -> str | None:
+    return None if p is None else str(Path(p).resolve())
+
+
+def run_identity(config: EvalConfig, params: dict[str, Any], llm: LLM | None, embedder: Embedder) -> dict[str, Any]:
+    """Settings a resumed run must share with the first one (else its lines would mix two runs)."""
+    ident = {
+        "dataset": config.dataset, "data": _path_str(config.data), "corpus": _path_str(config.corpus),
+        "import_openie": _path_str(config.import_openie), "scope": config.scope, "methods": list(config.methods),
+        "answer": config.answer, "params": {m: params_dict(p) for m, p in params.items()}, "fate_k": config.fate_k,
+        "embedder": embedder.model_id, "llm": llm.identity() if llm is not None else None,
+    }
+    if config.scope == "limit-pooled":
+        ident["limit"] = config.limit  # the corpus itself depends on it
+    return ident
+
+
+def make_stamp(config: EvalConfig, identity: dict[str, Any], questions: list[Question], passages: list[Passage],
+               llm: LLM | None) -> dict[str, Any]:
+    """The reproducibility stamp (DESIGN §8) of the whole run."""
+    ident = llm.identity() if llm is not None else {}
+    stamp = {
+        "memrag_revision": git_revision(),
+        "llm_backend": getattr(llm, "backend", "") if llm is not None else "",
+        "llm_model": getattr(llm, "model", "") if llm is not None else "",
+        "llm_file_sha256": ident.get("sha256"),
+        "embedder": identity["embedder"],
+        "params": identity["params"],
+        "index_params": params_dict(IndexParams()),
+        "prompt_version": PROMPT_VERSION,
+        "stage_versions": dict(STAGE_VERSIONS),
+        "scope": config.scope,
+        "dataset": config.dataset,
+        "data": identity["data"],
+        "corpus_file": identity["corpus"],
+        "import_openie": identity["import_openie"],
+        "limit": config.limit,
+        "questions": len(questions),
+        "corpus_size": len(passages),
+        "answers": config.answer,
+        "fate_k": config.fate_k,
+        "recall_ks": list(RECALL_KS),
+        "command": config.command,
+        "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    if config.scope == "per-question":
+        stamp["passages_per_question"] = round(sum(len(q.passage_ids) for q in questions) / max(1, len(questions)), 2)
+    return stamp
+
+
+def _brief(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def open_run(out: Path, identity: dict[str, Any], stamp: dict[str, Any]) -> dict[str, Any]:
+    """Start run.json, or check that the run in `out` had the same settings and refresh it."""
+    path = out / RUN
+    if path.exists():
+        try:
+            run = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as e:
+            raise ValueError(f"{path} is not readable JSON ({e}); it records the run in {out}") from e
+        old = run.get("identity", {})
+        diff = sorted(k for k in set(old) | set(identity) if old.get(k) != identity.get(k))
+        if diff:
+            said = "; ".join(f"{k}: {_brief(old.get(k))} → {_brief(identity.get(k))}" for k in diff)
+            raise ValueError(f"{out} holds a run with other settings ({said}); "
+                             "resume with the same settings or choose another --out")
+        first = run["stamp"]
+        if first.get("memrag_revision") != stamp["memrag_revision"]:
+            first.setdefault("resumed_revisions", []).append(stamp["memrag_revision"])
+        # The question count may grow or shrink between runs (limit); the rest is the first run's.
+        for k in ("limit", "questions", "corpus_size", "command"):
+            first[k] = stamp[k]
+        run["stamp"] = first
+    else:
+        run = {"identity": identity, "stamp": stamp, "indexing": None}
+    out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, run)
+    return run
+
+
+# ------------------------------------------------------------------ the run
+def _needs_llm(config: EvalConfig, todo: list[Question]) -> bool:
+    if config.answer or any(m != "dense" for m in config.methods):
+        return True
+    if config.import_openie is not None or not todo:
+        return False
+    if config.scope == "per-question":
+        return any(not store.is_memory_dir(Path(config.out) / "memories" / _safe_dir_name(q.qid)) for q in todo)
+    return not store.is_memory_dir(_pooled_memory_path(config))
+
+
+def run_eval(config: EvalConfig, *, llm: LLM | None = None, embedder: Embedder | None = None,
+             llm_factory: Callable[[], LLM] | None = None) -> Iterator[EvalEvent]:
+    """Run (or resume) an evaluation, yielding progress events; see the module docstring.
+
+    `llm_factory` is called only if the run needs an LLM and `llm` is not given (a dense,
+    retrieval-only run over an imported memory needs none)."""
+    from memrag.eval import report
+
+    _check_config(config)
+    out = Path(config.out)
+    ds = load_dataset(config.dataset, config.data, config.corpus)
+    questions, passages = scoped_corpus(ds, config.scope, config.limit)
+    params = {m: resolve_params(m, config.params.get(m)) for m in config.methods}
+    results_path = out / RESULTS
+    records = {r["qid"]: r for r in reversed(read_results(results_path))}  # the first line of a qid wins
+    wanted = {q.qid for q in questions}
+    todo = [q for q in questions if q.qid not in records]
+    if llm is None and _needs_llm(config, todo):
+        if llm_factory is None:
+            raise ValueError("this run needs an LLM (answers, NeuroPath/EcphoryRAG, or building a memory): "
+                             "none was given")
+        llm = llm_factory()
+    if embedder is None:
+        from memrag.embed import get_embedder
+        embedder = get_embedder()
+    identity = run_identity(config, params, llm, embedder)
+    run = open_run(out, identity, make_stamp(config, identity, questions, passages, llm))
+    yield EvalEvent("start", {"questions": len(questions), "done": len(questions) - len(todo), "todo": len(todo),
+                              "scope": config.scope, "corpus_size": len(passages)})
+
+    def finished() -> list[dict[str, Any]]:
+        return [records[q.qid] for q in questions if q.qid in records]
+
+    memory = units = None
+    if config.scope != "per-question" and todo:
+        memory, units, info = yield from ready_memory(config, ds, passages, _pooled_memory_path(config),
+                                                      f"{config.dataset}-{config.scope}", embedder, llm)
+        before = run.get("indexing")
+        if before and before.get("fingerprint") != info["fingerprint"]:
+            raise ValueError(f"the memory at {info['path']} is not the one the finished questions of this run "
+                             "used (its content changed): choose another --out to evaluate it")
+        if not before:
+            run["indexing"] = info
+            write_json_atomic(out / RUN, run)
+    elif config.scope == "per-question":
+        run["indexing"] = {"per_question": True}
+        write_json_atomic(out / RUN, run)
+
+    for i, q in enumerate(questions):
+        if q.qid in records:
+            continue
+        t0 = time.perf_counter()
+        q_info = None
+        if config.scope == "per-question":
+            path = out / "memories" / _safe_dir_name(q.qid)
+            memory, units, q_info = yield from ready_memory(config, ds, question_passages(ds, q), path,
+                                                            f"{config.dataset}-{q.qid}", embedder, llm)
+        assert memory is not None and units is not None
+        corpus_label = f"{config.dataset}:{config.scope}" + (f":{q.qid}" if q_info else "")
+        traces = ask(memory, q.question, llm=llm, embedder=embedder, methods=list(config.methods), params=params,
+                     answer=config.answer, corpus=f"{corpus_label}@{memory.fingerprint()}")
+        record = score_question(q, traces, units, config.fate_k)
+        record["memory"] = memory.fingerprint()
+        if q_info is not None:
+            record["indexing"] = q_info
+        record["seconds"] = round(time.perf_counter() - t0, 3)
+        append_record(results_path, record)
+        records[q.qid] = record
+        summary = report.write_summary(out, run, finished())
+        yield EvalEvent("question", {
+            "i": i, "total": len(questions), "qid": q.qid, "done": sum(1 for x in wanted if x in records),
+            "metrics": {m: v["metrics"] for m, v in record["methods"].items()}, "summary": summary})
+    summary = report.write_outputs(out, run, finished())
+    yield EvalEvent("done", {"out": str(out), "summary": summary})
+
+
+def run_to_end(events: Iterator[EvalEvent]) -> dict[str, Any]:
+    """Drain a run and return its summary (for scripts and tests)."""
+    summary = None
+    for ev in events:
+        if ev.kind == "done":
+            summary = ev.data["summary"]
+    if summary is None:
+        raise RuntimeError("the evaluation ended without a summary")
+    return summary
+
+
+__all__ = ["EvalConfig", "EvalEvent", "RECALL_KS", "ChunkUnits", "append_record", "map_chunks", "read_results",
+           "ready_memory", "run_eval", "run_to_end", "score_question", "unit_fates"]
