@@ -59,6 +59,9 @@ def _importance(v: Any) -> int:
 def _mention(item: Any) -> Mention | None:
     if isinstance(item, str):
         item = {"name": item}
+    elif isinstance(item, (list, tuple)):  # the schema's [name, type, importance, description] row
+        row = list(item) + [None] * (4 - len(item))
+        item = {"name": row[0], "type": row[1], "importance": row[2], "description": row[3]}
     if not isinstance(item, dict):
         return None
     name = _text(item.get("name") or item.get("entity"), MAX_NAME)

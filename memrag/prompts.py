@@ -62,18 +62,16 @@ def _str(n: int) -> dict[str, Any]:
 EXTRACT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
+        # Entities as [name, type, importance, description] rows: half the tokens of
+        # keyed objects, which matters at ~15 tokens/s on a laptop CPU.
         "entities": {
             "type": "array",
             "maxItems": 14,
             "items": {
-                "type": "object",
-                "properties": {
-                    "name": _str(60),
-                    "type": _str(20),
-                    "description": _str(90),
-                    "importance": {"type": "integer", "minimum": 1, "maximum": 5},
-                },
-                "required": ["name", "type", "description", "importance"],
+                "type": "array",
+                "prefixItems": [_str(60), _str(20), {"type": "integer", "minimum": 1, "maximum": 5}, _str(90)],
+                "minItems": 4,
+                "maxItems": 4,
             },
         },
         "triples": {
@@ -88,11 +86,11 @@ EXTRACT_SCHEMA: dict[str, Any] = {
 EXTRACT_SYSTEM = (
     "You build a knowledge graph from one passage. Reply with JSON only.\n"
     "entities: every named thing in the passage (person, place, organisation, event, work, date, "
-    "other). For each give its name as written, a one-word type, a description of at most twelve "
-    "words saying what the passage tells about it, and importance from 1 (minor) to 5 (central).\n"
+    "other), each as [name as written, one-word type, importance from 1 (minor) to 5 (central), "
+    "a description of at most twelve words saying what the passage tells about it].\n"
     "triples: facts as [subject, relation, object], where subject and object are entity names "
     "and relation is a short verb phrase. Use full names, not pronouns. Keep only facts the "
-    "passage states."
+    "passage states, each once; the most important facts first."
 )
 
 
@@ -144,7 +142,7 @@ def query_entities_messages(question: str) -> list[dict[str, str]]:
 TRACK_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "reasoning_chain": _str(400),
+        "reasoning_chain": _str(250),
         "valid_ids": {"type": "array", "maxItems": 10, "items": {"type": "integer"}},
         "expansion_requirement": _str(200),
         "expand_ids": {"type": "array", "maxItems": 10, "items": {"type": "integer"}},
@@ -181,7 +179,7 @@ def track_messages(question: str, hop: int, path_lines: list[str], previous_chai
 ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "reasoning": _str(400),
+        "reasoning": _str(200),
         "answer": _str(80),
         "cited": {"type": "array", "maxItems": 5, "items": {"type": "integer"}},
     },
@@ -190,7 +188,7 @@ ANSWER_SCHEMA: dict[str, Any] = {
 
 ANSWER_SYSTEM = (
     "Answer the question from the numbered passages (and listed facts, if any). Think briefly in "
-    "reasoning, then give the shortest possible answer: a name, place, date or number, not a "
+    "reasoning (one sentence), then give the shortest possible answer: a name, place, date or number, not a "
     "sentence. cited = numbers of the passages you used. If the passages do not contain the answer, "
     "give your best guess. Reply with JSON."
 )

@@ -70,3 +70,10 @@ def test_entity_key_folds_accents_first():
     assert entity_key("  Port-Alder  ") == "port alder"
     assert entity_key("Ærø") == "aero"
     assert entity_key("東京") == "東京"  # non-Latin names keep a key
+
+
+def test_schema_rows_become_mentions():
+    ex = validate_extraction({"entities": [["Ada Brennick", "person", 4, "a baker"], ["Vell River", "river"]],
+                              "triples": []})
+    assert [(e.name, e.type, e.importance, e.description) for e in ex.entities] == [
+        ("Ada Brennick", "person", 4, "a baker"), ("Vell River", "river", 3, "")]
