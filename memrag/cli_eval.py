@@ -30,6 +30,8 @@ def register(sub, add_backend_args) -> dict:
     p.add_argument("--fate-k", type=int, default=5, help="gold fate: a passage counts as found within the top k")
     p.add_argument("--out", required=True, type=Path, help="run folder (results.jsonl, summary.json, report.html)")
     p.add_argument("--no-cache", action="store_true", help="do not reuse recorded LLM replies")
+    p.add_argument("--recorded", action="store_true",
+                   help="answer from the memory's recordings (responses.jsonl) instead of a live LLM")
     add_backend_args(p)
     return {"eval": cmd_eval}
 
@@ -78,6 +80,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     def llm_factory():
         # Called by the run only when it needs an LLM; the parallelism applies to its memory builds.
+        if args.recorded:
+            from memrag.demo import sample_memory_dir
+            from memrag.recordings import Recordings
+
+            mdir = args.memory or (sample_memory_dir() if args.dataset == "sample" else None)
+            rec = Recordings.open(mdir) if mdir else None
+            if rec is None:
+                raise ValueError(f"--recorded: no recordings in {mdir or 'the memory (give --memory)'}")
+            print(f"LLM: recordings made with {rec.backend} / {rec.model}", file=sys.stderr)
+            return rec.replay_llm()
         llm, choice = make_llm(settings)
         print(f"LLM: {choice.backend} / {choice.model} ({choice.reason})", file=sys.stderr)
         if choice.backend == "ollama":

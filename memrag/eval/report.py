@@ -406,13 +406,39 @@ def results_page(run_dirs: Sequence[Path]) -> str:
     return "\n".join(parts)
 
 
+def _replace_section(page_path: Path, heading_prefix: str, run_dirs: Sequence[Path]) -> int:
+    """Rewrite one '## …' section of an existing page from summary.json files."""
+    lines = page_path.read_text(encoding="utf-8").splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.startswith("## " + heading_prefix)), None)
+    if start is None:
+        raise ValueError(f"{page_path} has no section starting with '## {heading_prefix}'")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    body: list[str] = []
+    n = None
+    for run_dir in run_dirs:
+        s = json.loads((Path(run_dir) / "summary.json").read_text(encoding="utf-8"))
+        n = max(v["n"] for v in s["methods"].values())
+        cmd = (s.get("stamp") or {}).get("command", "")
+        body += [f"Generated from `{_md(Path(run_dir).name)}/summary.json` by `{cmd}` and "
+                 f"`python -m memrag.eval.report --section Results --out {page_path} {run_dir}`. "
+                 "Illustrative only: a small sample, one small model.", "", markdown_table(s).rstrip(), ""]
+    new = [f"## {heading_prefix} (illustrative, n = {n})", ""] + body
+    page_path.write_text("\n".join(lines[:start] + new + lines[end:]) + "\n", encoding="utf-8")
+    print(f"rewrote section '{heading_prefix}' of {page_path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m memrag.eval.report",
                                      description="Build a results page from evaluation summary.json files.")
     parser.add_argument("run_dirs", nargs="+", type=Path, help="--out folders of evaluation runs")
     parser.add_argument("--out", type=Path, required=True, help="the Markdown page to write (e.g. docs/results.md)")
+    parser.add_argument("--section", help="replace only this '## ' section of --out (e.g. the sample README's "
+                        "results section) with the run's table, keeping the rest of the page")
     args = parser.parse_args(argv)
     try:
+        if args.section:
+            return _replace_section(args.out, args.section, args.run_dirs)
         page = results_page(args.run_dirs)
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
