@@ -11,7 +11,23 @@ def register(sub, add_backend_args) -> dict:
     p = sub.add_parser("demo", help="re-record the sample questions, or re-extract the sample memory")
     p.add_argument("action", choices=["record", "extract"])
     add_backend_args(p)
-    return {"demo": cmd_demo}
+    c = sub.add_parser("demo-check", help="before a live demo: backend, sample memory, recordings, pages")
+    c.add_argument("--no-pages", action="store_true", help="skip rendering the pages")
+    c.add_argument("--json", action="store_true")
+    add_backend_args(c)
+    return {"demo": cmd_demo, "demo-check": cmd_demo_check}
+
+
+def cmd_demo_check(args: argparse.Namespace) -> int:
+    import json
+
+    from memrag.cli import _settings
+    from memrag.demo import ROOT
+    from memrag.demo_check import format_demo_report, run_demo_check
+
+    report = run_demo_check(_settings(args), ROOT, pages=not args.no_pages)
+    print(json.dumps(report.to_dict()) if args.json else format_demo_report(report))
+    return 0 if report.ok else 1
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
