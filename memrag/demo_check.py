@@ -90,7 +90,9 @@ def check_pages(root: Path) -> str:
     from streamlit.testing.v1 import AppTest
 
     done = []
-    for page in sorted((root / "pages").glob("*.py")):
+    # Pages live in app_pages/, not pages/: a pages/ folder would make Streamlit add its own
+    # navigation beside st.navigation's.
+    for page in sorted((root / "app_pages").glob("*.py")):
         at = AppTest.from_file(str(page), default_timeout=120)
         at.run()
         if at.exception:
