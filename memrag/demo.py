@@ -40,10 +40,14 @@ def record(memory, llm, embedder, memory_dir: Path, methods: tuple[str, ...] = M
     """Ask every demo question with every method on a live LLM and write the raw responses."""
     questions = questions if questions is not None else sample_questions()
     rec = RecordingLLM(llm)
+    path = None
     for i, q in enumerate(questions):
         rec.question = q["question"]
         t0 = time.perf_counter()
         ask(memory, q["question"], llm=rec, embedder=embedder, methods=methods)
+        # Written after every question: an interrupted recording keeps what it has
+        # (and the response cache makes the rerun of those questions free).
+        path = rec.write(memory_dir, [x["question"] for x in questions[: i + 1]])
         if progress:
             progress(i + 1, len(questions), q["id"], time.perf_counter() - t0)
-    return rec.write(memory_dir, [q["question"] for q in questions])
+    return path or rec.write(memory_dir, [])
