@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+SMALL_BATCH = 16  # at most this many texts are embedded on one thread
 
 
 @runtime_checkable
@@ -44,9 +45,20 @@ class SentenceTransformerEmbedder:
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        import torch
+
         with self._lock:
-            v = self._model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
-                                   normalize_embeddings=True, show_progress_bar=False)
+            # A query embeds a handful of short texts; torch's thread team then costs more
+            # than it saves, and on a busy 2-core machine it is several times slower
+            # (bench/retrieval_bench.py measured 16–24 ms vs 82–503 ms for one question).
+            threads = torch.get_num_threads()
+            if len(texts) <= SMALL_BATCH:
+                torch.set_num_threads(1)
+            try:
+                v = self._model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
+                                       normalize_embeddings=True, show_progress_bar=False)
+            finally:
+                torch.set_num_threads(threads)
         return np.ascontiguousarray(v, dtype=np.float32)
 
 
