@@ -1,0 +1,65 @@
+"""memrag's Streamlit app: `streamlit run app.py`.
+
+The sidebar holds what every page shares — the LLM backend and why it was chosen,
+the active memory, the methods' parameters and the running background jobs — and
+`st.navigation` runs the page the user picked.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from memrag import app_state, jobs
+from memrag.app_state import AppState, METHOD_LABELS
+from memrag.app_views import seconds_text
+from memrag.viz.safe_text import escape_markdown
+
+st.set_page_config(page_title="memrag", page_icon="🧠", layout="wide")
+state = app_state.init_state()
+page = st.navigation([
+    st.Page("app_pages/memory.py", title="Memory", default=True),
+    st.Page("app_pages/ask.py", title="Ask"),
+])
+
+with st.sidebar:
+    st.subheader("LLM")
+    app_state.bound(st.radio, "backend", AppState.backend.key, options=["auto", "ollama", "embedded"],
+                    horizontal=True, help="auto = Ollama when it answers and has the model, else the embedded model.")
+    if state.backend != "embedded":
+        app_state.bound(st.text_input, "Ollama model", AppState.ollama_model.key,
+                        help="Any model pulled into your Ollama.")
+    _, choice, error = app_state.backend_choice()
+    if choice is not None:
+        st.caption(escape_markdown(f"using {choice.backend} / {choice.model}"))
+        st.caption(escape_markdown(choice.reason))
+    else:
+        st.error(escape_markdown(error))
+    if st.button("check again", help="Probe the backend again (e.g. after starting Ollama)."):
+        state.llm_check += 1
+        st.rerun()
+
+    st.subheader("Memory")
+    path, memory, error = app_state.active_memory()
+    if memory is not None:
+        st.caption(escape_markdown(app_state.memory_label(path)))
+        st.caption(f"{len(memory.documents)} documents · {len(memory.chunks)} chunks · "
+                   f"{len(memory.entities)} entities · {len(memory.triples)} triples")
+    elif error:
+        st.error(escape_markdown(error))
+    else:
+        st.caption("No memory yet: pick or build one on the Memory page.")
+
+    st.subheader("Method parameters")
+    for method in ("neuropath", "ecphory", "dense"):
+        with st.expander(METHOD_LABELS[method]):
+            app_state.param_widgets(method)
+
+    running = jobs.list_jobs(running_only=True)
+    if running:
+        st.subheader("Background jobs")
+        for job in running:
+            snap = job.snapshot()
+            st.caption(escape_markdown(f"{snap['label']}: {snap['done']}/{snap['total'] or '?'}, "
+                                       f"{seconds_text(snap['eta_s'])} left"))
+
+page.run()

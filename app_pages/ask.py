@@ -1,0 +1,102 @@
+"""Ask page: a demo or free question, NeuroPath / EcphoryRAG / dense side by side, every step shown."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from memrag import app_state, app_views as views, jobs
+from memrag.app_state import AppState, METHOD_LABELS
+from memrag.viz.safe_text import escape_markdown
+
+ORDER = ("neuropath", "ecphory", "dense")
+state = AppState()
+st.title("Ask")
+
+path, memory, error = app_state.active_memory()
+if memory is None:
+    st.info(escape_markdown(error) if error else "Open or build a memory on the Memory page first.")
+    st.page_link("app_pages/memory.py", label="Go to the Memory page", icon=":material/hub:")
+    st.stop()
+rec, rec_error = app_state.recordings(path)
+if rec_error:
+    st.warning(escape_markdown(rec_error))
+
+# ------------------------------------------------------------------ the question
+questions = app_state.demo_questions(path)
+kind = st.radio("Question", (["Demo question"] if questions else []) + ["Your own question"], horizontal=True,
+                key="ask_kind")
+record = None
+if kind == "Demo question":
+    i = st.selectbox("demo question", range(len(questions)), key="ask_demo",
+                     format_func=lambda n: f"{questions[n].get('id', '')}: {questions[n]['question']}")
+    record, question = questions[i], questions[i]["question"]
+else:
+    question = st.text_area("your question", key="ask_free", max_chars=1000)
+chosen = st.pills("methods", ORDER, selection_mode="multi", default=list(ORDER), key="ask_methods",
+                  format_func=lambda m: METHOD_LABELS[m]) or []
+methods = [m for m in ORDER if m in chosen]
+
+recorded = rec is not None and bool(question.strip()) and rec.has_question(question)
+live = not recorded or st.toggle("run live", key="ask_live",
+                                 help="Ask the current backend instead of replaying the recorded replies.")
+_, choice, llm_error = app_state.backend_choice()
+backend = choice.backend if choice else "?"
+changed = {METHOD_LABELS[m]: app_state.changed_params(m) for m in methods if app_state.changed_params(m)}
+if not live:
+    st.caption(escape_markdown(f"Replays the replies recorded with {rec.model}; retrieval is recomputed now."))
+    if changed:
+        st.warning(escape_markdown(f"The recordings were made with default parameters and you changed {changed}: "
+                                   "calls the recordings lack will fail. Switch on 'run live' to ask the model."))
+elif methods:
+    hops = app_state.method_params("neuropath").max_hops
+    eta = jobs.ask_estimate_s(methods, backend, hops)
+    st.caption(escape_markdown(f"A live ask makes about {jobs.expected_ask_calls(methods, hops)} LLM calls: roughly "
+                               f"{views.seconds_text(eta)} on {backend} (the embedded model needs ~20–40 s per "
+                               "method on 2 cores)."))
+
+job = jobs.get_job(state.ask_job)
+running = job is not None and not job.finished
+if st.button("Ask", type="primary", disabled=running or not methods or not question.strip()):
+    llm, choice, llm_error = (rec.replay_llm(), None, "") if not live else app_state.job_llm()
+    if llm is None:
+        st.error(escape_markdown(llm_error))
+    else:
+        params = {m: app_state.method_params(m) for m in methods}
+        mode, model = ("live", llm.model) if live else ("recorded", rec.model)
+        work = jobs.ask_work(memory, question, llm, app_state.embedder(), methods, params)
+        job = jobs.start_job("ask", f"asking {len(methods)} method(s)", work,
+                             estimate_s=jobs.ask_estimate_s(methods, backend) if live else 5.0,
+                             meta={"backend": llm.backend, "question": question, "record": record,
+                                   "mode": mode, "model": model})
+        state.ask_job, state.loaded_traces = job.id, None
+        st.rerun()
+
+# ------------------------------------------------------------------ progress, then results
+if running:
+    views.job_panel(job.id)
+elif job is not None:
+    if job.status == jobs.DONE:
+        state.ask_result = {"traces": job.result, **{k: job.meta[k] for k in ("question", "record", "mode", "model")}}
+    elif job.status == jobs.FAILED:
+        st.error(escape_markdown(job.error))
+    elif job.status == jobs.CANCELLED:
+        st.info("The ask was cancelled.")
+
+with st.expander("Open traces from a file"):
+    upload = st.file_uploader("a memrag traces file (.json)", type=["json"], key="ask_trace_file")
+    if upload is not None and st.button("Open these traces"):
+        try:
+            traces, meta = views.read_traces(upload.getvalue())
+        except ValueError as e:
+            st.error(escape_markdown(str(e)))
+        else:
+            record = next((q for q in questions if q.get("id") == meta.get("qid")), None)
+            state.loaded_traces = {"traces": traces, "question": traces[0].question, "record": record,
+                                   "mode": "file", "model": meta.get("model", "")}
+
+shown = state.loaded_traces or state.ask_result
+if shown is not None:
+    st.divider()
+    if shown is state.loaded_traces:
+        st.caption("Showing traces opened from a file.")
+    views.ask_results(shown, memory)

@@ -1,0 +1,123 @@
+"""Memory page: open the sample, build from uploads, or open a saved memory; watch a build grow;
+look inside the active memory."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from memrag import app_state, app_views as views, jobs, store
+from memrag.app_state import AppState
+from memrag.config import IndexParams
+from memrag.ingest import estimate_chunks, read_uploads
+from memrag.viz.safe_text import escape_markdown
+
+CONFIRM_ABOVE = 20  # chunks: bigger builds ask for confirmation
+state = AppState()
+st.title("Memory")
+
+
+def start_build(docs: list, name: str, chunks: int) -> None:
+    llm, choice, error = app_state.job_llm()
+    if llm is None:
+        st.error(escape_markdown(error))
+        return
+    path = app_state.memory_path(name)
+    if any(j.meta.get("path") == str(path) for j in jobs.list_jobs("build", running_only=True)):
+        st.error("A build into that memory is already running.")
+        return
+    parallel = app_state.extract_parallel(choice.backend)
+    work = jobs.build_work(path, docs, llm, app_state.embedder(), IndexParams(), parallel=parallel, name=name)
+    job = jobs.start_job("build", f"building {path.name}", work, total=chunks,
+                         estimate_s=jobs.build_estimate_s(chunks, choice.backend, parallel),
+                         meta={"backend": choice.backend, "path": str(path)})
+    state.build_job = job.id
+    st.rerun()
+
+
+# ------------------------------------------------------------------ a build in progress or just ended
+job = jobs.get_job(state.build_job)
+others = [j for j in jobs.list_jobs("build", running_only=True) if j.id != state.build_job]
+for other in others:  # e.g. started in a tab that was closed
+    if st.button(escape_markdown(f"Follow the running build: {other.label}"), key=f"follow_{other.id}"):
+        state.build_job = other.id
+        st.rerun()
+if job is not None and not job.finished:
+    st.subheader("Building")
+    views.job_panel(job.id)
+elif job is not None:
+    if job.status == jobs.DONE:
+        if state.active_memory != job.result["path"]:
+            state.active_memory = job.result["path"]
+            st.rerun()  # so the sidebar shows the new memory too
+        st.success(escape_markdown(f"{job.label}: finished in {views.seconds_text(job.elapsed())}."))
+    elif job.status == jobs.CANCELLED:
+        st.info("The build was cancelled. Chunks already read are kept in its journal: building the same "
+                "files again resumes without new LLM calls.")
+    else:
+        st.error(escape_markdown(f"The build failed: {job.error}"))
+        with st.expander("details"):
+            st.code(job.error_detail, language=None)
+    views.failures_view(job.state.get("failures", []))
+    if st.button("Dismiss"):
+        state.build_job = None
+        st.rerun()
+
+# ------------------------------------------------------------------ choose or build a memory
+opened_saved = state.active_memory is not None and not app_state.is_sample(state.active_memory)
+source = st.radio("Memory source", ["Sample corpus", "Upload files", "Saved memory"], horizontal=True,
+                  index=2 if opened_saved else 0, key="memory_source")
+if source == "Sample corpus":
+    sample = app_state.sample_memory_dir()
+    if not store.is_memory_dir(sample):
+        st.warning("The sample memory is not built in this checkout. Build it with "
+                   "`python -m memrag index sample_corpus/docs --memory sample_corpus/memory`.")
+    elif app_state.is_sample(state.active_memory):
+        st.caption("The sample corpus is open: 40 invented encyclopedia articles about the Varrow Coast.")
+    elif st.button("Open the sample memory"):
+        state.active_memory = str(sample)
+        st.rerun()
+elif source == "Upload files":
+    files = st.file_uploader("Documents (.txt, .md, .pdf, .html)", type=["txt", "md", "markdown", "pdf", "html",
+                                                                         "htm"], accept_multiple_files=True)
+    name = st.text_input("memory name", value="my-notes", help="Letters, digits, '-' and '_'; an existing "
+                         "memory of that name gets the new documents added.")
+    if files:
+        params = IndexParams()
+        report = read_uploads([(f.name, f.getvalue()) for f in files], params)
+        for p in report.problems:
+            (st.error if p.fatal else st.warning)(escape_markdown(f"{p.name}: {p.reason}"))
+        for d in report.duplicates:
+            st.caption(escape_markdown(f"skipped duplicate: {d}"))
+        if report.documents:
+            chunks = estimate_chunks(report.documents, params)
+            _, choice, _ = app_state.backend_choice()
+            backend = choice.backend if choice else "embedded"
+            eta = jobs.build_estimate_s(chunks, backend, app_state.extract_parallel(backend))
+            folder = app_state.safe_memory_name(name)
+            st.info(escape_markdown(f"{len(report.documents)} document(s), {chunks} chunk(s) → memory '{folder}'. "
+                                    f"About {views.seconds_text(eta)} on {backend} "
+                                    f"(~{jobs.EMBEDDED_SECONDS_PER_CHUNK:.0f} s per chunk on the embedded model)."))
+            ok = chunks <= CONFIRM_ABOVE or st.checkbox(f"Yes, read all {chunks} chunks (more than {CONFIRM_ABOVE})")
+            busy = job is not None and not job.finished
+            if st.button("Build memory", type="primary", disabled=not ok or busy):
+                start_build(report.documents, folder, chunks)
+else:
+    saved = app_state.saved_memories()
+    if not saved:
+        st.caption("No saved memories yet: uploads you build are saved here.")
+    else:
+        st.dataframe([{"folder": m["folder"], "name": m["manifest"].get("name", ""),
+                       **m["manifest"].get("counts", {}), "saved": m["manifest"].get("saved_at", ""),
+                       "problem": m["error"]} for m in saved], hide_index=True)
+        folder = st.selectbox("saved memory", [m["folder"] for m in saved])
+        if st.button("Open this memory"):
+            state.active_memory = str(app_state.memories_dir() / folder)
+            st.rerun()
+
+# ------------------------------------------------------------------ the active memory
+path, memory, error = app_state.active_memory()
+if error:
+    st.error(escape_markdown(error))
+elif memory is not None:
+    st.header(escape_markdown(app_state.memory_label(path)))
+    views.memory_tabs(memory, key="mem")

@@ -1,0 +1,170 @@
+"""The app in a real browser: graphs draw nodes, recorded demo answers, hostile uploads stay text,
+builds survive a page switch, and no request leaves this machine (checked for every test by the
+`watched` fixture, together with dialogs and console errors).
+
+Real-model use is kept small: tests 3 and 4 each build a one-sentence upload (one extraction
+call each); test 2 replays the sample memory's recordings.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+HOSTILE_LINES = ["<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "![x](http://example.invalid/leak)"]
+BUILD_TIMEOUT_MS = 900_000  # one extraction: ~20-60 s on 2 idle cores, minutes when other work shares them
+
+
+def graph_sizes(page) -> list[int]:
+    """nodes.length of every graph frame on the page (frames without a graph are skipped)."""
+    sizes = []
+    for frame in page.main_frame.child_frames:
+        try:
+            n = frame.evaluate("typeof nodes !== 'undefined' && nodes.get ? nodes.length : -1")
+        except Exception:  # a frame being replaced while we look
+            continue
+        if n >= 0:
+            sizes.append(n)
+    return sizes
+
+
+def wait_for_graphs(page, count: int, timeout_s: float = 60) -> list[int]:
+    deadline = time.time() + timeout_s
+    while True:
+        sizes = [n for n in graph_sizes(page) if n > 0]
+        if len(sizes) >= count or time.time() > deadline:
+            return sizes
+        page.wait_for_timeout(500)
+
+
+def settle(page, quiet_ms: int = 1000, timeout_s: float = 120) -> None:
+    """Wait until the script run is over (no 'running' icon for `quiet_ms`)."""
+    deadline = time.time() + timeout_s
+    quiet_since = None
+    while time.time() < deadline:
+        running = page.locator("[data-testid=stStatusWidgetRunningIcon]").count() > 0
+        now = time.time()
+        if running:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = now
+        elif (now - quiet_since) * 1000 >= quiet_ms:
+            return
+        page.wait_for_timeout(200)
+    raise AssertionError("the page kept running")
+
+
+def open_app(w, server: str, page_name: str = "") -> None:
+    """Open the app at its root (a deep link makes Streamlit probe `/<page>/_stcore/...` first,
+    which logs 404s in the console) and click through to the page."""
+    w.page.goto(server + "/")
+    w.page.get_by_role("heading", name="Memory", level=1).wait_for()
+    if page_name:
+        w.page.get_by_role("link", name=page_name).click()
+        w.page.get_by_role("heading", name=page_name, level=1).wait_for()
+
+
+def upload_and_build(w, name: str, text: str) -> None:
+    page = w.page
+    page.get_by_text("Upload files", exact=True).click()
+    page.locator("input[type=file]").wait_for(state="attached")
+    settle(page)  # a file set while the page reruns would land in an uploader about to be replaced
+    page.locator("input[type=file]").set_input_files(
+        files=[{"name": f"{name}.txt", "mimeType": "text/plain", "buffer": text.encode()}])
+    box = page.get_by_role("textbox", name="memory name")
+    box.fill(name)
+    box.press("Enter")
+    page.get_by_text("1 document(s), 1 chunk(s)").wait_for()
+    page.get_by_role("button", name="Build memory").click()
+
+
+def wait_finished(page) -> None:
+    """Wait for the build's end; a failed or cancelled build fails the test with the page's words."""
+    ended = page.get_by_text("finished in").or_(page.get_by_text("The build failed")).or_(
+        page.get_by_text("The build was cancelled"))
+    ended.first.wait_for(timeout=BUILD_TIMEOUT_MS)
+    if not page.get_by_text("finished in").count():
+        pytest.fail("the build did not finish: " + page.locator("[data-testid=stAlert]").first.inner_text())
+
+
+def test_sample_memory_draws_the_knowledge_graph(watched, server, sample_memory):
+    open_app(watched, server)
+    sizes = wait_for_graphs(watched.page, 1)
+    assert sizes and sizes[0] >= 20, f"knowledge-graph frame has {sizes} nodes"
+    settle(watched.page)
+    watched.shot("memory-sample-knowledge-graph")
+    watched.page.get_by_role("tab", name="Coreference candidates").click()
+    watched.page.get_by_text("candidate links among").wait_for()
+    assert wait_for_graphs(watched.page, 1), "no coreference graph"
+    settle(watched.page)
+    watched.shot("memory-sample-coreference", top=watched.page.get_by_role("tab", name="Coreference candidates"))
+
+
+def test_recorded_demo_question_with_all_methods(watched, server, sample_recordings):
+    open_app(watched, server, "Ask")
+    page = watched.page
+    page.get_by_text("Replays the replies recorded with").wait_for()
+    page.get_by_role("button", name="Ask", exact=True).click()
+    answers = page.locator("strong").filter(has_text=re.compile(r"^Answer:$"))
+    answers.nth(2).wait_for(timeout=120_000)
+    settle(page)
+    assert answers.count() == 3, f"{answers.count()} answers"
+    page.get_by_text("recorded with", exact=False).first.wait_for()
+    # side by side: NeuroPath paths, EcphoryRAG activation, dense; then NeuroPath's hop 1 graph
+    sizes = wait_for_graphs(page, 4)
+    assert len(sizes) >= 4 and all(n > 0 for n in sizes), sizes
+    frames = [f for f in page.main_frame.child_frames if f.evaluate("typeof nodes !== 'undefined'")]
+    ids = [set(f.evaluate("nodes.getIds()")) for f in frames]
+    assert any(any(i.startswith("centroid:") for i in s) for s in ids), "no EcphoryRAG activation graph"
+    tables = page.locator("[data-testid=stDataFrame]").count()
+    charts = page.locator("[data-testid=stPlotlyChart]").count()
+    assert tables >= 2 and charts >= 1, f"{tables} tables, {charts} charts"  # comparison, token totals, chart
+    page.wait_for_timeout(1500)
+    watched.shot("ask-recorded-demo-all-methods")
+    # NeuroPath's detail tabs: tokens by stage, the LLM-call inspector, the gold passages' fates
+    for tab, expect, shot in (("Tokens", "Tokens by stage: neuropath", "ask-neuropath-tokens"),
+                              ("LLM calls", "raw reply", "ask-llm-call-inspector"),
+                              ("Gold", "Where each gold passage was found or lost", "ask-neuropath-gold-fate")):
+        page.get_by_role("tab", name=tab).click()
+        page.get_by_text(expect).first.wait_for()
+        settle(page)
+        watched.shot(shot, top=page.get_by_text("details of"))
+
+
+def test_hostile_upload_stays_text(watched, server):
+    open_app(watched, server)
+    text = "Ada Brennick kept notes. " + " ".join(HOSTILE_LINES)
+    upload_and_build(watched, "hostile", text)
+    wait_finished(watched.page)
+    page = watched.page
+    assert wait_for_graphs(page, 1), "no knowledge-graph frame after the build"
+    page.wait_for_timeout(1000)
+    watched.shot("memory-hostile-upload-graph")
+    page.get_by_role("tab", name="Documents and chunks").click()
+    for line in HOSTILE_LINES:
+        page.get_by_text(line, exact=False).first.wait_for()  # shown literally, as text
+    assert page.locator("img[src*='example.invalid'], img[src='x']").count() == 0
+    watched.shot("memory-hostile-upload-chunks")
+    assert not [u for u in watched.requests if "example.invalid" in u]
+
+
+def test_build_survives_a_page_switch(watched, server):
+    open_app(watched, server)
+    page = watched.page
+    upload_and_build(watched, "tide", "The Harbour Board of Port Alder met in 1890 at the Tide House.")
+    page.locator("[data-testid=stProgress]").first.wait_for()
+    watched.shot("memory-build-in-progress")
+    page.get_by_role("link", name="Ask").click()
+    page.get_by_role("heading", name="Ask", level=1).wait_for()
+    page.get_by_role("link", name="Memory").click()
+    page.get_by_role("heading", name="Memory", level=1).wait_for()
+    # still running after coming back (a page run can take a while while the model works)
+    page.locator("[data-testid=stProgress]").first.wait_for(timeout=120_000)
+    assert page.get_by_text("finished in").count() == 0
+    wait_finished(page)
+    assert wait_for_graphs(page, 1)
+    watched.shot("memory-build-finished")

@@ -1,0 +1,405 @@
+"""The Memory and Ask pages under streamlit's AppTest, driven by a scripted LLM and a hash embedder.
+
+Each test runs the real app script (`app.py` → page) in-process: widgets are set the way a user
+would set them, background jobs run in their worker threads, and the graphs are read back from the
+iframe's `srcdoc`. Nothing here loads the embedded model or the sentence-transformers embedder.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from memrag import app_state, app_views, demo, jobs
+from memrag.build import build_memory, run_build
+from memrag.config import IndexParams
+from memrag.ingest import Document
+from memrag.viz.graph_html import graph_data
+from scripted import HashEmbedder, ScriptedLLM
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+DIM = 64
+HOSTILE_TITLE = "<img src=x onerror=alert(2)> ![x](http://example.invalid/leak)"
+DOCS = [
+    Document("ada", "Ada Brennick", "Ada Brennick was born in Port Alder.", "test", "sample"),
+    Document("port", "Port Alder", "Port Alder lies on the Vell River.", "test", "sample"),
+    Document("hostile", HOSTILE_TITLE, "Miro Tann painted the Grey Sea. <script>alert(1)</script>", "test", "sample"),
+]
+EXTRACTIONS = [
+    {"entities": [{"name": "Ada Brennick", "type": "person", "description": "a baker", "importance": 5},
+                  {"name": "Ada Brenick", "type": "person", "description": "a misspelling", "importance": 1}],
+     "triples": [["Ada Brennick", "born in", "Port Alder"]]},
+    {"entities": [], "triples": [["Port Alder", "lies on", "Vell River"]]},
+    {"entities": [], "triples": [["Miro Tann", "painted", "Grey Sea"], ["Miro Tann", "wrote", "<script>alert(1)</script>"]]},
+]
+QUESTION = "Which river flows by the birthplace of Ada Brennick?"
+# name vectors: the two spellings of Ada are 0.87 alike, so a 0.8 threshold links them and 0.9 does not
+NAMES = {"Ada Brennick": [1, 0, 0], "Ada Brenick": [0.87, 0.493, 0]}
+
+
+def embedder() -> HashEmbedder:
+    return HashEmbedder(DIM, overrides=NAMES)
+
+
+def scripted(answer: str = "Vell River") -> ScriptedLLM:
+    track = {"reasoning_chain": "Ada Brennick was born in Port Alder.", "valid_ids": [1],
+             "expansion_requirement": "the river of Port Alder", "expand_ids": [1], "continue": 1}
+    return ScriptedLLM({
+        "index.extract": lambda m, s: _extraction_for(m),
+        "query.entities": lambda m, s: {"entities": ["Ada Brennick"]},
+        "neuropath.track": lambda m, s: track,
+        "answer": lambda m, s: {"reasoning": "from the passages", "answer": answer, "cited": [1]},
+    })
+
+
+def _extraction_for(messages) -> dict:
+    prompt = messages[-1]["content"]
+    for doc, ex in zip(DOCS, EXTRACTIONS):
+        if doc.text in prompt:
+            return ex
+    return {"entities": [{"name": "Lone Fact", "type": "concept", "description": "", "importance": 1}],
+            "triples": []}
+
+
+@pytest.fixture()
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMRAG_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+@pytest.fixture()
+def tiny(home) -> Path:
+    path = home / "memories" / "tiny"
+    run_build(build_memory(path, DOCS, scripted(), embedder(), IndexParams(), name="tiny"))
+    return path
+
+
+def app(memory_dir: Path | None = None, llm=None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state[app_state.TEST_LLM_KEY] = llm or scripted()
+    at.session_state[app_state.TEST_EMBEDDER_KEY] = embedder()
+    if memory_dir is not None:
+        at.session_state[app_state.AppState.active_memory.key] = str(memory_dir)
+    return at
+
+
+def no_exception(at: AppTest) -> AppTest:
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def frames(at: AppTest) -> list[tuple[list[dict], list[dict]]]:
+    return [graph_data(f.proto.srcdoc) for f in at.get("iframe")]
+
+
+def wait_for(at: AppTest, job_key: str) -> jobs.Job:
+    job = jobs.get_job(at.session_state[job_key])
+    assert job is not None and job.wait(60), "the background job did not finish"
+    return job
+
+
+def table_with(at: AppTest, column: str):
+    """The first dataframe on the page that has `column`."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def click(at: AppTest, label: str) -> AppTest:
+    return next(b for b in at.button if b.label == label).click().run()
+
+
+def all_markdown(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [getattr(e, "value", "") for kind in ("error", "warning", "info", "success") for e in at.get(kind)]
+    return "\n".join(str(p) for p in parts)
+
+
+def plain(at: AppTest) -> str:
+    """What the markdown elements display (backslash escapes removed)."""
+    return re.sub(r"\\(.)", r"\1", all_markdown(at))
+
+
+def assert_nothing_raw(at: AppTest) -> None:
+    """No untrusted markup reached a markdown element unescaped."""
+    md = all_markdown(at)
+    assert not re.search(r"(?<!\\)<(script|img)", md), md
+    assert "](http" not in md
+
+
+# ================================================================== Memory page
+def test_memory_page_draws_the_knowledge_graph_and_focus_changes_it(tiny):
+    at = no_exception(app(tiny).run())
+    (nodes, edges), = frames(at)
+    labels = {n["label"] for n in nodes}
+    assert {"Ada Brennick", "Port Alder", "Vell River", "Miro Tann", "<script>alert(1)</script>"} <= labels
+    assert {e["label"] for e in edges} == {"born in", "lies on", "painted", "wrote"}
+    assert_nothing_raw(at)
+    # centring on an entity shows only its neighbourhood
+    at.text_input(key="mem_kg_focus").set_value("Miro Tann").run()
+    (nodes2, _), = frames(no_exception(at))
+    assert {n["label"] for n in nodes2} <= {"Miro Tann", "Grey Sea", "<script>alert(1)</script>"}
+    assert "Miro Tann" in {n["label"] for n in nodes2}
+
+
+def test_coreference_threshold_slider_changes_the_links(tiny):
+    at = app(tiny).run()
+    at.session_state["mem_tabs"] = "Coreference candidates"
+    at = no_exception(at.run())
+    (_, edges), = frames(at)
+    assert {(e["from"], e["to"]) for e in edges} >= {("e:ada brennick", "e:ada brenick")}
+    preview = table_with(at, "weakest links")
+    assert preview["threshold"].tolist() == [0.7, 0.8, 0.9]
+    assert preview.set_index("threshold").loc[0.9, "links"] < preview.set_index("threshold").loc[0.8, "links"]
+    at.select_slider(key="mem_coref_th").set_value(0.9).run()
+    assert frames(no_exception(at)) == []  # no links at 0.9: no empty picture, a sentence instead
+    assert "No entity has a candidate at cosine ≥ 0.9." in plain(at)
+
+
+def test_other_memory_tabs_render_tables_and_chunk_text(tiny):
+    at = app(tiny).run()
+    for tab in ("Engrams", "Documents and chunks", "Indexing cost"):
+        at.session_state["mem_tabs"] = tab
+        no_exception(at.run())
+        assert at.dataframe, tab
+        assert_nothing_raw(at)
+    cost = table_with(at, "completion tokens")
+    assert cost.loc[0, "stage"] == "index.extract" and cost.loc[0, "calls"] == 3
+    at.session_state["mem_tabs"] = "Documents and chunks"
+    at.run()
+    at.number_input(key="mem_chunk").set_value(2).run()
+    assert any("<script>alert(1)</script>" in t.value for t in at.text)  # shown literally, as text
+
+
+def test_upload_builds_in_the_background_and_opens_the_new_memory(home):
+    at = no_exception(app().run())
+    at.radio(key="memory_source").set_value("Upload files").run()
+    at.file_uploader[0].set_value([("notes.txt", b"Ada Brennick was born in Port Alder.", "text/plain"),
+                                   ("empty.txt", b"   ", "text/plain")])
+    next(t for t in at.text_input if t.label == "memory name").set_value("My Notes!").run()
+    no_exception(at)
+    md = plain(at)
+    assert "1 document(s), 1 chunk(s) → memory 'my-notes'" in md
+    assert "empty.txt: empty file" in md  # refused with its reason, the other file kept
+    click(at, "Build memory")
+    job = wait_for(at, app_state.AppState.build_job.key)
+    assert job.status == jobs.DONE, job.error
+    at = no_exception(at.run())
+    assert at.session_state[app_state.AppState.active_memory.key] == str(home / "memories" / "my-notes")
+    (nodes, edges), = frames(at)
+    assert {n["label"] for n in nodes} >= {"Ada Brennick", "Port Alder"}
+    kinds = [e.kind for e in job.events]
+    assert kinds[0] == "start" and "chunk_done" in kinds and kinds[-1] == "done"
+
+
+def test_a_build_job_survives_leaving_the_page(tiny):
+    """A job started elsewhere is found by id after a page switch, and its panel shows progress."""
+    gate = threading.Event()
+
+    def slow(job: jobs.Job) -> dict:
+        job.report("start", total=2, done=1, note="reading chunk 2 of 2")
+        gate.wait(30)
+        return {"path": str(tiny), "memory": None}
+
+    job = jobs.start_job("build", "building tiny", slow, total=2, meta={"path": str(tiny)})
+    at = app(tiny)
+    at.session_state[app_state.AppState.build_job.key] = job.id
+    at = no_exception(at.run())
+    assert at.get("progress")[0].proto.value == 50
+    at.switch_page("app_pages/ask.py").run()
+    at.switch_page("app_pages/memory.py").run()
+    assert at.get("progress") and job.status == jobs.RUNNING
+    gate.set()
+    assert job.wait(10)
+    at = no_exception(at.run())
+    assert not at.get("progress") and any("finished" in s.value for s in at.success)
+
+
+def test_a_running_build_shows_the_chunk_being_read_failures_and_the_growing_graph(home):
+    """While a build waits on its second chunk, the panel shows that chunk, the first chunk's
+    failure with the model's raw reply, and the graph made so far."""
+    gate = threading.Event()
+
+    def extract(messages, stage):
+        prompt = messages[-1]["content"]
+        if "Port Alder lies" in prompt:
+            gate.wait(30)
+            return EXTRACTIONS[1]
+        if "Ada Brennick was born" in prompt:
+            return EXTRACTIONS[0]
+        return "<img src=x onerror=alert(1)> not JSON"
+
+    llm = ScriptedLLM({"index.extract": extract})
+    docs = [DOCS[2], DOCS[0], DOCS[1]]  # the hostile one fails, Ada's is read, Port Alder's waits
+    path = home / "memories" / "live"
+    job = jobs.start_job("build", "building live", jobs.build_work(path, docs, llm, embedder(), IndexParams()),
+                         total=3)
+    try:
+        deadline = time.time() + 20
+        while job.state.get("chunks_done", 0) < 2 and time.time() < deadline:
+            job.wait(0.05)
+        at = app()
+        at.session_state[app_state.AppState.build_job.key] = job.id
+        at = no_exception(at.run())
+        assert any(t.value == "Port Alder lies on the Vell River." for t in at.text)  # the chunk being read
+        assert any("not JSON" in c.value for c in at.code)  # the failed chunk's raw reply, as code
+        (nodes, edges), = frames(at)
+        assert {n["label"] for n in nodes} == {"Ada Brennick", "Ada Brenick", "Port Alder"}
+        assert any(e["label"] == "born in" for e in edges) and any(e["label"] == "0.87" for e in edges)
+        assert_nothing_raw(at)
+    finally:
+        gate.set()
+        job.wait(30)
+    assert job.status == jobs.DONE
+
+
+def test_cancel_button_stops_a_build_between_steps(home):
+    def looping(job: jobs.Job) -> None:
+        job.report("start", total=10, done=0)
+        while True:
+            job.check_cancel()
+            time.sleep(0.02)
+
+    job = jobs.start_job("build", "building forever", looping, total=10)
+    at = app()
+    at.session_state[app_state.AppState.build_job.key] = job.id
+    at = click(no_exception(at.run()), "Cancel")
+    assert job.wait(10) and job.status == jobs.CANCELLED
+    at = no_exception(at.run())
+    assert "The build was cancelled" in plain(at)
+
+
+# ================================================================== Ask page
+def ask_page(tiny: Path, llm=None) -> AppTest:
+    at = app(tiny, llm).run()
+    at.switch_page("app_pages/ask.py")
+    return no_exception(at.run())
+
+
+def ask(at: AppTest, question: str = QUESTION) -> AppTest:
+    if question:
+        at.radio(key="ask_kind").set_value("Your own question").run()
+        at.text_area(key="ask_free").set_value(question).run()
+    click(at, "Ask")
+    job = wait_for(at, app_state.AppState.ask_job.key)
+    assert job.status == jobs.DONE, job.error
+    return no_exception(at.run())
+
+
+def test_ask_shows_three_methods_with_graphs_tables_and_costs(tiny):
+    llm = scripted()
+    at = ask(ask_page(tiny, llm))
+    answers = [m.value for m in at.markdown if m.value.startswith("**Answer:**")]
+    assert answers == ["**Answer:** Vell River"] * 3
+    graphs = frames(at)
+    assert len(graphs) == 4  # one per method side by side, and the NeuroPath detail's hop graph
+    assert any(n["label"] == "Vell River" for n in graphs[0][0])  # NeuroPath's paths reach the river
+    stages = [c["stage"] for c in llm.calls]
+    assert stages.count("query.entities") == 1 and stages.count("answer") == 3
+    totals = table_with(at, "recorded calls")
+    assert totals["method"].tolist()[-1].startswith("all methods")
+    assert at.get("plotly_chart")
+    assert_nothing_raw(at)
+
+
+def test_ask_widgets_change_what_is_computed(tiny):
+    llm = scripted()
+    at = app(tiny, llm).run()  # set on the Memory page: parameters live in the session, not the page
+    at.number_input(key=app_state.param_key("neuropath", "max_hops")).set_value(1).run()
+    at.switch_page("app_pages/ask.py").run()
+    assert at.number_input(key=app_state.param_key("neuropath", "max_hops")).value == 1
+    assert at.session_state[app_state.value_key("neuropath", "max_hops")] == 1
+    at.session_state["ask_methods"] = ["neuropath"]
+    at = ask(at.run())
+    assert [c["stage"] for c in llm.calls] == ["query.entities", "neuropath.track.hop1", "answer"]
+    # one method: no side-by-side row, only the detail's hop graph
+    assert len(frames(at)) == 1
+    # the LLM-call inspector shows one call in full
+    at.session_state["res_neuropath_tabs"] = "LLM calls"
+    at = no_exception(at.run())
+    codes = [c.value for c in at.code]
+    assert any("Ada Brennick" in c for c in codes)
+
+
+def test_ecphory_replay_slider_and_inspector(tiny):
+    at = ask(ask_page(tiny))
+    at.session_state["res_pick"] = "ecphory"
+    at = no_exception(at.run())
+    final_nodes = frames(at)[-1][0]
+    at.select_slider(key="res_ecphory_ec_step").set_value(0).run()
+    first_nodes = frames(no_exception(at))[-1][0]
+    assert not any(n["id"].startswith("centroid:") for n in first_nodes)
+    assert any(n["id"].startswith("centroid:") for n in final_nodes)
+
+
+@pytest.fixture()
+def recorded(tiny, monkeypatch):
+    """The tiny memory stands in for the sample, with gold questions and recordings."""
+    from memrag import store
+
+    questions = [{"id": "t1", "question": QUESTION, "answer": "Vell River", "answer_aliases": ["the Vell"],
+                  "gold_docs": ["ada", "port"], "hops": 2, "kind": "bridge"}]
+    monkeypatch.setattr(demo, "sample_memory_dir", lambda: tiny)
+    monkeypatch.setattr(demo, "sample_questions", lambda: questions)
+    memory = store.load(tiny, embedder().model_id)
+    demo.record(memory, scripted("Vell River"), embedder(), tiny, questions=questions)
+    return tiny
+
+
+def test_recorded_demo_question_shows_badge_gold_and_a_live_switch(recorded):
+    live_llm = scripted("Grey Sea")
+    at = ask_page(recorded, live_llm)
+    assert at.radio(key="ask_kind").value == "Demo question"
+    at = ask(at, question="")
+    assert ":violet-badge[:material/history: recorded with scripted\\-1]" in [m.value for m in at.markdown]
+    assert re.search(r"original \d+\.\d s, \d+ tokens", plain(at))
+    assert live_llm.calls == []  # the replay made every call
+    # per method R@2, R@5, EM, F1: NeuroPath's valid path holds both gold chunks; the others rank
+    # the hostile chunk first (it shares the most words with the question under the hash embedder)
+    metrics = [(m.label, m.value) for m in at.metric]
+    assert metrics[:4] == [("R@2", "1.00"), ("R@5", "1.00"), ("EM", "1.00"), ("F1", "1.00")]
+    assert metrics[4] == ("R@2", "0.50") and len(metrics) == 12
+    at.session_state["res_neuropath_tabs"] = "Gold"
+    at = no_exception(at.run())
+    fates = table_with(at, "fate")
+    assert len(fates) == 2 and set(fates["chunk"]) == {0, 1}
+    # the switch runs the same question on the current backend
+    at.toggle(key="ask_live").set_value(True).run()
+    at = ask(at, question="")
+    assert live_llm.calls and all(m.value != "**Answer:** Vell River" for m in at.markdown)
+    assert any(m.value == "**Answer:** Grey Sea" for m in at.markdown)
+
+
+def test_traces_download_and_open_again(tiny):
+    at = ask(ask_page(tiny))
+    job = jobs.get_job(at.session_state[app_state.AppState.ask_job.key])
+    data = app_views.traces_json(job.result, {"question": QUESTION, "mode": "live", "model": "scripted-1"}).encode()
+    at.file_uploader(key="ask_trace_file").set_value(("t.json", data, "application/json")).run()
+    click(at, "Open these traces")
+    at = no_exception(at)
+    assert "Showing traces opened from a file." in all_markdown(at)
+    assert len([m for m in at.markdown if m.value.startswith("**Answer:**")]) == 3
+    # a broken file is refused with a reason and changes nothing
+    at.file_uploader(key="ask_trace_file").set_value(("bad.json", b'{"version": 99}', "application/json")).run()
+    click(at, "Open these traces")
+    assert any("not a valid memrag trace" in e.value for e in at.error)
+
+
+def test_read_traces_validates_and_limits():
+    with pytest.raises(ValueError, match="at most"):
+        app_views.read_traces(b" " * (app_views.MAX_TRACE_BYTES + 1))
+    with pytest.raises(ValueError, match="not a JSON trace file"):
+        app_views.read_traces(b"\xff\xfe")
+    with pytest.raises(ValueError, match="non-empty"):
+        app_views.read_traces(json.dumps({"memrag": "traces", "traces": []}).encode())
+    from memrag.trace import Trace
+
+    t = Trace(method="evil<script>", question="q")
+    with pytest.raises(ValueError, match="unknown method"):
+        app_views.read_traces(t.to_json().encode())
+    ok, meta = app_views.read_traces(Trace(method="dense", question="q").to_json().encode())
+    assert ok[0].method == "dense" and meta == {}
