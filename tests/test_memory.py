@@ -242,3 +242,30 @@ def test_cli_index_import_prints_one_json_summary(tmp_path):
     assert summary["prompt_tokens"] == 0 and summary["failures"] == 0
     assert set(summary) == {"documents", "chunks", "entities", "engrams", "triples", "coref_sets", "failures",
                             "prompt_tokens", "completion_tokens", "seconds"}
+
+
+def test_parallel_extraction_keeps_requests_in_flight_and_stores_in_document_order():
+    import threading
+    import time as _time
+
+    lock = threading.Lock()
+    state = {"now": 0, "peak": 0}
+    by_title = {d.title: r for d, r in zip(DOCS, REPLIES)}
+
+    def slow_reply(messages, stage):
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        # Later documents answer sooner: results must still land in document order.
+        title = messages[-1]["content"].split("\n", 1)[0].removeprefix("Title: ")
+        _time.sleep({"Ada Brennick": 0.3, "Port Alder": 0.2}.get(title, 0.05))
+        with lock:
+            state["now"] -= 1
+        return by_title[title]
+
+    llm = ScriptedLLM({"index.extract": slow_reply})
+    m = run_build(build_memory(None, DOCS, llm, HashEmbedder(), IndexParams(), parallel=3))
+    assert state["peak"] >= 2  # requests were in flight together
+    sequential, _ = build(None)
+    assert store.memory_to_rows(m)["triples"] == store.memory_to_rows(sequential)["triples"]
+    assert [c.doc_id for c in m.chunks] == ["d1", "d2", "d3"]
