@@ -286,6 +286,11 @@ def build_memory(
     if len(m.entity_vecs) != len(m.entities):
         refresh_entity_vectors(m, embedder, {n.key: n.name for n in m.entities[:len(m.entity_vecs)]})
     yield from embed_new_rows(m, embedder)
+    yield from save_and_finish(m, path, t_start)
+
+
+def save_and_finish(m: Memory, path: Path | None, t_start: float) -> Iterator[BuildEvent]:
+    """The end of every build: save (when a folder is given), then `done` with the stats."""
     if path is not None:
         t0 = time.perf_counter()
         store.save(m, path)

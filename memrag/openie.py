@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from memrag import store
-from memrag.build import BuildEvent, embed_new_rows, integrate_chunk, new_memory, refresh_entity_vectors
+from memrag.build import (BuildEvent, embed_new_rows, integrate_chunk, new_memory, refresh_entity_vectors,
+                          save_and_finish)
 from memrag.config import IndexParams
 from memrag.embed import Embedder
 from memrag.extract import Extraction, Mention, postprocess
@@ -92,10 +92,4 @@ def import_openie(openie_path: Path, corpus_path: Path, embedder: Embedder, para
     t0 = time.perf_counter()
     m.coref_sets(params.coref_top, params.coref_threshold)
     yield BuildEvent("coref", {"seconds": round(time.perf_counter() - t0, 3)})
-    if path is not None:
-        t0 = time.perf_counter()
-        store.save(m, path)
-        yield BuildEvent("saved", {"path": str(path), "seconds": round(time.perf_counter() - t0, 3)})
-    stats = m.stats()
-    stats["seconds"] = round(time.perf_counter() - t_start, 3)
-    yield BuildEvent("done", stats, memory=m)
+    yield from save_and_finish(m, path, t_start)
