@@ -1,0 +1,105 @@
+"""The shipped demo: the sample corpus, its prebuilt memory and its recordings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from memrag import prompts, store
+from memrag.ask import METHODS, ask
+from memrag.demo import gold_chunk_ids, sample_docs_dir, sample_memory_dir, sample_questions
+from memrag.embed import get_embedder
+from memrag.eval.datasets import load_sample
+from memrag.recordings import FILE_NAME, RERECORD_COMMAND, Recordings, StaleRecording
+
+QUESTION_KEYS = {"id", "question", "answer", "answer_aliases", "gold_docs", "hops", "kind"}
+
+
+def test_the_corpus_loads_and_every_gold_document_exists():
+    qs = sample_questions()
+    docs = {p.stem for p in sample_docs_dir().glob("*.md")}
+    assert 30 <= len(docs) <= 50 and len(qs) >= 15
+    for q in qs:
+        assert set(q) == QUESTION_KEYS, q["id"]
+        assert set(q["gold_docs"]) <= docs, q["id"]
+        assert 2 <= q["hops"] <= 4 and q["kind"] in {"bridge", "comparison", "composition"}
+    ds = load_sample(sample_docs_dir().parent / "questions.json", sample_docs_dir())
+    assert len(ds.questions) == len(qs) and len(ds.passages) == len(docs)
+
+
+@pytest.fixture(scope="module")
+def sample():
+    emb = get_embedder()
+    return store.load(sample_memory_dir(), emb.model_id), emb, Recordings.open(sample_memory_dir())
+
+
+def test_the_prebuilt_memory_opens_with_the_current_embedder_and_format(sample):
+    m, emb, rec = sample
+    assert m.embedder_id == emb.model_id and len(m.documents) == len(list(sample_docs_dir().glob("*.md")))
+    for q in sample_questions():
+        assert len(gold_chunk_ids(m, q["gold_docs"])) == len(q["gold_docs"])
+    assert m.llm["backend"] == "embedded" and len(m.triples) > 100
+
+
+def test_every_recorded_question_and_method_answers_from_recordings_with_no_fresh_tokens(sample):
+    m, emb, rec = sample
+    assert rec is not None and rec.backend == "embedded"
+    recorded = [q for q in sample_questions() if rec.has_question(q["question"])]
+    # Recording runs through the questions in order; the file names those it holds.
+    assert recorded and recorded == sample_questions()[: len(recorded)]
+    print(f"\n[measured] recordings cover {len(recorded)} of {len(sample_questions())} demo questions")
+    for q in recorded:
+        traces = ask(m, q["question"], llm=rec.replay_llm(), embedder=emb, methods=METHODS)
+        for t in traces:
+            assert t.answer is not None and t.answer.error is None, (q["id"], t.method)
+            assert t.llm_calls and all(c.cached for c in t.llm_calls), (q["id"], t.method)
+            assert t.stamp.llm_model == rec.model
+
+
+def test_a_stale_recording_fails_with_the_rerecord_command(sample, monkeypatch):
+    m, emb, rec = sample
+    monkeypatch.setattr(prompts, "TRACK_SYSTEM", prompts.TRACK_SYSTEM + " Think hard.")
+    with pytest.raises(StaleRecording, match=RERECORD_COMMAND):
+        ask(m, sample_questions()[0]["question"], llm=rec.replay_llm(), embedder=emb, methods=["neuropath"])
+
+
+def test_changing_one_recorded_tracking_response_changes_the_result(sample, tmp_path):
+    m, emb, rec = sample
+    copy = tmp_path / "mem"
+    shutil.copytree(sample_memory_dir(), copy, ignore=shutil.ignore_patterns("journal.sqlite*"))
+    q = next(q for q in sample_questions() if rec.has_question(q["question"])
+             and any(r.stage.startswith("neuropath.track") and r.question == q["question"]
+                    and json.loads(r.text)["valid_ids"] for r in rec.responses.values()))
+    before = ask(m, q["question"], llm=rec.replay_llm(), embedder=emb, methods=["neuropath"], answer=False)[0]
+    lines = (copy / FILE_NAME).read_text().splitlines()
+    for i, line in enumerate(lines[1:], start=1):
+        r = json.loads(line)
+        if r["question"] == q["question"] and r["stage"].startswith("neuropath.track"):
+            reply = json.loads(r["text"])
+            reply["valid_ids"], reply["expand_ids"], reply["continue"] = [], [], 0
+            r["text"] = json.dumps(reply)
+            lines[i] = json.dumps(r)
+            break
+    (copy / FILE_NAME).write_text("\n".join(lines) + "\n")
+    after = ask(m, q["question"], llm=Recordings.open(copy).replay_llm(), embedder=emb, methods=["neuropath"],
+                answer=False)[0]
+    assert before.neuropath.dp_chunk_ids and not after.neuropath.dp_chunk_ids
+    assert after.ranked_ids() != before.ranked_ids()
+
+
+@pytest.mark.model
+def test_re_extracting_one_document_gives_schema_valid_output():
+    from memrag.config import IndexParams, Settings
+    from memrag.extract import extract_chunk
+    from memrag.ingest import read_paths
+    from memrag.llm.factory import make_llm
+
+    llm, _ = make_llm(Settings(backend="embedded", response_cache=False))
+    doc = read_paths([sample_docs_dir() / "tobias-renn.md"], IndexParams()).documents[0]
+    out = extract_chunk(llm, doc.title, doc.text)
+    assert out.error is None, out.raw_reply
+    assert out.extraction.triples and all(len(t) == 3 for t in out.extraction.triples)
+    assert all(1 <= e.importance <= 5 and e.name for e in out.extraction.entities)
+    assert any("renn" in e.name.lower() for e in out.extraction.entities)
