@@ -79,7 +79,9 @@ def upload_and_build(w, name: str, text: str) -> None:
     box.fill(name)
     box.press("Enter")
     page.get_by_text("1 document(s), 1 chunk(s)").wait_for()
+    settle(page)  # a click during a rerun can be lost
     page.get_by_role("button", name="Build memory").click()
+    page.locator("[data-testid=stProgress]").first.wait_for(timeout=60_000)  # the build started
 
 
 def wait_finished(page) -> None:
@@ -156,7 +158,6 @@ def test_build_survives_a_page_switch(watched, server):
     open_app(watched, server)
     page = watched.page
     upload_and_build(watched, "tide", "The Harbour Board of Port Alder met in 1890 at the Tide House.")
-    page.locator("[data-testid=stProgress]").first.wait_for()
     watched.shot("memory-build-in-progress")
     page.get_by_role("link", name="Ask").click()
     page.get_by_role("heading", name="Ask", level=1).wait_for()
