@@ -7,6 +7,8 @@ the active memory, the methods' parameters and the running background jobs — a
 
 from __future__ import annotations
 
+import faulthandler
+
 import streamlit as st
 
 from memrag import app_state, jobs
@@ -14,6 +16,7 @@ from memrag.app_state import AppState, METHOD_LABELS
 from memrag.app_views import seconds_text
 from memrag.viz.safe_text import escape_markdown
 
+faulthandler.enable()  # a crash in the native model engine then leaves a traceback in the server log
 st.set_page_config(page_title="memrag", page_icon="🧠", layout="wide")
 state = app_state.init_state()
 page = st.navigation([
