@@ -17,6 +17,7 @@ from memrag.embed import Embedder
 from memrag.llm.base import LLM
 from memrag.memory import Memory
 from memrag.methods.base import QueryContext
+from memrag.passages_only import is_passages_only
 from memrag.prompts import PROMPT_VERSION
 from memrag.trace import Stamp, Trace
 
@@ -83,15 +84,22 @@ def ask(memory: Memory, question: str, *, llm: LLM | None, embedder: Embedder,
     unknown = [m for m in methods if m not in PARAM_TYPES]
     if unknown:
         raise ValueError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
+    if is_passages_only(memory) and (answer or any(m != "dense" for m in methods)):
+        raise ValueError("this memory holds passages only (built for a dense evaluation, no extraction): "
+                         "it supports dense retrieval without an answer step; build it with extraction "
+                         "for NeuroPath, EcphoryRAG or answers")
     params = params or {}
     ctx = QueryContext(memory, llm, embedder, question, make_stamp(memory, llm, embedder, corpus))
-    traces = []
-    for method in methods:
-        p = resolve_params(method, params.get(method))
-        t0 = time.perf_counter()
-        trace = _retrieve(method, ctx, p)
-        if answer:
-            answer_step.answer(ctx, trace, context_size(p), facts=trace.context_facts)
-        trace.seconds = time.perf_counter() - t0
-        traces.append(trace)
-    return traces
+    return [run_method(ctx, method, params.get(method), answer=answer) for method in methods]
+
+
+def run_method(ctx: QueryContext, method: str, params: dict[str, Any] | Any | None, *,
+               answer: bool = True) -> Trace:
+    """One method on an open query context (several runs on one context share its query-entity call)."""
+    p = resolve_params(method, params)
+    t0 = time.perf_counter()
+    trace = _retrieve(method, ctx, p)
+    if answer:
+        answer_step.answer(ctx, trace, context_size(p), facts=trace.context_facts)
+    trace.seconds = time.perf_counter() - t0
+    return trace

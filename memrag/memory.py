@@ -90,7 +90,7 @@ class EntityNode:
 @dataclass
 class ExtractionLog:
     chunk_id: int
-    status: str  # ok | failed | imported
+    status: str  # ok | failed | imported | passages-only
     error: str = ""
     raw_reply: str = ""
     prompt_tokens: int | None = None

@@ -252,10 +252,10 @@ def test_limit_pooled_indexes_the_first_questions_passages_only(tmp_path):
     first = _passages(question_passages(ds, ds.questions[0]))
     # by extraction
     cfg = EvalConfig(dataset="musique", data=MUSIQUE_Q, out=tmp_path / "x", scope="limit-pooled", limit=1,
-                     methods=("dense",), answer=False)
+                     methods=("dense", "ecphory"), answer=False)
     s = run_to_end(run_eval(cfg, llm=scripted(), embedder=HashEmbedder()))
     assert _docs(tmp_path / "x" / "memory") == first and s["stamp"]["corpus_size"] == 3
-    assert s["methods"]["dense"]["n"] == 1
+    assert s["methods"]["dense"]["n"] == 1 and s["indexing"]["source"] == "extraction"
     # from an OpenIE subset of the corpus file
     cfg = EvalConfig(dataset="musique", data=MUSIQUE_Q, corpus=MUSIQUE_C, import_openie=openie_files(tmp_path),
                      out=tmp_path / "o", scope="limit-pooled", limit=1, methods=("dense",), answer=False)
@@ -361,3 +361,37 @@ def test_cli_eval_and_the_results_page(tmp_path, monkeypatch, capsys):
     assert "## musique — pooled, 1 questions" in page and "| dense | 1 | " in page and " 12.3 [" in page
     assert "Source: `run/summary.json`" in page
     assert report.main(["--out", str(page_path), str(tmp_path / "nowhere")]) == 1
+
+
+def test_a_dense_retrieval_run_indexes_passages_only_and_the_graph_methods_refuse_that_memory(tmp_path):
+    cfg = EvalConfig(dataset="musique", data=MUSIQUE_Q, out=tmp_path / "d", scope="pooled",
+                     methods=("dense",), answer=False)
+    summary = run_to_end(run_eval(cfg, embedder=HashEmbedder(), llm_factory=no_llm))
+    ds = load_dataset("musique", MUSIQUE_Q)
+    memory = store.load(tmp_path / "d" / "memory")
+    assert _docs(tmp_path / "d" / "memory") == _passages(ds.passages.values())
+    assert summary["indexing"]["source"] == "passages-only" and not memory.entities and not memory.triples
+    assert len(memory.chunk_vecs) == len(memory.chunks) and summary["methods"]["dense"]["n"] == 2
+    # an ecphory run on that memory is refused with the reason, and so is an answer
+    cfg = EvalConfig(dataset="musique", data=MUSIQUE_Q, out=tmp_path / "e", memory=tmp_path / "d" / "memory",
+                     scope="pooled", methods=("dense", "ecphory"), answer=False)
+    with pytest.raises(ValueError, match="passages only"):
+        run_to_end(run_eval(cfg, llm=scripted(), embedder=HashEmbedder()))
+    from memrag.ask import ask
+    with pytest.raises(ValueError, match="passages only"):
+        ask(memory, "Who built the mill?", llm=scripted(), embedder=HashEmbedder(), methods=("dense",))
+    assert ask(memory, "Who built the mill?", llm=None, embedder=HashEmbedder(), methods=("dense",),
+               answer=False)[0].ranked
+
+
+def test_a_dense_run_extends_an_extraction_memory_rather_than_replacing_it(tmp_path):
+    first = EvalConfig(dataset="musique", data=MUSIQUE_Q, out=tmp_path / "r", scope="limit-pooled", limit=1,
+                       methods=("dense", "ecphory"), answer=False)
+    run_to_end(run_eval(first, llm=scripted(), embedder=HashEmbedder()))
+    entities = len(store.load(tmp_path / "r" / "memory").entities)
+    more = EvalConfig(dataset="musique", data=MUSIQUE_Q, out=tmp_path / "r2", memory=tmp_path / "r" / "memory",
+                      scope="pooled", methods=("dense",), answer=False)
+    llm = scripted()
+    s = run_to_end(run_eval(more, llm=llm, embedder=HashEmbedder(), llm_factory=lambda: llm))
+    memory = store.load(tmp_path / "r" / "memory")
+    assert s["indexing"]["source"] == "extraction" and len(memory.entities) > entities

@@ -44,6 +44,7 @@ from memrag.ingest import Document, benchmark_document, read_paths
 from memrag.llm.base import LLM
 from memrag.memory import Memory
 from memrag.openie import import_openie
+from memrag.passages_only import PASSAGES_ONLY, build_passages_only, is_passages_only
 from memrag.prompts import PROMPT_VERSION, STAGE_VERSIONS
 from memrag.trace import Trace
 from memrag.viz.tables import ALL_METHODS, totals_across
@@ -338,6 +339,7 @@ def ready_memory(config: EvalConfig, ds: Dataset, passages: list[Passage], path:
     t0 = time.perf_counter()
     source = "opened"
     build = True
+    extracted = False  # an existing extraction memory is extended, never replaced by a passages-only one
     if store.is_memory_dir(path):
         memory = store.load(path, embedder.model_id)
         units = map_chunks(memory, ds, passages)
@@ -346,9 +348,19 @@ def ready_memory(config: EvalConfig, ds: Dataset, passages: list[Passage], path:
         if unbuilt and config.import_openie is not None:
             raise ValueError(f"{path} lacks {len(unbuilt)} passage(s) of this scope; it was imported "
                              "from another corpus: give another --memory or --out")
+        if is_passages_only(memory) and not dense_only(config):
+            raise ValueError(f"{path} holds passages only (built for a dense run): the graph methods and the "
+                             "answer step need a memory built with extraction; give another --memory or --out")
         build = bool(unbuilt)  # an extraction build is extended; its journal keeps finished chunks
+        extracted = not is_passages_only(memory)
+        if build and is_passages_only(memory):
+            raise ValueError(f"{path} is a passages-only memory lacking {len(unbuilt)} passage(s) of this "
+                             "scope: give another --memory or --out")
     if build:
-        if config.import_openie is not None:
+        if dense_only(config) and config.import_openie is None and not extracted:
+            events = build_passages_only(path, _documents(config, passages), embedder, IndexParams(), name=label)
+            source = PASSAGES_ONLY
+        elif config.import_openie is not None:
             openie_file, corpus_file = _openie_files(config, passages, path.parent / f"{path.name}.openie")
             events = import_openie(openie_file, corpus_file, embedder, IndexParams(), path=path,
                                    dataset=config.dataset, name=label)
@@ -489,14 +501,13 @@ def open_run(out: Path, identity: dict[str, Any], stamp: dict[str, Any]) -> dict
 
 
 # ------------------------------------------------------------------ the run
+def dense_only(config: EvalConfig) -> bool:
+    """A retrieval-only dense run: it reads chunk vectors alone, so no LLM and no graph are needed."""
+    return not config.answer and all(m == "dense" for m in config.methods)
+
+
 def _needs_llm(config: EvalConfig, todo: list[Question]) -> bool:
-    if config.answer or any(m != "dense" for m in config.methods):
-        return True
-    if config.import_openie is not None or not todo:
-        return False
-    if config.scope == "per-question":
-        return any(not store.is_memory_dir(Path(config.out) / "memories" / _safe_dir_name(q.qid)) for q in todo)
-    return not store.is_memory_dir(_pooled_memory_path(config))
+    return not dense_only(config)
 
 
 def run_eval(config: EvalConfig, *, llm: LLM | None = None, embedder: Embedder | None = None,
