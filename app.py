@@ -22,6 +22,7 @@ state = app_state.init_state()
 page = st.navigation([
     st.Page("app_pages/memory.py", title="Memory", default=True),
     st.Page("app_pages/ask.py", title="Ask"),
+    st.Page("app_pages/evaluate.py", title="Evaluate"),
 ])
 
 with st.sidebar:

@@ -226,12 +226,15 @@ def _forget_old() -> None:
 class JobLLM:
     """Wraps the job's LLM: checks for a cancel before every call and reports each call.
 
-    It forwards `last_key` so call records keep their response-cache keys.
+    It forwards `last_key` so call records keep their response-cache keys. With `progress=False`
+    the calls are reported without moving the job's counters (a job that counts other steps,
+    e.g. an evaluation counting questions).
     """
 
-    def __init__(self, inner: LLM, job: Job, expected_calls: int | None = None) -> None:
+    def __init__(self, inner: LLM, job: Job, expected_calls: int | None = None, *, progress: bool = True) -> None:
         self.inner = inner
         self.job = job
+        self.progress = progress
         self.backend = inner.backend
         self.model = inner.model
         self.calls = 0
@@ -253,9 +256,12 @@ class JobLLM:
         total = None
         if self.expected_calls is not None:
             total = max(self.expected_calls, self.calls + 1)
-        self.job.report("llm_done", {"stage": stage, "cached": c.cached, "seconds": round(c.seconds, 3),
-                                     "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens},
-                        done=self.calls, total=total, step_seconds=None if c.cached else c.seconds)
+        data = {"stage": stage, "cached": c.cached, "seconds": round(c.seconds, 3),
+                "prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens}
+        if not self.progress:
+            self.job.report("llm_done", data)
+            return c
+        self.job.report("llm_done", data, done=self.calls, total=total, step_seconds=None if c.cached else c.seconds)
         return c
 
 

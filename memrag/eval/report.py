@@ -145,7 +145,7 @@ def write_outputs(out: Path, run: dict[str, Any], records: list[dict[str, Any]])
 
     summary = write_summary(out, run, records)
     (Path(out) / SUMMARY_MD).write_text(summary_markdown(summary), encoding="utf-8")
-    (Path(out) / REPORT_HTML).write_text(html_report(summary), encoding="utf-8")
+    (Path(out) / REPORT_HTML).write_text(html_report(summary, records), encoding="utf-8")
     return summary
 
 
@@ -320,18 +320,54 @@ def _bars(summary: dict[str, Any], metrics: Sequence[str], title: str):
     return fig
 
 
-def _cost(summary: dict[str, Any]):
+def cost_intervals(records: Sequence[dict[str, Any]], methods: Sequence[str]) -> dict[str, dict[str, list[float]]]:
+    """95% bootstrap intervals of tokens (prompt + completion) and seconds per query, per method, from
+    the question lines (summary.json keeps intervals for the scores only). A quantity some question
+    does not know (tokens of an engine that does not count them) gets no interval."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for m in methods:
+        rows = [r["methods"][m] for r in records if m in r.get("methods", {})]
+        tokens = [None if r["tokens"]["prompt_tokens"] is None or r["tokens"]["completion_tokens"] is None
+                  else r["tokens"]["prompt_tokens"] + r["tokens"]["completion_tokens"] for r in rows]
+        seconds = [r.get("seconds") for r in rows]
+        ci: dict[str, list[float]] = {}
+        for key, vals in (("tokens_per_query", tokens), ("seconds_per_query", seconds)):
+            if vals and all(v is not None for v in vals):
+                ci[key] = list(bootstrap_ci([float(v) for v in vals]))  # type: ignore[arg-type]
+        out[m] = ci
+    return out
+
+
+def _error_bars(value: float | None, ci: Sequence[float] | None) -> tuple[float, float]:
+    if value is None or not ci:
+        return 0.0, 0.0
+    return max(0.0, ci[1] - value), max(0.0, value - ci[0])
+
+
+def _cost(summary: dict[str, Any], records: Sequence[dict[str, Any]] | None = None):
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     names = list(summary["methods"])
     e = summary["methods"]
+    ci = cost_intervals(records, names) if records else {m: {} for m in names}
     fig = make_subplots(rows=1, cols=2, subplot_titles=("tokens per query", "seconds per query"))
+    totals = [None if e[m]["prompt_tokens_per_query"] is None or e[m]["completion_tokens_per_query"] is None
+              else e[m]["prompt_tokens_per_query"] + e[m]["completion_tokens_per_query"] for m in names]
     for key, label in (("prompt_tokens_per_query", "prompt"), ("completion_tokens_per_query", "completion")):
-        fig.add_trace(go.Bar(name=label, x=[_label(m) for m in names], y=[e[m][key] for m in names]), row=1, col=1)
+        bar: dict[str, Any] = {}
+        if key == "completion_tokens_per_query" and records:
+            # stacked: the top segment ends at the total, so the total's interval hangs from it
+            up, down = zip(*(_error_bars(t, ci[m].get("tokens_per_query")) for t, m in zip(totals, names)))
+            bar["error_y"] = {"type": "data", "symmetric": False, "array": list(up), "arrayminus": list(down)}
+        fig.add_trace(go.Bar(name=label, x=[_label(m) for m in names], y=[e[m][key] for m in names], **bar),
+                      row=1, col=1)
+    up, down = zip(*(_error_bars(e[m]["seconds_per_query"], ci[m].get("seconds_per_query")) for m in names))
     fig.add_trace(go.Bar(name="seconds", x=[_label(m) for m in names], y=[e[m]["seconds_per_query"] for m in names],
-                         showlegend=False), row=1, col=2)
-    fig.update_layout(barmode="stack", height=360, margin={"t": 50, "b": 40})
+                         showlegend=False, error_y={"type": "data", "symmetric": False, "array": list(up),
+                                                    "arrayminus": list(down)}), row=1, col=2)
+    title = "Cost per query" + (" (95% bootstrap intervals)" if records else "")
+    fig.update_layout(title=title, barmode="stack", height=380, margin={"t": 80, "b": 40})
     return fig
 
 
@@ -352,13 +388,20 @@ def _fates(summary: dict[str, Any]):
     return fig
 
 
-def html_report(summary: dict[str, Any]) -> str:
+def figures(summary: dict[str, Any], records: Sequence[dict[str, Any]] | None = None) -> list[tuple[str, Any]]:
+    """The run's plotly figures, named: recall@k and (with answers) EM / F1 with 95% intervals, cost per
+    query (with intervals when the question lines are given), gold fates. The HTML report and the
+    app's Evaluate page both draw these."""
+    figs = [("recall", _bars(summary, ("recall@1", "recall@2", "recall@5", "recall@10"), "Recall@k"))]
+    if any(e.get("f1") is not None for e in summary["methods"].values()):
+        figs.append(("answers", _bars(summary, ("em", "raw_em", "f1"), "Answers")))
+    return figs + [("cost", _cost(summary, records)), ("fates", _fates(summary))]
+
+
+def html_report(summary: dict[str, Any], records: Sequence[dict[str, Any]] | None = None) -> str:
     """A standalone page: plotly is embedded (no remote loads); every text is escaped."""
     stamp = summary["stamp"]
-    figs = [_bars(summary, ("recall@1", "recall@2", "recall@5", "recall@10"), "Recall@k"), _cost(summary),
-            _fates(summary)]
-    if any(e.get("f1") is not None for e in summary["methods"].values()):
-        figs.insert(1, _bars(summary, ("em", "raw_em", "f1"), "Answers"))
+    figs = [f for _, f in figures(summary, records)]
     plots = "".join(f.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, f in enumerate(figs))
     tables = "".join(f"<h2>{html.escape(name)}</h2>" + _html_table(t)
                      for name, t in (("Scores", score_rows(summary)), ("Gold passage fates", fate_rows(summary)),

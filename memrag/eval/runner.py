@@ -85,16 +85,17 @@ class EvalEvent:
 
 
 # ------------------------------------------------------------------ results file
-def read_results(path: Path) -> list[dict[str, Any]]:
+def read_results(path: Path, *, repair: bool = True) -> list[dict[str, Any]]:
     """The finished questions. A last line without its newline is a write cut short by a crash:
-    it is removed from the file (that question will be done again). Any other unreadable line
-    means the file was damaged, and the run stops rather than guess."""
+    it is removed from the file (that question will be done again); with `repair=False` (a viewer,
+    perhaps while a run still writes) it is only skipped. Any other unreadable line means the file
+    was damaged, and the run stops rather than guess."""
     path = Path(path)
     if not path.exists():
         return []
     data = path.read_bytes()
     complete = data.rfind(b"\n") + 1
-    if complete < len(data):
+    if complete < len(data) and repair:
         with path.open("r+b") as fh:
             fh.truncate(complete)
             fh.flush()

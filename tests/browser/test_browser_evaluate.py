@@ -1,0 +1,63 @@
+"""The Evaluate page in a real browser: a 3-question evaluation of the sample corpus, answered from
+its recorded replies, runs as a background job to completion; its plotly charts draw (with their
+95% interval bars) and a question opens its traces. Screenshots: docs/screenshots/evaluate*.png.
+The `watched` fixture fails the test on a dialog, a console error or a request leaving this machine.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from test_browser import open_app, settle, wait_for_graphs
+
+pytestmark = pytest.mark.browser
+ROW_PX = 35  # a Streamlit dataframe's header and row height
+RUN_TIMEOUT_MS = 300_000  # replayed replies: retrieval only, but 2 busy cores can be slow
+
+
+def plot_count(page, minimum: int, timeout_s: float = 60) -> int:
+    """Drawn plotly charts (each renders an SVG under .js-plotly-plot once plotly has run)."""
+    deadline = time.time() + timeout_s
+    while True:
+        n = page.locator(".js-plotly-plot .main-svg").count()
+        if n >= minimum or time.time() > deadline:
+            return n
+        page.wait_for_timeout(500)
+
+
+def test_evaluate_runs_three_recorded_sample_questions_and_draws_its_charts(watched, server, sample_recordings):
+    open_app(watched, server, "Evaluate")
+    page = watched.page
+    page.get_by_text("no LLM time", exact=False).wait_for()  # the sample with recordings: instant
+    settle(page)
+    n = page.get_by_role("spinbutton", name="questions (the first N)")
+    assert n.input_value() == "3"
+    page.get_by_role("button", name="Run evaluation").click()
+    ended = page.get_by_text("finished in").or_(page.get_by_text("The evaluation failed"))
+    ended.first.wait_for(timeout=RUN_TIMEOUT_MS)
+    assert page.get_by_text("finished in").count(), page.locator("[data-testid=stAlert]").first.inner_text()
+    page.get_by_text(re.compile(r"^3 question\(s\) · sample · scope pooled")).wait_for()
+    # recall@k, answers, cost, gold fates: four charts drawn by plotly, with interval bars
+    assert plot_count(page, 4) >= 4
+    assert page.locator(".js-plotly-plot .errorbar").count() > 0, "no 95% interval bars"
+    assert page.locator("[data-testid=stDataFrame]").count() >= 3  # scores, gold fates, per question
+    assert page.get_by_role("button", name="Export CSV").count() == 1
+    settle(page)
+    page.wait_for_timeout(1000)
+    watched.shot("evaluate", top=page.get_by_role("heading", name="Results"))
+
+    # a row of the per-question table opens the Ask page's views of that question's stored traces
+    table = page.locator("[data-testid=stDataFrame]").filter(has_text="gold answer")
+    box = table.bounding_box()
+    page.mouse.click(box["x"] + 15, box["y"] + ROW_PX * 1.5)  # the first row's selection box
+    page.locator("p").filter(has_text="Question: In which village was the founder").first.wait_for()
+    answers = page.locator("strong").filter(has_text=re.compile(r"^Answer:$"))
+    answers.nth(2).wait_for(timeout=120_000)
+    sizes = wait_for_graphs(page, 3)
+    assert len(sizes) >= 3 and all(s > 0 for s in sizes), sizes
+    settle(page)
+    page.wait_for_timeout(1000)
+    watched.shot("evaluate-question-traces", top=page.get_by_text("open the traces of"))

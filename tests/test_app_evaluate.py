@@ -1,0 +1,228 @@
+"""The Evaluate page under streamlit's AppTest, with a scripted LLM and a hash embedder, plus the
+library functions behind it (memrag.eval_views).
+
+A tiny HotpotQA-format file stands in for ../shared/bench (MEMRAG_BENCH points at a temporary
+folder); runs go to the app's data folder under a temporary MEMRAG_HOME. Nothing here loads the
+embedded model or the sentence-transformers embedder.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from memrag import app_state, eval_views as ev, jobs
+from memrag.eval import report
+from memrag.eval.runner import RESULTS, EvalConfig, run_eval, run_to_end
+from scripted import HashEmbedder
+from test_eval_runner import FIX, scripted
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+HOTPOT = FIX / "hotpotqa.jsonl"
+
+
+@pytest.fixture()
+def home(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("MEMRAG_HOME", str(tmp_path / "home"))
+    bench = tmp_path / "bench"
+    (bench / "hotpotqa").mkdir(parents=True)
+    shutil.copy(HOTPOT, bench / "hotpotqa" / "hotpotqa_subset.jsonl")
+    monkeypatch.setenv(ev.BENCH_ENV, str(bench))
+    return tmp_path / "home"
+
+
+def embedder() -> HashEmbedder:
+    return HashEmbedder(64)
+
+
+def app(llm=None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state[app_state.TEST_LLM_KEY] = llm or scripted()
+    at.session_state[app_state.TEST_EMBEDDER_KEY] = embedder()
+    at.switch_page("app_pages/evaluate.py")
+    return at
+
+
+def no_exception(at: AppTest) -> AppTest:
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def click(at: AppTest, label: str) -> AppTest:
+    return next(b for b in at.button if b.label == label).click().run()
+
+
+def texts(at: AppTest) -> str:
+    """What the page's text elements display (markdown escapes removed)."""
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [getattr(e, "value", "") for kind in ("error", "warning", "info", "success") for e in at.get(kind)]
+    return re.sub(r"\\(.)", r"\1", "\n".join(str(p) for p in parts))
+
+
+def plan_info(at: AppTest) -> str:
+    """The estimate shown before a run, as displayed (markdown escapes removed)."""
+    return next(i.value for i in at.info).replace("\\", "")
+
+
+def hotpot_run(at: AppTest, scope: str = "per-question") -> AppTest:
+    at.radio(key="eval_source").set_value("Benchmark file").run()
+    at.radio(key="eval_scope").set_value(scope).run()
+    return no_exception(at)
+
+
+def cli_run(out: Path) -> dict:
+    config = EvalConfig(dataset="hotpotqa", data=HOTPOT, out=out, scope="per-question", limit=2)
+    return run_to_end(run_eval(config, llm=scripted(), embedder=embedder()))
+
+
+# ================================================================== the page
+def test_the_page_offers_the_sample_and_says_what_a_run_costs(home):
+    at = no_exception(app().run())
+    assert at.title[0].value == "Evaluate"
+    info = plan_info(at)
+    if at.get("toggle") and at.toggle(key="eval_recorded").value:  # the checkout's sample has recordings
+        assert "no LLM time" in info and at.number_input(key="eval_n_sample_True").max >= 3
+    else:
+        assert "Roughly" in info
+    # a shared benchmark: building per-question memories with the LLM is priced per passage
+    hotpot_run(at)
+    # hp1 has 3 passages, hp2 lists one of its 3 twice: 5 distinct passages to read
+    assert "first a memory is built: 5 passage(s) read by the LLM" in plan_info(at)
+    # fewer questions → fewer passages to read
+    at.number_input(key="eval_n_hotpotqa_False").set_value(1).run()
+    assert "first a memory is built: 3 passage(s)" in plan_info(at)
+
+
+def test_a_scripted_evaluation_runs_as_a_job_and_shows_scores_charts_and_traces(home):
+    at = hotpot_run(app().run())
+    click(at, "Run evaluation")
+    job = jobs.get_job(at.session_state[ev.EvalState.eval_job.key])
+    assert job is not None and job.wait(60), "the evaluation job did not finish"
+    assert job.status == jobs.DONE, job.error_detail
+    at.run()
+    no_exception(at)
+    assert "finished in" in texts(at)
+    scores = at.dataframe[0].value
+    assert list(scores["method"]) == ["neuropath", "ecphory", "dense"]
+    assert set(scores["n"]) == {"2"}
+    charts = at.get("plotly_chart")
+    assert len(charts) == 4  # recall@k, answers, cost, gold fates
+    titles = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in charts]
+    assert "Recall@k" in titles and "Answers" in titles
+    per_q = next(d.value for d in at.dataframe if "question" in d.value.columns)
+    assert list(per_q["id"]) == ["hp1", "hp2"]
+    assert {"NeuroPath R@5", "EcphoryRAG F1", "Dense answer", "Dense gold fates"} <= set(per_q.columns)
+    assert len(at.get("download_button")) == 2
+    # a question opens the Ask page's views of its stored traces
+    at.selectbox(key="eval_q").set_value("hp2").run()
+    no_exception(at)
+    assert "When did the periodical edited by T.S. Arthur end?" in texts(at)
+    assert sum("**Answer:**" in m.value for m in at.markdown) == 3
+    assert len(at.get("iframe")) >= 3  # one graph per method, side by side
+
+
+def test_a_finished_out_folder_opens_without_rerunning(home, tmp_path):
+    out = tmp_path / "cli-run"
+    summary = cli_run(out)
+    lines_before = (out / RESULTS).read_bytes()
+    at = no_exception(app(llm=scripted()).run())
+    at.text_input(key="eval_folder").set_value(str(out)).run()
+    click(at, "Open folder")
+    no_exception(at)
+    assert "hotpotqa · scope per-question" in texts(at)
+    scores = at.dataframe[0].value
+    r5 = summary["methods"]["dense"]["recall@5"]
+    assert scores.set_index("method").loc["dense", "R@5"].startswith(f"{100 * r5:.1f}")
+    assert (out / RESULTS).read_bytes() == lines_before  # nothing was rerun or rewritten
+    assert not jobs.list_jobs("eval", running_only=True)
+
+
+def test_a_folder_that_is_no_run_says_so(home, tmp_path):
+    at = no_exception(app().run())
+    at.text_input(key="eval_folder").set_value(str(tmp_path)).run()
+    click(at, "Open folder")
+    no_exception(at)
+    assert "no summary.json" in texts(at)
+
+
+# ================================================================== the library
+def test_run_folders_follow_the_settings(home):
+    base = EvalConfig(dataset="hotpotqa", data=HOTPOT, out=Path(), scope="pooled", limit=2)
+    root = Path("/runs")
+    a = ev.run_folder(base, scripted(), embedder(), False, root)
+    assert a == ev.run_folder(EvalConfig(**{**base.__dict__, "limit": 5}), scripted(), embedder(), False, root)
+    for other in ({"methods": ("dense",)}, {"answer": False}, {"scope": "per-question"},
+                  {"params": {"neuropath": {"max_hops": 3}}}):
+        assert ev.run_folder(EvalConfig(**{**base.__dict__, **other}), scripted(), embedder(), False, root) != a
+    assert ev.run_folder(base, scripted(), embedder(), True, root).name.startswith("hotpotqa-pooled-recorded-")
+
+
+def test_the_plan_counts_what_is_left(home, tmp_path):
+    ds = ev.load_benchmark(ev.Benchmark("hotpotqa", "t", HOTPOT))
+    out = tmp_path / "run"
+    config = EvalConfig(dataset="hotpotqa", data=HOTPOT, out=out, scope="per-question", limit=2)
+    plan = ev.plan_run(config, ds, "embedded")
+    calls = jobs.expected_ask_calls(config.methods, 2)
+    assert (plan.questions, plan.done, plan.build_passages, plan.llm_calls) == (2, 0, 5, 2 * calls)
+    assert plan.seconds == pytest.approx(jobs.build_estimate_s(5, "embedded") + 2 * calls * 8.0)
+    cli_run(out)
+    again = ev.plan_run(config, ds, "embedded")
+    assert (again.done, again.build_passages, again.llm_calls, again.seconds) == (2, 0, 0, 0)
+    dense = ev.plan_run(EvalConfig(**{**config.__dict__, "methods": ("dense",), "answer": False,
+                                      "out": tmp_path / "d"}), ds, "embedded")
+    assert (dense.build_passages, dense.embed_passages, dense.llm_calls) == (0, 5, 0)
+    recorded = ev.plan_run(EvalConfig(**{**config.__dict__, "out": tmp_path / "r"}), ds, "recorded")
+    assert recorded.seconds == 2 * ev.RECORDED_SECONDS_PER_QUESTION and "no LLM time" in recorded.text()
+
+
+def test_a_cancelled_job_keeps_its_finished_questions(home, tmp_path):
+    release = threading.Event()
+    inner = scripted()
+
+    class Gate:  # the first answer of the second question waits until the test cancels
+        backend, model = inner.backend, inner.model
+
+        def identity(self):
+            return inner.identity()
+
+        def complete(self, messages, **kw):
+            if kw["stage"].startswith("answer") and "T.S. Arthur" in messages[-1]["content"]:
+                release.wait(30)
+            return inner.complete(messages, **kw)
+
+    out = tmp_path / "run"
+    config = EvalConfig(dataset="hotpotqa", data=HOTPOT, out=out, scope="per-question", limit=2)
+    ds = ev.load_benchmark(ev.Benchmark("hotpotqa", "t", HOTPOT))
+    job = ev.start_eval(config, Gate(), embedder(), ev.plan_run(config, ds, "scripted"), "t")
+    deadline = time.time() + 30
+    while job.done < 1 and time.time() < deadline:
+        job.wait(0.05)
+    assert job.done == 1 and job.total == 2
+    job.cancel()
+    release.set()
+    assert job.wait(30) and job.status == jobs.CANCELLED
+    run = ev.load_run(out)
+    assert [r["qid"] for r in run.records] == ["hp1"]
+
+
+def test_drill_down_gold_and_exports(home, tmp_path):
+    cli_run(tmp_path / "run")
+    run = ev.load_run(tmp_path / "run")
+    rec = run.records[0]
+    result = ev.drill_result(rec, run, None)
+    assert [t.method for t in result["traces"]] == run.methods
+    assert result["record"]["answer"] == rec["answers"][0] and result["record"]["gold_docs"]
+    exported = json.loads(ev.export_json(run))
+    assert exported["summary"] == run.summary
+    assert all("trace" not in m for q in exported["questions"] for m in q["methods"].values())
+    # the cost chart carries 95% intervals computed from the question lines
+    cost = dict(report.figures(run.summary, run.records))["cost"]
+    seconds = next(t for t in cost.data if t.name == "seconds")
+    assert seconds.error_y.array is not None and len(seconds.error_y.array) == len(run.methods)
