@@ -105,6 +105,7 @@ class ReplayLLM:
         self.backend = recordings.backend
         self.model = recordings.model
         self.last_key: str | None = None
+        self.replays = True  # reports say their seconds are a replay's, not the model's
 
     def identity(self) -> dict[str, Any]:
         return dict(self.rec.identity)

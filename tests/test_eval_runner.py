@@ -395,3 +395,15 @@ def test_a_dense_run_extends_an_extraction_memory_rather_than_replacing_it(tmp_p
     s = run_to_end(run_eval(more, llm=llm, embedder=HashEmbedder(), llm_factory=lambda: llm))
     memory = store.load(tmp_path / "r" / "memory")
     assert s["indexing"]["source"] == "extraction" and len(memory.entities) > entities
+
+
+def test_a_run_on_replayed_replies_says_its_seconds_are_a_replays(tmp_path):
+    llm = scripted()
+    live = run_to_end(run_eval(sample_config(tmp_path / "live", methods=("dense",)), llm=llm,
+                               embedder=HashEmbedder()))
+    llm.replays = True  # what memrag.recordings.ReplayLLM says of itself
+    replay = run_to_end(run_eval(sample_config(tmp_path / "replay", methods=("dense",)), llm=llm,
+                                 embedder=HashEmbedder()))
+    assert live["stamp"]["replies"] == "live" and replay["stamp"]["replies"] == "recorded"
+    assert "replay's time" in report.summary_markdown(replay)
+    assert "replay's time" not in report.summary_markdown(live)

@@ -274,6 +274,13 @@ def deviations_table(summary: dict[str, Any]) -> str:
     return _markdown((["method", "what", "papers", "memrag"], rows, (0, 1, 2, 3))) if rows else ""
 
 
+def _replay_note(summary: dict[str, Any]) -> str:
+    if summary["stamp"].get("replies") != "recorded":
+        return ""
+    return (f" Replies were replayed from recordings made with {_md(summary['stamp'].get('llm_model'))}: "
+            "s/q is the replay's time (retrieval recomputed, no model), not the model's.")
+
+
 def summary_markdown(summary: dict[str, Any], title: str | None = None, heading: str = "#",
                      deviations: bool = True) -> str:
     stamp = summary["stamp"]
@@ -283,7 +290,8 @@ def summary_markdown(summary: dict[str, Any], title: str | None = None, heading:
              "query-entity call to each method; across methods (counted once): "
              f"{_num(summary['all_methods']['prompt_tokens_per_query'], 0)} prompt / "
              f"{_num(summary['all_methods']['completion_tokens_per_query'], 0)} completion tokens, "
-             f"{_num(summary['all_methods']['llm_calls_per_query'], 2)} calls per question.", "",
+             f"{_num(summary['all_methods']['llm_calls_per_query'], 2)} calls per question." + _replay_note(summary),
+             "",
              _indexing_line(summary["indexing"]), "",
              f"{heading}# Gold passage fates (k = {stamp.get('fate_k')})", "", fate_table(summary), ""]
     if any(summary["paired"].values()):
@@ -464,7 +472,8 @@ def _replace_section(page_path: Path, heading_prefix: str, run_dirs: Sequence[Pa
         cmd = (s.get("stamp") or {}).get("command", "")
         body += [f"Generated from `{_md(Path(run_dir).name)}/summary.json` by `{cmd}` and "
                  f"`python -m memrag.eval.report --section Results --out {page_path} {run_dir}`. "
-                 "Illustrative only: a small sample, one small model.", "", markdown_table(s).rstrip(), ""]
+                 "Illustrative only: a small sample, one small model." + _replay_note(s), "",
+                 markdown_table(s).rstrip(), ""]
     new = [f"## {heading_prefix} (illustrative, n = {n})", ""] + body
     page_path.write_text("\n".join(lines[:start] + new + lines[end:]) + "\n", encoding="utf-8")
     print(f"rewrote section '{heading_prefix}' of {page_path}")

@@ -461,6 +461,7 @@ def make_stamp(config: EvalConfig, identity: dict[str, Any], questions: list[Que
         "fate_k": config.fate_k,
         "recall_ks": list(RECALL_KS),
         "command": config.command,
+        "replies": "recorded" if getattr(llm, "replays", False) else "live",
         "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     if config.scope == "per-question":
