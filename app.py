@@ -23,6 +23,7 @@ page = st.navigation([
     st.Page("app_pages/memory.py", title="Memory", default=True),
     st.Page("app_pages/ask.py", title="Ask"),
     st.Page("app_pages/evaluate.py", title="Evaluate"),
+    st.Page("app_pages/learn.py", title="Learn"),
 ])
 
 with st.sidebar:

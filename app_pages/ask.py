@@ -1,14 +1,16 @@
-"""Ask page: a demo or free question, NeuroPath / EcphoryRAG / dense side by side, every step shown."""
+"""Ask page: a demo or free question, NeuroPath / EcphoryRAG / dense side by side, every step shown;
+or, in compare mode, one method under two parameter sets."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from memrag import app_state, app_views as views, jobs
+from memrag import app_state, app_views as views, compare_views, jobs
 from memrag.app_state import AppState, METHOD_LABELS
 from memrag.viz.safe_text import escape_markdown
 
 ORDER = ("neuropath", "ecphory", "dense")
+MODES = ("Methods side by side", "Compare parameter sets")
 state = AppState()
 st.title("Ask")
 
@@ -32,6 +34,9 @@ if kind == "Demo question":
     record, question = questions[i], questions[i]["question"]
 else:
     question = st.text_area("your question", key="ask_free", max_chars=1000)
+if st.segmented_control("mode", MODES, default=MODES[0], key="ask_mode") == MODES[1]:
+    compare_views.compare_mode(memory, question, record, rec)
+    st.stop()
 chosen = st.pills("methods", ORDER, selection_mode="multi", default=list(ORDER), key="ask_methods",
                   format_func=lambda m: METHOD_LABELS[m]) or []
 methods = [m for m in ORDER if m in chosen]

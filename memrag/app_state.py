@@ -68,6 +68,8 @@ class AppState:
     ask_result: _Key[dict[str, Any] | None] = _Key(lambda: None)  # finished ask shown on the Ask page
     loaded_traces: _Key[dict[str, Any] | None] = _Key(lambda: None)  # traces opened from a JSON file
     graph_memo: _Key[dict[str, Any]] = _Key(dict)  # job id → (what was drawn, the build's growing graph)
+    compare_job: _Key[str | None] = _Key(lambda: None)  # the Ask page's compare mode
+    compare_result: _Key[dict[str, Any] | None] = _Key(lambda: None)
 
     def __init__(self, ss: Any | None = None) -> None:
         self._ss = st.session_state if ss is None else ss
@@ -302,14 +304,15 @@ def demo_questions(path: str | None) -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------ method parameters
-def value_key(method: str, name: str) -> str:
-    """The session key holding a method parameter's value."""
-    return f"{PREFIX}p_{method}_{name}"
+def value_key(method: str, name: str, scope: str = "") -> str:
+    """The session key holding a method parameter's value; `scope` names another set than the
+    sidebar's (e.g. compare mode's two sets)."""
+    return f"{PREFIX}p_{scope + '_' if scope else ''}{method}_{name}"
 
 
-def param_key(method: str, name: str) -> str:
-    """The key of the sidebar widget that edits a method parameter."""
-    return WIDGET_PREFIX + value_key(method, name)
+def param_key(method: str, name: str, scope: str = "") -> str:
+    """The key of the widget that edits a method parameter."""
+    return WIDGET_PREFIX + value_key(method, name, scope)
 
 
 def _widget_value(default: Any) -> Any:
@@ -320,13 +323,13 @@ def _literal_options(tp: Any) -> tuple[Any, ...] | None:
     return get_args(tp) if get_origin(tp) is Literal else None
 
 
-def param_widgets(method: str, container: Any = None) -> None:
+def param_widgets(method: str, container: Any = None, scope: str = "") -> None:
     """One widget per field of the method's parameter dataclass, with the field's help text."""
     where = container or st
     cls = PARAM_CLASSES[method]
     hints = get_type_hints(cls)
     for f in fields(cls):
-        key, label, tip = value_key(method, f.name), f.name.replace("_", " "), help_of(cls, f.name)
+        key, label, tip = value_key(method, f.name, scope), f.name.replace("_", " "), help_of(cls, f.name)
         options = _literal_options(hints[f.name])
         if options:
             bound(where.selectbox, label, key, options=options, help=tip)
@@ -339,16 +342,24 @@ def param_widgets(method: str, container: Any = None) -> None:
             bound(where.number_input, label, key, min_value=0, max_value=1000, step=1, help=tip + extra)
 
 
-def method_params(method: str) -> Any:
-    """The method's parameters as set in the sidebar (dataclass instance)."""
+def method_params(method: str, scope: str = "") -> Any:
+    """The method's parameters as set in the sidebar, or in the set `scope` (dataclass instance)."""
     cls = PARAM_CLASSES[method]
     values = {}
     for f in fields(cls):
-        v = st.session_state.get(value_key(method, f.name), _widget_value(f.default))
+        v = st.session_state.get(value_key(method, f.name, scope), _widget_value(f.default))
         if f.name == "prune_top" and v == 0:
             v = None
         values[f.name] = v
     return cls(**values)
+
+
+def set_method_params(method: str, params: Any, scope: str = "") -> None:
+    """Store a whole parameter set and drop its widgets' own state, so each widget starts again
+    from the stored value on the next run (e.g. when a compare preset is picked)."""
+    for f in fields(params):
+        st.session_state[value_key(method, f.name, scope)] = _widget_value(getattr(params, f.name))
+        st.session_state.pop(param_key(method, f.name, scope), None)
 
 
 def changed_params(method: str) -> dict[str, Any]:
@@ -360,5 +371,5 @@ def changed_params(method: str) -> dict[str, Any]:
 __all__ = ["AppState", "TEST_LLM_KEY", "TEST_EMBEDDER_KEY", "init_state", "settings", "backend_choice", "job_llm",
            "embedder", "embedder_id", "safe_memory_name", "memories_dir", "memory_path", "sample_memory_dir",
            "is_sample", "saved_memories", "memory_label", "open_memory", "active_memory", "recordings",
-           "demo_questions", "param_widgets", "method_params", "changed_params", "bound", "value_key",
+           "demo_questions", "param_widgets", "method_params", "set_method_params", "changed_params", "bound", "value_key",
            "param_key", "extract_parallel"]

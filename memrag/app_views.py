@@ -297,9 +297,12 @@ def _unit_of(trace: Trace, memory: Any) -> Callable[[int], str]:
 def gold_scores(trace: Trace, gold: Gold, memory: Any) -> dict[str, float | None]:
     unit = _unit_of(trace, memory)
     ranked = [unit(r.chunk_id) for r in trace.ranked]
-    answer = trace.answer.answer if trace.answer else ""
-    return {"R@2": recall_at_k(ranked, gold.gold_docs, 2), "R@5": recall_at_k(ranked, gold.gold_docs, 5),
-            "EM": exact_match(answer, gold.answers), "F1": round(f1_score(answer, gold.answers), 3)}
+    scores: dict[str, float | None] = {"R@2": recall_at_k(ranked, gold.gold_docs, 2),
+                                       "R@5": recall_at_k(ranked, gold.gold_docs, 5), "EM": None, "F1": None}
+    if trace.answer is not None:  # no answer step (e.g. compare mode's unrecorded answer): no EM/F1
+        scores["EM"] = exact_match(trace.answer.answer, gold.answers)
+        scores["F1"] = round(f1_score(trace.answer.answer, gold.answers), 3)
+    return scores
 
 
 def gold_fates(trace: Trace, gold: Gold, memory: Any) -> pd.DataFrame | None:
@@ -339,9 +342,10 @@ def recorded_badge(model: str, traces: Sequence[Trace]) -> None:
                                "(replayed from the memory's recordings; retrieval recomputed now)"))
 
 
-def answer_card(trace: Trace, gold: Gold | None, memory: Any) -> None:
-    """The method's answer, its cost, its gold scores and its cited passages."""
-    st.subheader(escape_markdown(METHOD_LABELS.get(trace.method, trace.method)))
+def answer_card(trace: Trace, gold: Gold | None, memory: Any, title: str | None = None) -> None:
+    """The method's answer, its cost, its gold scores and its cited passages; `title` replaces the
+    method's name as the heading (compare mode names its two parameter sets)."""
+    st.subheader(escape_markdown(title or METHOD_LABELS.get(trace.method, trace.method)))
     a = trace.answer
     if a is None:
         st.caption("No answer step was run.")

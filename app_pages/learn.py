@@ -1,0 +1,16 @@
+"""Learn page: the papers' brain analogies, taught by replaying a trace step by step."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from memrag import app_state, learn_views
+
+st.title("Learn")
+st.caption("NeuroPath is modelled on how the hippocampus maps places and plans routes; EcphoryRAG on how a cue "
+           "brings a stored memory back. Move the slider to replay a retrieval and see which part of the "
+           "analogy each step shows.")
+path, memory, _ = app_state.active_memory()
+traces, record = learn_views.pick_traces(path, memory)
+if traces:
+    learn_views.learn_page(traces, record, memory)

@@ -1,0 +1,153 @@
+"""The Learn page (AppTest, scripted LLM, hash embedder) and the lessons it teaches from a trace."""
+
+from __future__ import annotations
+
+import pytest
+
+from memrag import app_state, demo, jobs, learn, store
+from memrag.ask import ask as run_ask
+from memrag.config import NeuroPathParams
+from memrag.learn_views import DEMO, LAST_ASK
+from memrag.viz import trace_graphs
+from scripted import ScriptedLLM
+from test_app_pages import (QUESTION, app, assert_nothing_raw, embedder, frames, no_exception, plain,  # noqa: F401
+                            recorded, scripted, tiny, home)
+
+LEARN = "app_pages/learn.py"
+
+
+def drawn(at) -> set[str]:
+    """Ids of the nodes the step graph draws in full (later steps are label-less ghosts)."""
+    (nodes, _), = frames(at)
+    return {n["id"] for n in nodes if n["label"].strip()}
+
+
+def slider(at):
+    return next(s for s in at.select_slider if s.key.startswith("learn_step_"))
+
+
+def asked(tiny_dir, llm=None):
+    """The Ask page's last result for QUESTION, then the Learn page."""
+    at = app(tiny_dir, llm).run()
+    at.switch_page("app_pages/ask.py").run()
+    at.radio(key="ask_kind").set_value("Your own question").run()
+    at.text_area(key="ask_free").set_value(QUESTION).run()
+    next(b for b in at.button if b.label == "Ask").click().run()
+    job = jobs.get_job(at.session_state[app_state.AppState.ask_job.key])
+    assert job.wait(60) and job.status == jobs.DONE, job.error
+    at.run()  # the Ask page stores the finished result
+    at.switch_page(LEARN).run()
+    return no_exception(at), {t.method: t for t in job.result}
+
+
+def test_learn_replays_the_last_ask_and_the_slider_moves_the_graph(tiny):
+    at, traces = asked(tiny)
+    assert at.radio(key="learn_source").options == [LAST_ASK]
+    np_trace = traces["neuropath"]
+    s = slider(at)
+    assert s.options == ["1. Seeds", "2. Hop 1", "3. Hop 2", "4. Completion"] and s.value == 0
+    assert drawn(at) == set(trace_graphs.highlighted_nodes(np_trace, 0)) == {"e:ada brennick", "e:ada brenick"}
+    text = plain(at)
+    assert "place cells ↔ entities" in text and "'Ada Brennick' → 'Ada Brennick'" in text
+    slider(at).set_value(2).run()
+    assert drawn(no_exception(at)) == set(trace_graphs.highlighted_nodes(np_trace, 2))
+    assert {"e:port alder", "e:vell river"} <= drawn(at)
+    text = plain(at)
+    assert "Hop 2:" in text and "the river of Port Alder" in text  # the model's requirement, quoted
+    slider(at).set_value(3).run()
+    assert "replay ↔ post-retrieval completion" in plain(no_exception(at))
+
+    at.segmented_control(key="learn_method").set_value("ecphory").run()
+    ec_trace = traces["ecphory"]
+    s = slider(no_exception(at))
+    assert [o.split(". ", 1)[1] for o in s.options] == [st.title for st in ec_trace.steps]
+    first = drawn(at)
+    assert first == set(trace_graphs.highlighted_nodes(ec_trace, 0))
+    slider(at).set_value(len(s.options) - 1).run()
+    last = drawn(no_exception(at))
+    assert first < last and any(i.startswith("c:") for i in last)  # the context chunks arrive last
+    assert "cue ↔ query cue" not in plain(at) and "recollection → answer" in plain(at)
+    assert_nothing_raw(at)
+
+
+def test_learn_replays_a_recorded_demo_question_without_asking_the_model(recorded):
+    live = scripted("Grey Sea")
+    at = app(recorded, live).run()
+    at.switch_page(LEARN).run()
+    at = no_exception(at)
+    assert at.radio(key="learn_source").options == [DEMO]
+    assert at.selectbox(key="learn_demo").value == 0
+    assert live.calls == []
+    assert len(frames(at)) == 1 and slider(at).options[0] == "1. Seeds"
+    before = drawn(at)
+    slider(at).set_value(1).run()
+    assert drawn(no_exception(at)) > before
+
+
+def test_hostile_names_in_a_lesson_stay_text(tiny):
+    track = {"reasoning_chain": "Miro Tann wrote <script>alert(1)</script> ![x](http://example.invalid/leak)",
+             "valid_ids": [1, 2], "expansion_requirement": "", "expand_ids": [], "continue": 0}
+    llm = ScriptedLLM({"query.entities": lambda m, s: {"entities": ["Miro Tann"]},
+                       "neuropath.track": lambda m, s: track,
+                       "answer": lambda m, s: {"reasoning": "", "answer": "<img src=x onerror=alert(3)>",
+                                               "cited": []}})
+    at, _ = asked(tiny, llm)
+    slider(at).set_value(1).run()
+    text = plain(no_exception(at))
+    assert "<script>alert(1)</script>" in text and "![x](http://example.invalid/leak)" in text
+    assert_nothing_raw(at)
+
+
+def test_learn_without_a_trace_says_what_to_do(home, monkeypatch, tmp_path):
+    monkeypatch.setattr(demo, "sample_memory_dir", lambda: tmp_path / "no-sample")
+    at = app().run()
+    at.switch_page(LEARN).run()
+    assert "Ask a question with NeuroPath or EcphoryRAG on the Ask page first" in plain(no_exception(at))
+    assert not frames(at)
+
+
+# ------------------------------------------------------------------ the lessons alone
+@pytest.fixture()
+def traces(tiny):
+    memory = store.load(tiny, embedder().model_id)
+
+    def run(params=None):
+        return {t.method: t for t in run_ask(memory, QUESTION, llm=scripted(), embedder=embedder(),
+                                             methods=["neuropath", "ecphory"], params=params)}
+    return run
+
+
+def test_lessons_follow_the_steps_and_name_what_the_trace_did(traces):
+    t = traces()
+    np_lessons = learn.lessons(t["neuropath"])
+    assert [x.title for x in np_lessons] == ["Seeds", "Hop 1", "Hop 2", "Completion"]
+    assert [x.concept for x in np_lessons] == ["place cells ↔ entities"] + \
+        ["place fields ↔ triples · preplay ↔ path tracking"] * 2 + ["replay ↔ post-retrieval completion"]
+    assert np_lessons[0].names == ["Ada Brennick", "Ada Brenick"]  # the seed, then its coreference candidate
+    assert "Ada Brennick was born in Port Alder." in np_lessons[1].here and "It asked to go on." in np_lessons[1].here
+    # hop 2 lists the kept path and its extension; the script judges the kept one (#1) valid
+    assert "1 new path(s) grew from the ends of the paths it chose to extend; 2 were shown" in np_lessons[2].here
+    assert np_lessons[2].names == ["Ada Brennick", "Port Alder"]
+    assert "searched again" in np_lessons[3].here
+
+    ec_lessons = learn.lessons(t["ecphory"])
+    assert [x.title for x in ec_lessons] == [s.title for s in t["ecphory"].steps]
+    assert ec_lessons[0].names == ["Ada Brennick"] and "cue" in ec_lessons[0].concept
+    assert ec_lessons[2].concept == "ecphory ↔ associative activation" and "Round 1: seeds" in ec_lessons[2].here
+    assert ec_lessons[-2].names == [a.name for a in t["ecphory"].ecphory.final]
+
+
+def test_a_lesson_tells_what_the_parameters_changed(traces):
+    off = traces({"neuropath": NeuroPathParams(completion=False, max_hops=1)})["neuropath"]
+    lessons = learn.lessons(off)
+    assert [x.title for x in lessons] == ["Seeds", "Hop 1", "Completion"]
+    assert "Completion is off in this run" in lessons[-1].here
+
+
+def test_only_neuropath_and_ecphory_are_taught(traces):
+    from memrag.trace import Trace
+
+    with pytest.raises(ValueError, match="teaches"):
+        learn.lessons(Trace(method="dense", question="q"))
+    assert set(learn.teachable([*traces().values(), Trace(method="dense", question="q")])) == {"neuropath",
+                                                                                                 "ecphory"}
