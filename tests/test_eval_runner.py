@@ -360,6 +360,11 @@ def test_cli_eval_and_the_results_page(tmp_path, monkeypatch, capsys):
     page = page_path.read_text()
     assert "## musique — pooled, 1 questions" in page and "| dense | 1 | " in page and " 12.3 [" in page
     assert "Source: `run/summary.json`" in page
+    notes = tmp_path / "notes.md"
+    notes.write_text("## Reading\n\nDense found the bridge passage.\n")
+    assert report.main(["--out", str(page_path), "--notes", str(notes), str(out)]) == 0
+    page = page_path.read_text()
+    assert page.index("Dense found the bridge passage.") < page.index("## musique — pooled")
     assert report.main(["--out", str(page_path), str(tmp_path / "nowhere")]) == 1
 
 
