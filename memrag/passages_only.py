@@ -38,10 +38,11 @@ def build_passages_only(path: Path | None, documents: list[Document], embedder: 
             continue
         seen.add((d.title, d.text))
         todo.append(d)
-    yield BuildEvent("start", {"documents": len(todo), "chunks": None})
-    for d in todo:
+    plan = [(d, chunk_document(d, params)) for d in todo]
+    yield BuildEvent("start", {"documents": len(plan), "chunks": sum(len(cs) for _, cs in plan)})
+    for d, chunks in plan:
         m.documents.append(DocRow(d.doc_id, d.title, d.text, d.source, d.kind, dict(d.meta)))
-        for c in chunk_document(d, params):
+        for c in chunks:
             chunk_id = len(m.chunks)
             m.chunks.append(ChunkRow(chunk_id, d.doc_id, c.index, c.title, c.text))
             m.extraction_log[chunk_id] = ExtractionLog(chunk_id, PASSAGES_ONLY)

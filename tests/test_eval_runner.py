@@ -350,6 +350,10 @@ def test_cli_eval_and_the_results_page(tmp_path, monkeypatch, capsys):
                  "--scope", "pooled", "--out", str(tmp_path / "bad")]) == 1
     assert "needs --corpus" in capsys.readouterr().err
     assert main(argv[:-2] + ["--out", str(tmp_path / "z"), "--limit", "0"]) == 2
+    # a dense retrieval run with no OpenIE file indexes the passages alone, with no LLM
+    assert main(["eval", "--dataset", "musique", "--data", str(MUSIQUE_Q), "--scope", "pooled",
+                 "--methods", "dense", "--no-answer", "--out", str(tmp_path / "p")]) == 0
+    assert "| dense | 2 |" in capsys.readouterr().out
 
     # the page is built from summary.json alone: change a figure there and the page follows
     summary = json.loads((out / SUMMARY).read_text())
