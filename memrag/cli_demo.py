@@ -36,27 +36,34 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from memrag.embed import get_embedder
     from memrag.progress import ProgressLine
 
+    from memrag.llm.factory import make_llm
+
+    settings = _settings(args)
+    if not args.backend:
+        settings.backend = "embedded"  # the shipped memory and recordings are made with the embedded model
+    llm, choice = make_llm(settings)
+    # Another LLM's memory and recordings live beside the shipped ones, never over them.
+    target = demo.sample_memory_dir(choice.backend, choice.model)
     if args.action == "extract":
-        target = demo.sample_memory_dir()
-        print(f"re-extracting the sample memory into {target} (about 40 chunks × 30–60 s on the embedded model)",
+        print(f"re-extracting the sample memory with {choice.backend} / {choice.model} into {target}",
               file=sys.stderr)
         for p in target.glob("v[0-9]*"):
             shutil.rmtree(p)
         (target / store.CURRENT).unlink(missing_ok=True)
         from memrag.cli import main
-        return main(["index", str(demo.sample_docs_dir()), "--memory", str(target), "--name",
-                     "Varrow Coast (sample)", "--backend", args.backend or "embedded"])
-    from memrag.llm.factory import make_llm
-
-    settings = _settings(args)
-    if not args.backend:
-        settings.backend = "embedded"  # the shipped recordings are made with the embedded model
-    memory = store.load(demo.sample_memory_dir(), get_embedder().model_id)
-    llm, choice = make_llm(settings)
-    print(f"recording with {choice.backend} / {choice.model}", file=sys.stderr)
+        argv = ["index", str(demo.sample_docs_dir()), "--memory", str(target), "--name",
+                f"Varrow Coast (sample, {choice.model})", "--backend", choice.backend]
+        return main(argv + (["--model", choice.model] if choice.backend == "ollama" else []))
+    if not store.is_memory_dir(target):
+        print(f"error: no sample memory built with {choice.backend} / {choice.model} at {target}: "
+              f"build it first with `python -m memrag demo extract --backend {choice.backend}"
+              f"{' --model ' + choice.model if choice.backend == 'ollama' else ''}`", file=sys.stderr)
+        return 2
+    memory = store.load(target, get_embedder().model_id)
+    print(f"recording with {choice.backend} / {choice.model} into {target}", file=sys.stderr)
     questions = demo.sample_questions()
     bar = ProgressLine("recording", len(questions))
-    path = demo.record(memory, llm, get_embedder(), demo.sample_memory_dir(), questions=questions,
+    path = demo.record(memory, llm, get_embedder(), target, questions=questions,
                        progress=lambda i, n, qid, s: bar.update(i, f"{qid} {s:.0f}s"))
     bar.close()
     print(f"wrote {path}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -16,8 +17,13 @@ EXTRACT_COMMAND = ("python -m memrag index sample_corpus/docs --memory sample_co
                    "--name 'Varrow Coast (sample)' --backend embedded")
 
 
-def sample_memory_dir() -> Path:
-    return SAMPLE_DIR / "memory"
+def sample_memory_dir(backend: str = "embedded", model: str = "") -> Path:
+    """The shipped memory (built and recorded with the embedded model), or the folder beside it
+    for a memory built with another LLM (`memory-ollama-phi4`, …): never over the shipped one."""
+    if backend == "embedded":
+        return SAMPLE_DIR / "memory"
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{backend}-{model}".lower()).strip("-")
+    return SAMPLE_DIR / f"memory-{slug}"
 
 
 def sample_docs_dir() -> Path:

@@ -101,3 +101,22 @@ def test_re_extracting_one_document_gives_schema_valid_output():
     assert out.extraction.triples and all(len(t) == 3 for t in out.extraction.triples)
     assert all(1 <= e.importance <= 5 and e.name for e in out.extraction.entities)
     assert any("renn" in e.name.lower() for e in out.extraction.entities)
+
+
+def test_a_sample_memory_of_another_llm_lives_beside_the_shipped_one(monkeypatch, capsys):
+    import memrag.llm.factory
+    from memrag.cli import main
+    from memrag.llm.factory import BackendChoice
+    from scripted import ScriptedLLM
+
+    other = sample_memory_dir("ollama", "phi4:latest")
+    assert other.parent == sample_memory_dir().parent and other.name == "memory-ollama-phi4-latest"
+    assert sample_memory_dir("embedded") == sample_memory_dir()
+    # recording with another LLM before its memory exists: refused with the command that builds it,
+    # and the shipped recordings are untouched
+    before = (sample_memory_dir() / FILE_NAME).read_bytes()
+    monkeypatch.setattr(memrag.llm.factory, "make_llm",
+                        lambda s: (ScriptedLLM({}), BackendChoice("ollama", "phi4:latest", "test")))
+    assert main(["demo", "record", "--backend", "ollama", "--model", "phi4:latest"]) == 2
+    assert "demo extract --backend ollama --model phi4:latest" in capsys.readouterr().err
+    assert (sample_memory_dir() / FILE_NAME).read_bytes() == before and not other.exists()
