@@ -11,7 +11,7 @@ import faulthandler
 
 import streamlit as st
 
-from memrag import app_state, jobs
+from memrag import app_state
 from memrag.app_state import AppState, METHOD_LABELS
 from memrag.app_views import seconds_text
 from memrag.viz.safe_text import escape_markdown
@@ -59,7 +59,7 @@ with st.sidebar:
         with st.expander(METHOD_LABELS[method]):
             app_state.param_widgets(method)
 
-    running = jobs.list_jobs(running_only=True)
+    running = app_state.visible_jobs(running_only=True)
     if running:
         st.subheader("Background jobs")
         for job in running:

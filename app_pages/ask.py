@@ -69,7 +69,7 @@ if st.button("Ask", type="primary", disabled=running or not methods or not quest
         params = {m: app_state.method_params(m) for m in methods}
         mode, model = ("live", llm.model) if live else ("recorded", rec.model)
         work = jobs.ask_work(memory, question, llm, app_state.embedder(), methods, params)
-        job = jobs.start_job("ask", f"asking {len(methods)} method(s)", work,
+        job = app_state.start_job("ask", f"asking {len(methods)} method(s)", work,
                              estimate_s=jobs.ask_estimate_s(methods, backend) if live else 5.0,
                              meta={"backend": llm.backend, "question": question, "record": record,
                                    "mode": mode, "model": model})

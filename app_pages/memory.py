@@ -27,7 +27,7 @@ def start_build(docs: list, name: str, chunks: int) -> None:
         return
     parallel = app_state.extract_parallel(choice.backend)
     work = jobs.build_work(path, docs, llm, app_state.embedder(), IndexParams(), parallel=parallel, name=name)
-    job = jobs.start_job("build", f"building {path.name}", work, total=chunks,
+    job = app_state.start_job("build", f"building {path.name}", work, total=chunks,
                          estimate_s=jobs.build_estimate_s(chunks, choice.backend, parallel),
                          meta={"backend": choice.backend, "path": str(path)})
     state.build_job = job.id
@@ -36,7 +36,7 @@ def start_build(docs: list, name: str, chunks: int) -> None:
 
 # ------------------------------------------------------------------ a build in progress or just ended
 job = jobs.get_job(state.build_job)
-others = [j for j in jobs.list_jobs("build", running_only=True) if j.id != state.build_job]
+others = [j for j in app_state.visible_jobs("build", running_only=True) if j.id != state.build_job]
 for other in others:  # e.g. started in a tab that was closed
     if st.button(escape_markdown(f"Follow the running build: {other.label}"), key=f"follow_{other.id}"):
         state.build_job = other.id

@@ -19,7 +19,7 @@ from typing import Any, Callable, Generic, Literal, Sequence, TypeVar, get_args,
 
 import streamlit as st
 
-from memrag import store
+from memrag import jobs, store
 from memrag.config import DenseParams, EcphoryParams, NeuroPathParams, Settings, help_of
 from memrag.llm.base import LLM, LLMError
 from memrag.llm.factory import BackendChoice
@@ -372,4 +372,37 @@ __all__ = ["AppState", "TEST_LLM_KEY", "TEST_EMBEDDER_KEY", "init_state", "setti
            "embedder", "embedder_id", "safe_memory_name", "memories_dir", "memory_path", "sample_memory_dir",
            "is_sample", "saved_memories", "memory_label", "open_memory", "active_memory", "recordings",
            "demo_questions", "param_widgets", "method_params", "set_method_params", "changed_params", "bound", "value_key",
-           "param_key", "extract_parallel"]
+           "param_key", "extract_parallel", "session_id", "start_job", "visible_jobs"]
+
+
+# ------------------------------------------------------------------ background jobs, per browser session
+def session_id() -> str:
+    """This browser session's id ('' outside a Streamlit run)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else ""
+
+
+def _session_alive(sid: str) -> bool:
+    try:
+        from streamlit.runtime import Runtime
+
+        return Runtime.instance().is_active_session(sid)
+    except Exception:  # no runtime (e.g. AppTest): treat every owner as present
+        return True
+
+
+def start_job(kind: str, label: str, work: Any, **kw: Any) -> Any:
+    """jobs.start_job, owned by this browser session (see `visible_jobs`)."""
+    kw["meta"] = {**(kw.get("meta") or {}), "session": session_id()}
+    return jobs.start_job(kind, label, work, **kw)
+
+
+def visible_jobs(kind: str | None = None, *, running_only: bool = False) -> list[Any]:
+    """The jobs this session may see: its own, and those whose tab was closed (so a build can be
+    followed again from a new tab). Another open session's jobs stay private to it."""
+    me = session_id()
+    return [j for j in jobs.list_jobs(kind, running_only=running_only)
+            if j.meta.get("session", "") in ("", me) or not _session_alive(j.meta["session"])]
+

@@ -102,7 +102,7 @@ def compare_mode(memory: Any, question: str, record: dict[str, Any] | None, rec:
             work = compare.compare_work(memory, question, llm, app_state.embedder(), method,
                                         [Variant(la, a), Variant(lb, b)])
             mode, model = ("live", llm.model) if live else ("recorded", rec.model)
-            job = jobs.start_job("compare", f"comparing two {METHOD_LABELS[method]} parameter sets", work,
+            job = app_state.start_job("compare", f"comparing two {METHOD_LABELS[method]} parameter sets", work,
                                  estimate_s=2 * jobs.ask_estimate_s([method], backend) if live else 5.0,
                                  meta={"backend": llm.backend, "question": question, "record": record,
                                        "mode": mode, "model": model, "method": method})

@@ -252,7 +252,7 @@ def eval_work(config: EvalConfig, llm: LLM | None, embedder: Any) -> Callable[[j
 
 
 def start_eval(config: EvalConfig, llm: LLM | None, embedder: Any, plan: Plan, label: str) -> jobs.Job:
-    return jobs.start_job("eval", label, eval_work(config, llm, embedder), total=plan.todo,
+    return app_state.start_job("eval", label, eval_work(config, llm, embedder), total=plan.todo,
                           estimate_s=plan.seconds, meta={"backend": plan.backend, "out": str(config.out)})
 
 

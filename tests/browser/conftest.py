@@ -9,30 +9,13 @@ the console reports an error. Screenshots go to docs/screenshots/.
 from __future__ import annotations
 
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-SHOTS = ROOT / "docs" / "screenshots"
+# The server start and the watched page live in app_server.py, shared with bench/app_bench.py.
+from app_server import CHROMIUM, LAUNCH_ARGS, ROOT, AppServerError, Watched, running_app
+
 FAILURE_SHOTS = ROOT / "test-artifacts"  # git-ignored: what the page looked like when a test failed
-LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
@@ -49,35 +32,11 @@ def chromium() -> str:
 @pytest.fixture(scope="session")
 def server(chromium, tmp_path_factory) -> str:
     home = tmp_path_factory.mktemp("memrag_home")
-    port = _free_port()
-    env = {**os.environ, "MEMRAG_HOME": str(home), "PYTHONUNBUFFERED": "1"}
-    log = open(home / "streamlit.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.headless", "true", "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                log.flush()
-                pytest.fail("streamlit did not start:\n" + (home / "streamlit.log").read_text()[-3000:])
-            time.sleep(0.5)
-        yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # the server and nothing else: it leads its own session
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
+        with running_app(home) as url:
+            yield url
+    except AppServerError as e:
+        pytest.fail(str(e))
 
 
 @pytest.fixture(scope="session")
@@ -88,41 +47,6 @@ def browser(chromium):
         b = p.chromium.launch(executable_path=chromium, args=LAUNCH_ARGS)
         yield b
         b.close()
-
-
-class Watched:
-    """A page plus everything it did: requests, console errors, dialogs."""
-
-    def __init__(self, page) -> None:
-        self.page = page
-        self.requests: list[str] = []
-        self.console_errors: list[str] = []
-        self.dialogs: list[str] = []
-        page.on("request", lambda r: self.requests.append(r.url))
-        page.on("console", lambda m: self.console_errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: self.console_errors.append(f"page error: {e}"))
-        page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
-
-    def remote_requests(self) -> list[str]:
-        out = []
-        for u in self.requests:
-            p = urlparse(u)
-            if p.scheme in ("about", "data", "blob"):
-                continue
-            if p.hostname not in LOCAL_HOSTS:
-                out.append(u)
-        return out
-
-    def shot(self, name: str, top=None) -> Path:
-        """Save a screenshot; `top` (a locator) is scrolled to the top of the view first
-        (Streamlit scrolls inside its main block, so the page itself never grows)."""
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        path = SHOTS / f"{name}.png"
-        if top is not None:
-            top.first.evaluate("e => e.scrollIntoView({block: 'start'})")
-            self.page.wait_for_timeout(800)
-        self.page.screenshot(path=str(path))
-        return path
 
 
 @pytest.hookimpl(hookwrapper=True)

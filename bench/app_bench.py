@@ -1,0 +1,295 @@
+"""The app in a real browser, with the sample memory and its recordings: how long the graphs take.
+
+    python bench/app_bench.py [--repeat N] [--quick] [--json]
+
+Starts its own `streamlit run app.py` (a free loopback port, MEMRAG_HOME in a temporary folder,
+the same start as the browser tests: tests/browser/app_server.py) and drives Debian chromium
+(/usr/bin/chromium, headless) with Playwright. Each figure is measured N times (default 3;
+--quick: 1), each time in a fresh browser session, after one unmeasured warm-up that loads the
+embedder and opens the memory in the server:
+
+1. Ask: seconds from clicking Ask (the first recorded demo question, all three methods, replayed
+   from the recordings) to both method graphs — NeuroPath's paths and EcphoryRAG's activation —
+   drawn with nodes in their frames (and, within that, to the answers shown). Target < 3 s.
+2. Knowledge graph: on the Memory page, seconds from setting "entities shown at most" to its
+   maximum to the frame holding the whole sample graph (every entity), plus the frame's own load
+   time (parse + draw, from its navigation timing). Target < 2 s.
+3. The size of one graph's HTML (the iframe's srcdoc): the full knowledge graph and NeuroPath's
+   overview.
+
+Times are wall clock as a user sees them (server rerun + transfer + drawing), polled every ~50 ms.
+Needs the sample memory (sample_corpus/memory) and its recordings, chromium and playwright.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import _common as C
+
+sys.path.insert(0, str(C.REPO / "tests" / "browser"))
+from app_server import CHROMIUM, LAUNCH_ARGS, AppServerError, running_app  # noqa: E402
+
+ASK_TARGET_S = 3.0
+KG_TARGET_S = 2.0
+KG_SLIDER = "entities shown at most"
+POLL_MS = 50
+TIMEOUT_S = 600.0  # a busy machine can be very slow; a figure past this is not a figure
+
+
+def log(*a: Any) -> None:
+    print(*a, file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------ what the page's graph frames hold
+def graph_frames(page) -> list[dict[str, Any]]:
+    """Every iframe of the page in document order that holds a drawn graph: its node ids, srcdoc size
+    and its own load time (ms from the frame's start to the end of its load event; None where the
+    browser keeps no navigation timing for it)."""
+    out = []
+    for handle in page.locator("iframe").element_handles():
+        try:
+            frame = handle.content_frame()
+            if frame is None:
+                continue
+            info = frame.evaluate(
+                "(() => { if (typeof nodes === 'undefined' || !nodes.getIds) return null;"
+                " const nav = performance.getEntriesByType('navigation')[0];"
+                " return {ids: nodes.getIds(), complete: document.readyState === 'complete',"
+                " load_ms: nav && nav.loadEventEnd > 0 ? nav.loadEventEnd : null}; })()")
+        except Exception:  # a frame being replaced while we look
+            continue
+        if info is not None:
+            info["handle"] = handle
+            out.append(info)
+    return out
+
+
+def kind(ids: list[str]) -> str:
+    if any(i.startswith(("centroid:", "cue:")) for i in ids):
+        return "ecphory"
+    if any(i.startswith("e:") for i in ids):
+        return "neuropath"
+    return "other"
+
+
+def wait_until(page, ready: Callable[[list[dict[str, Any]]], Any], what: str, timeout_s: float = TIMEOUT_S) -> Any:
+    deadline = time.perf_counter() + timeout_s
+    while True:
+        got = ready(graph_frames(page))
+        if got:
+            return got
+        if time.perf_counter() > deadline:
+            raise SystemExit(f"gave up after {timeout_s:.0f} s waiting for {what}")
+        page.wait_for_timeout(POLL_MS)
+
+
+def both_method_graphs(frames: list[dict[str, Any]]) -> dict[str, dict[str, Any]] | None:
+    """The first NeuroPath and the first EcphoryRAG graph with nodes, once both are there."""
+    found: dict[str, dict[str, Any]] = {}
+    for f in frames:
+        k = kind(f["ids"])
+        if k in ("neuropath", "ecphory") and f["ids"] and k not in found:
+            found[k] = f
+    return found if len(found) == 2 else None
+
+
+def settle(page, quiet_ms: int = 1000, timeout_s: float = TIMEOUT_S) -> None:
+    """Wait until no script run is going on (no 'running' icon for `quiet_ms`)."""
+    deadline = time.time() + timeout_s
+    quiet_since = None
+    while time.time() < deadline:
+        running = page.locator("[data-testid=stStatusWidgetRunningIcon]").count() > 0
+        now = time.time()
+        if running:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = now
+        elif (now - quiet_since) * 1000 >= quiet_ms:
+            return
+        page.wait_for_timeout(200)
+    raise SystemExit("the page kept running")
+
+
+def new_page(browser):
+    context = browser.new_context(viewport={"width": 1500, "height": 1400})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_S * 1000)
+    return context, page
+
+
+def open_app(page, url: str, page_name: str = "") -> None:
+    page.goto(url + "/")
+    page.get_by_role("heading", name="Memory", level=1).wait_for()
+    if page_name:
+        page.get_by_role("link", name=page_name).click()
+        page.get_by_role("heading", name=page_name, level=1).wait_for()
+
+
+# ------------------------------------------------------------------ the measurements
+def ask_once(browser, url: str) -> dict[str, Any]:
+    context, page = new_page(browser)
+    try:
+        open_app(page, url, "Ask")
+        page.get_by_text("Replays the replies recorded with").wait_for()
+        settle(page)
+        button = page.get_by_role("button", name="Ask", exact=True)
+        answers = page.locator("strong").filter(has_text=re.compile(r"^Answer:$"))
+        answered: list[float] = []
+
+        def ready(frames: list[dict[str, Any]]) -> Any:
+            if not answered and answers.count() >= 2:
+                answered.append(time.perf_counter() - t0)
+            return both_method_graphs(frames)
+
+        t0 = time.perf_counter()
+        button.click()
+        found = wait_until(page, ready, "the NeuroPath and EcphoryRAG graphs")
+        seconds = time.perf_counter() - t0
+        neuropath = found["neuropath"]
+        srcdoc = neuropath["handle"].get_attribute("srcdoc") or ""
+        return {"seconds": seconds, "answers_s": answered[0] if answered else seconds,
+                "neuropath_nodes": len(neuropath["ids"]),
+                "ecphory_nodes": len(found["ecphory"]["ids"]), "neuropath_html_bytes": len(srcdoc.encode())}
+    finally:
+        context.close()
+
+
+def kg_slider(page):
+    return page.get_by_test_id("stSlider").filter(has_text=KG_SLIDER).get_by_role("slider")
+
+
+def kg_frame(page, predicate: Callable[[int], bool]) -> Callable[[list[dict[str, Any]]], Any]:
+    def ready(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
+        # the knowledge graph is the page's first graph frame; wait for its load event too
+        return frames[0] if frames and predicate(len(frames[0]["ids"])) and frames[0]["complete"] else None
+    return ready
+
+
+def kg_runs(browser, url: str, repeat: int, entities: int) -> list[dict[str, Any]]:
+    """Alternate the slider between its minimum and maximum in one session; time each maximum."""
+    context, page = new_page(browser)
+    runs = []
+    try:
+        open_app(page, url)
+        first = wait_until(page, kg_frame(page, lambda n: n > 0), "the knowledge graph")
+        low = len(first["ids"])
+        settle(page)
+        for _ in range(repeat):
+            kg_slider(page).focus()
+            page.keyboard.press("Home")
+            small = wait_until(page, kg_frame(page, lambda n: 0 < n < low or n <= 20), "the smallest knowledge graph")
+            low = len(small["ids"])
+            settle(page)
+            kg_slider(page).focus()
+            t0 = time.perf_counter()
+            page.keyboard.press("End")
+            full = wait_until(page, kg_frame(page, lambda n: n > low), "the full knowledge graph")
+            seconds = time.perf_counter() - t0
+            srcdoc = full["handle"].get_attribute("srcdoc") or ""
+            load_s = full["load_ms"] / 1000 if full["load_ms"] is not None else float("nan")
+            runs.append({"seconds": seconds, "frame_load_s": load_s, "nodes": len(full["ids"]),
+                         "html_bytes": len(srcdoc.encode())})
+            settle(page)
+    finally:
+        context.close()
+    return runs
+
+
+def measure(url: str, repeat: int, entities: int, result: dict[str, Any]) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            log("warm-up ask (loads the embedder and opens the memory in the server) …")
+            result["ask_cold"] = ask_once(browser, url)
+            log(f"  {result['ask_cold']['seconds']:.2f} s")
+            result["ask"] = []
+            for i in range(repeat):
+                result["ask"].append(ask_once(browser, url))
+                log(f"ask {i + 1}/{repeat}: {result['ask'][-1]['seconds']:.2f} s")
+            log("knowledge graph …")
+            result["kg"] = kg_runs(browser, url, repeat, entities)
+            for i, r in enumerate(result["kg"]):
+                log(f"knowledge graph {i + 1}/{repeat}: {r['seconds']:.2f} s ({r['nodes']} nodes)")
+        finally:
+            browser.close()
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    values = [v for v in values if v == v]  # NaN: not measured
+    return {"median": C.median(values), "min": min(values) if values else float("nan")}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeat", type=int, default=3, help="measurements of each figure (default 3)")
+    ap.add_argument("--quick", action="store_true", help="one measurement of each figure")
+    ap.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    args = ap.parse_args()
+    repeat = 1 if args.quick else args.repeat
+    if repeat < 1:
+        raise SystemExit(f"--repeat must be at least 1 (got {repeat})")
+
+    from memrag import demo, store
+    from memrag.recordings import FILE_NAME
+
+    sample = demo.sample_memory_dir()
+    if not store.is_memory_dir(sample) or not (sample / FILE_NAME).is_file():
+        raise SystemExit(f"the sample memory and its recordings are needed: {sample} (see sample_corpus/README.md)")
+    if not os.path.exists(CHROMIUM):
+        raise SystemExit(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        raise SystemExit("playwright is missing: pip install playwright")
+    entities = int(store.read_manifest(sample).get("counts", {}).get("entities", 0))
+
+    result: dict[str, Any] = {"repeat": repeat, "sample_entities": entities}
+    with tempfile.TemporaryDirectory(prefix="memrag-app-bench-") as home:
+        t0 = time.perf_counter()
+        try:
+            with running_app(Path(home)) as url:
+                result["server_start_s"] = time.perf_counter() - t0
+                log(f"app at {url} (started in {result['server_start_s']:.1f} s)")
+                measure(url, repeat, entities, result)
+        except AppServerError as e:
+            raise SystemExit(str(e))
+
+    ask_s = summary([r["seconds"] for r in result["ask"]])
+    kg_s = summary([r["seconds"] for r in result["kg"]])
+    kg_load = summary([r["frame_load_s"] for r in result["kg"]])
+    result["summary"] = {"ask_s": ask_s, "kg_s": kg_s, "kg_frame_load_s": kg_load,
+                         "ask_ok": ask_s["median"] < ASK_TARGET_S, "kg_ok": kg_s["median"] < KG_TARGET_S}
+    kg_nodes = result["kg"][0]["nodes"]
+    t = C.Table(f"The app in headless chromium, sample memory + recordings ({repeat} run(s) each, after a warm-up)",
+                ["figure", "median", "min", "target", ""])
+    t.add("Ask → NeuroPath + EcphoryRAG graphs drawn (s)", ask_s["median"], ask_s["min"], f"< {ASK_TARGET_S:g}",
+          C.verdict(result["summary"]["ask_ok"]))
+    answers_s = summary([r["answers_s"] for r in result["ask"]])
+    result["summary"]["answers_s"] = answers_s
+    t.add("  of which Ask → the answers shown (s)", answers_s["median"], answers_s["min"], None, None)
+    t.add(f"full knowledge graph, {kg_nodes} nodes (s)", kg_s["median"], kg_s["min"], f"< {KG_TARGET_S:g}",
+          C.verdict(result["summary"]["kg_ok"]))
+    t.add("  of which the frame's own load + draw (s)", kg_load["median"], kg_load["min"], None, None)
+    t.add("warm-up ask, cold server (s)", result["ask_cold"]["seconds"], None, None, None)
+    sizes = C.Table("Graph HTML (iframe srcdoc)", ["graph", "nodes", "bytes"])
+    sizes.add("full knowledge graph", kg_nodes, f"{result['kg'][0]['html_bytes']:,}")
+    np_run = result["ask"][0]
+    sizes.add("NeuroPath overview (q01)", np_run["neuropath_nodes"], f"{np_run['neuropath_html_bytes']:,}")
+    notes = [f"The sample memory has {entities} entities; the knowledge graph slider's maximum is 600.",
+             "Wall-clock figures include the server's script run; compare figures from one run on a quiet machine."]
+    C.emit(args, result, [t, sizes], notes)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
