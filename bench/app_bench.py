@@ -35,7 +35,7 @@ from typing import Any, Callable
 import _common as C
 
 sys.path.insert(0, str(C.REPO / "tests" / "browser"))
-from app_server import CHROMIUM, LAUNCH_ARGS, AppServerError, running_app  # noqa: E402
+from app_server import CHROMIUM, LAUNCH_ARGS, AppServerError, running_app, settle  # noqa: E402
 
 ASK_TARGET_S = 3.0
 KG_TARGET_S = 2.0
@@ -101,23 +101,6 @@ def both_method_graphs(frames: list[dict[str, Any]]) -> dict[str, dict[str, Any]
     return found if len(found) == 2 else None
 
 
-def settle(page, quiet_ms: int = 1000, timeout_s: float = TIMEOUT_S) -> None:
-    """Wait until no script run is going on (no 'running' icon for `quiet_ms`)."""
-    deadline = time.time() + timeout_s
-    quiet_since = None
-    while time.time() < deadline:
-        running = page.locator("[data-testid=stStatusWidgetRunningIcon]").count() > 0
-        now = time.time()
-        if running:
-            quiet_since = None
-        elif quiet_since is None:
-            quiet_since = now
-        elif (now - quiet_since) * 1000 >= quiet_ms:
-            return
-        page.wait_for_timeout(200)
-    raise SystemExit("the page kept running")
-
-
 def new_page(browser):
     context = browser.new_context(viewport={"width": 1500, "height": 1400})
     page = context.new_page()
@@ -139,7 +122,7 @@ def ask_once(browser, url: str) -> dict[str, Any]:
     try:
         open_app(page, url, "Ask")
         page.get_by_text("Replays the replies recorded with").wait_for()
-        settle(page)
+        settle(page, timeout_s=TIMEOUT_S)
         button = page.get_by_role("button", name="Ask", exact=True)
         answers = page.locator("strong").filter(has_text=re.compile(r"^Answer:$"))
         answered: list[float] = []
@@ -181,13 +164,13 @@ def kg_runs(browser, url: str, repeat: int, entities: int) -> list[dict[str, Any
         open_app(page, url)
         first = wait_until(page, kg_frame(page, lambda n: n > 0), "the knowledge graph")
         low = len(first["ids"])
-        settle(page)
+        settle(page, timeout_s=TIMEOUT_S)
         for _ in range(repeat):
             kg_slider(page).focus()
             page.keyboard.press("Home")
             small = wait_until(page, kg_frame(page, lambda n: 0 < n < low or n <= 20), "the smallest knowledge graph")
             low = len(small["ids"])
-            settle(page)
+            settle(page, timeout_s=TIMEOUT_S)
             kg_slider(page).focus()
             t0 = time.perf_counter()
             page.keyboard.press("End")
@@ -197,7 +180,7 @@ def kg_runs(browser, url: str, repeat: int, entities: int) -> list[dict[str, Any
             load_s = full["load_ms"] / 1000 if full["load_ms"] is not None else float("nan")
             runs.append({"seconds": seconds, "frame_load_s": load_s, "nodes": len(full["ids"]),
                          "html_bytes": len(srcdoc.encode())})
-            settle(page)
+            settle(page, timeout_s=TIMEOUT_S)
     finally:
         context.close()
     return runs

@@ -80,6 +80,24 @@ def running_app(home: Path, env: Mapping[str, str] | None = None, timeout_s: flo
         log.close()
 
 
+def settle(page, quiet_ms: int = 1000, timeout_s: float = 120) -> None:
+    """Wait until the script run is over (no 'running' icon for `quiet_ms`): a click or a file set
+    during a rerun can be lost."""
+    deadline = time.time() + timeout_s
+    quiet_since = None
+    while time.time() < deadline:
+        running = page.locator("[data-testid=stStatusWidgetRunningIcon]").count() > 0
+        now = time.time()
+        if running:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = now
+        elif (now - quiet_since) * 1000 >= quiet_ms:
+            return
+        page.wait_for_timeout(200)
+    raise TimeoutError(f"the page kept running for {timeout_s:.0f} s")
+
+
 class Watched:
     """A page plus everything it did: requests, console errors, dialogs."""
 

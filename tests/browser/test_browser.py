@@ -12,6 +12,7 @@ import re
 import time
 
 import pytest
+from app_server import settle  # noqa: F401  (the other browser tests import it from here)
 
 pytestmark = pytest.mark.browser
 
@@ -39,23 +40,6 @@ def wait_for_graphs(page, count: int, timeout_s: float = 60) -> list[int]:
         if len(sizes) >= count or time.time() > deadline:
             return sizes
         page.wait_for_timeout(500)
-
-
-def settle(page, quiet_ms: int = 1000, timeout_s: float = 120) -> None:
-    """Wait until the script run is over (no 'running' icon for `quiet_ms`)."""
-    deadline = time.time() + timeout_s
-    quiet_since = None
-    while time.time() < deadline:
-        running = page.locator("[data-testid=stStatusWidgetRunningIcon]").count() > 0
-        now = time.time()
-        if running:
-            quiet_since = None
-        elif quiet_since is None:
-            quiet_since = now
-        elif (now - quiet_since) * 1000 >= quiet_ms:
-            return
-        page.wait_for_timeout(200)
-    raise AssertionError("the page kept running")
 
 
 def open_app(w, server: str, page_name: str = "") -> None:
