@@ -398,6 +398,12 @@ def overview_graph(trace: Trace, gold: Gold | None, height: int = 420) -> None:
     elif trace.method == "ecphory" and trace.ecphory is not None:
         graph(trace_graphs.ecphory_activation_graph(trace, gold_chunk_ids=ids, height=height), height)
     else:
+        if trace.method == "neuropath" and trace.neuropath is not None:
+            # no hop ran: say why the picture is a dense ranking rather than paths
+            d = trace.neuropath
+            st.info("NeuroPath fell back to dense retrieval: no query entities." if d.fallback_dense else
+                    f"NeuroPath tracked no path ({d.stop_reason or 'no hop ran'}): the ranking shown is "
+                    "post-retrieval completion alone.")
         graph(trace_graphs.dense_graph(trace, gold_chunk_ids=ids, height=height), height)
 
 
