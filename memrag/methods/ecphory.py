@@ -221,10 +221,8 @@ def retrieve(ctx: QueryContext, params: EcphoryParams | None = None) -> Trace:
     detail = EcphoryDetail()
     trace.ecphory = detail
     table = _table(memory)
-    vq = np.asarray(ctx.question_vec, np.float32).reshape(-1)
+    vq = np.asarray(ctx.question_vec, np.float32).reshape(1, -1)
     n_engrams = len(memory.engrams)
-    q_sims = (memory.engram_vecs @ vq).astype(np.float32) if n_engrams else np.zeros(0, np.float32)
-    act = _Activation(memory, q_sims)
     if not n_engrams:
         trace.flags.append("this memory has no engrams (extraction found no entities): "
                            "only directly retrieved chunks can be used")
@@ -233,14 +231,19 @@ def retrieve(ctx: QueryContext, params: EcphoryParams | None = None) -> Trace:
     cue_step = trace.add_step("cues", "Cues")
     cues = _cues(ctx, trace)
     detail.cues = cues
+    searched = cues if n_engrams and params.cue_k else []
+    # the question and every cue scored against all engrams in one pass over the vectors
+    # (memory bandwidth is the cost: a search per cue reads 25k x 384 floats each time)
+    sims = memory.engram_vecs @ np.vstack([vq, ctx.embed(searched) if searched else vq[:0]]).T
+    q_sims = np.ascontiguousarray(sims[:, 0], dtype=np.float32)
+    act = _Activation(memory, q_sims)
     cue_ids: list[int] = []  # cue hits in cue order, then rank
     cue_of: list[int] = []
-    if cues and n_engrams and params.cue_k:
-        _, ids = memory.index("engrams").search(ctx.embed(cues), params.cue_k)
-        for ci, cue in enumerate(cues):
-            detail.cue_hits[cue] = [int(i) for i in ids[ci]]
-            cue_ids += detail.cue_hits[cue]
-            cue_of += [ci] * len(ids[ci])
+    every = np.arange(n_engrams)
+    for ci, cue in enumerate(searched):
+        detail.cue_hits[cue] = [int(i) for i in _top(sims[:, 1 + ci], every, params.cue_k)]
+        cue_ids += detail.cue_hits[cue]
+        cue_of += [ci] * len(detail.cue_hits[cue])
     cue_step.summary = (
         (f"Cue entities from the shared query-entity call: {', '.join(cues)}. Each cue activates its "
          f"{params.cue_k} nearest engrams by cosine (a memrag addition; the released code extracts no cues).")
@@ -349,8 +352,9 @@ def _rounds(ctx: QueryContext, params: EcphoryParams, trace: Trace, detail: Ecph
         rnd = EcphoryRound(r, seed_ids, [float(x) for x in w])
         semantic = graph = np.zeros(0, np.int64)
         if norm > 0:
-            scores, ids = memory.index("engrams").search((centroid / norm).astype(np.float32), 3 * params.k_initial)
-            ids, scores = ids[0].astype(np.int64), scores[0]
+            centroid_sims = vecs @ (centroid / norm).astype(np.float32)
+            ids = _top(centroid_sims, np.arange(len(vecs)), 3 * params.k_initial)
+            scores = centroid_sims[ids]
             rnd.centroid_neighbours = [act.view(i, r, "semantic", f"round {r} centroid")
                                        for i in ids[:CENTROID_SHOWN]]
             rnd.centroid_scores = [float(s) for s in scores[:CENTROID_SHOWN]]
