@@ -11,6 +11,7 @@ from memrag.viz.safe_text import escape_markdown
 
 ORDER = ("neuropath", "ecphory", "dense")
 MODES = ("Methods side by side", "Compare parameter sets")
+REPLAY_WAIT_S = 5.0
 state = AppState()
 st.title("Ask")
 
@@ -74,6 +75,10 @@ if st.button("Ask", type="primary", disabled=running or not methods or not quest
                              meta={"backend": llm.backend, "question": question, "record": record,
                                    "mode": mode, "model": model})
         state.ask_job, state.loaded_traces = job.id, None
+        if not live:
+            # a replay takes about a second: wait for it here rather than draw a progress bar
+            # and pick the result up on the next poll
+            job.wait(timeout=REPLAY_WAIT_S)
         st.rerun()
 
 # ------------------------------------------------------------------ progress, then results

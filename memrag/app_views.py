@@ -386,13 +386,30 @@ def comparison(traces: Sequence[Trace], gold: Gold | None, memory: Any, key: str
             row.update(gold_scores(t, gold, memory))
         rows.append(row)
     st.dataframe(_df(rows), hide_index=True)
-    st.dataframe(tables.totals_across(traces), hide_index=True, key=f"{key}_totals")
-    st.plotly_chart(charts.tokens_chart(traces), key=f"{key}_chart")
+    # The chart sits in a tab drawn only when opened: plotly's first draw holds the browser's main
+    # thread ~1.5 s, which delayed the method graphs next to the answers (bench/app_bench.py).
+    labels = ["Tokens by method", "As a chart"]
+    for label, tab in zip(labels, st.tabs(labels, key=f"{key}_cost_tabs", on_change="rerun")):
+        with tab:
+            if not tab.open:
+                continue
+            if label == labels[0]:
+                st.dataframe(tables.totals_across(traces), hide_index=True, key=f"{key}_totals")
+            else:
+                st.plotly_chart(charts.tokens_chart(traces), key=f"{key}_chart")
 
 
 def overview_graph(trace: Trace, gold: Gold | None, height: int = 420) -> None:
-    """One picture per method for the side-by-side view."""
+    """One picture per method for the side-by-side view: NeuroPath's paths, EcphoryRAG's
+    activation; dense gets its ranked head as a table (its graph, a star of question → passages,
+    says no more, and every graph frame costs the browser ~0.3 s while the others draw)."""
     ids = gold.chunk_ids if gold else None
+    if trace.method == "dense":
+        st.caption("Dense: the passages nearest the question (the graph is under details).")
+        head = tables.ranked_table(trace, ids, limit=10)
+        # narrow column: the rank as the index, and only what compares with the graphs beside it
+        st.dataframe(head.set_index("position")[["title", "score", "gold"]], height=height)
+        return
     if trace.method == "neuropath" and trace.neuropath is not None and trace.neuropath.hops:
         graph(trace_graphs.neuropath_overview(trace, gold_chunk_ids=ids, height=height), height)
     elif trace.method == "ecphory" and trace.ecphory is not None:
@@ -616,5 +633,6 @@ def ask_results(result: dict[str, Any], memory: Any, key: str = "res") -> None:
     trace_details(trace, gold, memory, key=f"{key}_{pick}")
     meta = {k: result.get(k) for k in ("question", "mode", "model")}
     meta["qid"] = (result.get("record") or {}).get("id")
-    st.download_button("Download these traces (JSON)", traces_json(traces, meta), file_name="memrag-traces.json",
+    # a callable: the ~200 KB of JSON is made when clicked, not sent with every rerun of the page
+    st.download_button("Download these traces (JSON)", lambda: traces_json(traces, meta), file_name="memrag-traces.json",
                        mime="application/json", key=f"{key}_download")

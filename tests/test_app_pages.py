@@ -296,13 +296,16 @@ def test_ask_shows_three_methods_with_graphs_tables_and_costs(tiny):
     answers = [m.value for m in at.markdown if m.value.startswith("**Answer:**")]
     assert answers == ["**Answer:** Vell River"] * 3
     graphs = frames(at)
-    assert len(graphs) == 4  # one per method side by side, and the NeuroPath detail's hop graph
+    assert len(graphs) == 3  # NeuroPath and EcphoryRAG side by side (dense: a table), NeuroPath's hop graph
     assert any(n["label"] == "Vell River" for n in graphs[0][0])  # NeuroPath's paths reach the river
     stages = [c["stage"] for c in llm.calls]
     assert stages.count("query.entities") == 1 and stages.count("answer") == 3
     totals = table_with(at, "recorded calls")
     assert totals["method"].tolist()[-1].startswith("all methods")
-    assert at.get("plotly_chart")
+    assert not at.get("plotly_chart")  # the cost chart is drawn only when its tab is opened
+    at.session_state["res_cost_tabs"] = "As a chart"
+    at = no_exception(at.run())
+    assert len(at.get("plotly_chart")) == 1
     assert_nothing_raw(at)
 
 

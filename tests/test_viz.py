@@ -24,6 +24,7 @@ from memrag.viz.graph_html import graph_data, render
 from memrag.viz.safe_text import escape_markdown
 from scripted import HashEmbedder, ScriptedLLM
 
+
 HOSTILE = ["<script>alert(1)</script>", "</script><script>alert(2)</script>", "<img src=x onerror=alert(3)>"]
 
 
@@ -134,7 +135,35 @@ def test_render_loads_nothing_remote():
     page = render(*small_graph())
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.I)
     assert "cdn.jsdelivr.net" not in page and "bootstrap" not in page.lower()
-    assert "vis.Network" in page and len(page) > 500_000  # vis-network is inline
+    assert "vis.Network" in page and len(page) > 400_000  # vis-network is inline
+
+
+def test_pages_style_tooltips_themselves_instead_of_inlining_vis_networks_stylesheet():
+    page = render(*small_graph())
+    assert graph_html._TOOLTIP_CSS in page and "data:image" not in page  # the stylesheet's widget images
+    assert graph_html._inline_tag("style") not in page and graph_html._inline_tag("script") in page
+
+
+def test_shared_vis_script_replaces_the_inline_copy_with_a_local_file(tmp_path, monkeypatch):
+    inline = render(*small_graph())
+    assert graph_html.share_vis_assets(tmp_path / "static")
+    [script] = list((tmp_path / "static").iterdir())
+    assert script.name.startswith("vis-network-") and script.name.endswith(".min.js")
+    body = script.read_text(encoding="utf-8")
+    assert body.strip() in inline  # the very script pyvis inlines
+    shared = render(*small_graph())
+    assert len(shared) < 30_000 < 400_000 < len(inline)
+    assert f'<script src="app/static/{script.name}"></script>' in shared
+    assert body.strip() not in shared and graph_data(shared) == graph_data(inline)
+    assert graph_html.share_vis_assets(tmp_path / "elsewhere")  # already on: nothing rewritten
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_shared_vis_script_falls_back_to_inline_when_the_folder_cannot_be_written(tmp_path, monkeypatch):
+    blocker = tmp_path / "static"
+    blocker.write_text("a file where the folder should be")
+    assert not graph_html.share_vis_assets(blocker)
+    assert len(render(*small_graph())) > 400_000
 
 
 def test_strip_remote_loads_removes_pyvis_bootstrap_tags_and_check_safe_catches_leftovers():

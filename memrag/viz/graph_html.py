@@ -1,4 +1,5 @@
-"""GraphNode / GraphEdge lists → one self-contained, offline pyvis HTML page.
+"""GraphNode / GraphEdge lists → one offline pyvis HTML page: self-contained, or loading
+vis-network from the app's own static folder once `share_vis_assets` is on (the app does that).
 
 Safety (DESIGN §7): the page runs in an iframe with the app's origin, so no
 document or model text may become markup. Labels and tooltips are passed as
@@ -18,9 +19,13 @@ from __future__ import annotations
 import hashlib
 import html as html_lib
 import json
+import logging
 import math
+import os
 import re
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
@@ -123,6 +128,80 @@ def _template_env(template_dir: str) -> Environment:
     if _templates is None:
         _templates = Environment(loader=FileSystemLoader(template_dir))  # the same settings pyvis uses
     return _templates
+
+
+# vis-network's script as pyvis inlines it (~470 KB per page). An app that can serve static
+# files loads it once per browser instead: see share_vis_assets.
+_VIS_SCRIPT = "lib/vis-9.1.2/vis-network.min.js"
+_VIS_STYLE = "lib/vis-9.1.2/vis-network.css"
+# vis-network's own stylesheet is 220 KB, mostly images for widgets we keep off (navigation
+# buttons, manipulation); the one element we use is the hover tooltip, styled here.
+_TOOLTIP_CSS = (
+    "div.vis-tooltip{position:absolute;visibility:hidden;z-index:5;pointer-events:none;"
+    "max-width:420px;padding:6px 8px;white-space:pre-wrap;overflow-wrap:anywhere;"
+    "font:13px/1.35 system-ui,sans-serif;color:#1d1d1d;background:#fbfaf4;"
+    "border:1px solid #9a9a8c;border-radius:4px;box-shadow:2px 2px 8px rgba(0,0,0,.18)}"
+)
+_inline_assets: dict[str, str] = {}  # what pyvis inlines: "script", "style" → the exact tag
+_shared_script_tag = ""  # set by share_vis_assets
+log = logging.getLogger(__name__)
+
+
+def _inline_tag(kind: str) -> str:
+    """The tag pyvis writes for vis-network's script or style (Jinja's include drops one trailing newline)."""
+    if kind not in _inline_assets:
+        rel = _VIS_SCRIPT if kind == "script" else _VIS_STYLE
+        body = (Path(Network().template_dir) / rel).read_text(encoding="utf-8")
+        body = body[:-1] if body.endswith("\n") else body
+        _inline_assets[kind] = f"<script>{body}</script>" if kind == "script" else f"<style>{body}</style>"
+    return _inline_assets[kind]
+
+
+def share_vis_assets(static_dir: Path, url_prefix: str = "app/static") -> bool:
+    """From now on, pages load vis-network from `url_prefix` instead of inlining it.
+
+    Writes the script (named by its content hash, so a new pyvis never meets a stale browser
+    cache) into `static_dir`, which the caller serves at `url_prefix` (Streamlit:
+    `server.enableStaticServing`, folder `static/` beside the app, URL `app/static/…`, relative so
+    it works under any base path). A page is then a few KB instead of ~500 KB. Returns False, and
+    leaves pages self-contained, when the file cannot be written.
+    """
+    global _shared_script_tag
+    if _shared_script_tag:
+        return True
+    body = (Path(Network().template_dir) / _VIS_SCRIPT).read_text(encoding="utf-8")
+    name = f"vis-network-{hashlib.sha256(body.encode()).hexdigest()[:12]}.min.js"
+    try:
+        static_dir.mkdir(parents=True, exist_ok=True)
+        _write_once(static_dir / name, body)
+    except OSError as error:
+        log.warning("graph pages stay self-contained: cannot write vis-network to %s (%s)", static_dir, error)
+        return False
+    _shared_script_tag = f'<script src="{url_prefix.rstrip("/")}/{name}"></script>'
+    return True
+
+
+def _write_once(path: Path, body: str) -> None:
+    if path.exists() and path.read_text(encoding="utf-8") == body:
+        return
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(body)
+    os.replace(tmp, path)  # another app process writing the same bytes at once is harmless
+
+
+def _slim_assets(page: str) -> str:
+    """Our tooltip style instead of vis-network's stylesheet; the shared script where one is served."""
+    swaps = [("style", f"<style>{_TOOLTIP_CSS}</style>")]
+    if _shared_script_tag:
+        swaps.append(("script", _shared_script_tag))
+    for kind, replacement in swaps:
+        inline = _inline_tag(kind)
+        if inline in page:
+            page = page.replace(inline, replacement, 1)
+        else:
+            log.warning("graph page: pyvis's inline vis-network %s was not found; left as it is", kind)
+    return page
 
 
 class UnsafeGraphHTML(RuntimeError):
@@ -296,6 +375,7 @@ def render(
     page = strip_remote_loads(page)
     page = _EMPTY_HEADING.sub("", page)
     page = _DEAD_COMMENT.sub("", page)
+    page = _slim_assets(page)
     if legend is None:
         groups: dict[str, str] = {}
         for n in seen.values():

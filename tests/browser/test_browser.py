@@ -100,22 +100,23 @@ def test_recorded_demo_question_with_all_methods(watched, server, sample_recordi
     settle(page)
     assert answers.count() == 3, f"{answers.count()} answers"
     page.get_by_text("recorded with", exact=False).first.wait_for()
-    # side by side: NeuroPath paths, EcphoryRAG activation, dense; then NeuroPath's hop 1 graph
-    sizes = wait_for_graphs(page, 4)
-    assert len(sizes) >= 4 and all(n > 0 for n in sizes), sizes
+    # side by side: NeuroPath paths, EcphoryRAG activation (dense: a ranked table); then NeuroPath's hop 1 graph
+    sizes = wait_for_graphs(page, 3)
+    assert len(sizes) >= 3 and all(n > 0 for n in sizes), sizes
     frames = [f for f in page.main_frame.child_frames if f.evaluate("typeof nodes !== 'undefined'")]
     ids = [set(f.evaluate("nodes.getIds()")) for f in frames]
     assert any(any(i.startswith("centroid:") for i in s) for s in ids), "no EcphoryRAG activation graph"
     tables = page.locator("[data-testid=stDataFrame]").count()
-    charts = page.locator("[data-testid=stPlotlyChart]").count()
-    assert tables >= 2 and charts >= 1, f"{tables} tables, {charts} charts"  # comparison, token totals, chart
+    assert tables >= 2, f"{tables} tables"  # comparison, token totals
+    page.get_by_role("tab", name="As a chart").click()  # the cost chart is drawn when its tab opens
+    page.locator("[data-testid=stPlotlyChart] .main-svg").first.wait_for()
     page.wait_for_timeout(1500)
     watched.shot("ask-recorded-demo-all-methods")
     # NeuroPath's detail tabs: tokens by stage, the LLM-call inspector, the gold passages' fates
     for tab, expect, shot in (("Tokens", "Tokens by stage: neuropath", "ask-neuropath-tokens"),
                               ("LLM calls", "raw reply", "ask-llm-call-inspector"),
                               ("Gold", "Where each gold passage was found or lost", "ask-neuropath-gold-fate")):
-        page.get_by_role("tab", name=tab).click()
+        page.get_by_role("tab", name=tab, exact=True).click()
         page.get_by_text(expect).first.wait_for()
         settle(page)
         watched.shot(shot, top=page.get_by_text("details of"))

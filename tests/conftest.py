@@ -1,0 +1,15 @@
+"""Fixtures for every test."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def self_contained_graph_pages(monkeypatch):
+    """Graph pages start self-contained in every test: running app.py in an AppTest switches the
+    process-wide shared vis-network script on (it loads from the app's static folder, which a
+    page opened outside the app cannot reach)."""
+    from memrag.viz import graph_html
+
+    monkeypatch.setattr(graph_html, "_shared_script_tag", "")
