@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,10 +104,17 @@ def check_pages(root: Path) -> str:
     return "rendered without errors: " + ", ".join(done)
 
 
+def _no_bare_mode_notice(record: logging.LogRecord) -> bool:
+    return "missing ScriptRunContext" not in record.getMessage()
+
+
 def run_demo_check(settings: Settings, root: Path, pages: bool = True) -> DemoReport:
     from memrag.recordings import RERECORD_COMMAND
     from memrag.demo import EXTRACT_COMMAND
 
+    # Rendering pages and caches outside `streamlit run` makes Streamlit warn "missing
+    # ScriptRunContext" on every call; expected here, and it buried the report.
+    logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").addFilter(_no_bare_mode_notice)
     report = DemoReport()
     _run(report, "LLM backend", lambda: check_backend(settings),
          "start Ollama (`ollama serve`, `ollama pull phi4`) or reinstall requirements.txt for the embedded model")
