@@ -57,9 +57,7 @@ class SentenceTransformerEmbedder:
 
         with self._lock:
             if len(texts) > SMALL_BATCH:  # indexing: sentence-transformers sorts and batches well
-                v = self._model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
-                                       normalize_embeddings=True, show_progress_bar=False)
-                return np.ascontiguousarray(v, dtype=np.float32)
+                return self._encode_eager(list(texts), batch_size)
             # A query embeds a handful of short texts; torch's thread team then costs more
             # than it saves, and on a busy 2-core machine it is several times slower
             # (bench/retrieval_bench.py measured 16–24 ms vs 82–503 ms for one question).
@@ -69,6 +67,11 @@ class SentenceTransformerEmbedder:
                 return self._encode_small(list(texts))
             finally:
                 torch.set_num_threads(threads)
+
+    def _encode_eager(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        v = self._model.encode(texts, batch_size=batch_size, convert_to_numpy=True,
+                               normalize_embeddings=True, show_progress_bar=False)
+        return np.ascontiguousarray(v, dtype=np.float32)
 
     def _encode_small(self, texts: list[str]) -> np.ndarray:
         """Few texts through a traced, frozen copy of the transformer.
@@ -81,9 +84,7 @@ class SentenceTransformerEmbedder:
 
         traced = self._traced_transformer()
         if traced is None:
-            v = self._model.encode(texts, convert_to_numpy=True, normalize_embeddings=True,
-                                   show_progress_bar=False)
-            return np.ascontiguousarray(v, dtype=np.float32)
+            return self._encode_eager(texts)
         batch = self._model.tokenizer(texts, padding=True, truncation=True,
                                       max_length=self._model.max_seq_length, return_tensors="pt")
         with torch.inference_mode():

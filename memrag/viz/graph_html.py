@@ -16,6 +16,7 @@ input gives the same page and big graphs draw at once.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html as html_lib
 import json
@@ -147,11 +148,16 @@ _shared_script_tag = ""  # set by share_vis_assets
 log = logging.getLogger(__name__)
 
 
+@functools.cache
+def _vis_file(rel: str) -> str:
+    """A file of pyvis's bundled vis-network, as pyvis ships it."""
+    return (Path(Network().template_dir) / rel).read_text(encoding="utf-8")
+
+
 def _inline_tag(kind: str) -> str:
     """The tag pyvis writes for vis-network's script or style (Jinja's include drops one trailing newline)."""
     if kind not in _inline_assets:
-        rel = _VIS_SCRIPT if kind == "script" else _VIS_STYLE
-        body = (Path(Network().template_dir) / rel).read_text(encoding="utf-8")
+        body = _vis_file(_VIS_SCRIPT if kind == "script" else _VIS_STYLE)
         body = body[:-1] if body.endswith("\n") else body
         _inline_assets[kind] = f"<script>{body}</script>" if kind == "script" else f"<style>{body}</style>"
     return _inline_assets[kind]
@@ -169,7 +175,7 @@ def share_vis_assets(static_dir: Path, url_prefix: str = "app/static") -> bool:
     global _shared_script_tag
     if _shared_script_tag:
         return True
-    body = (Path(Network().template_dir) / _VIS_SCRIPT).read_text(encoding="utf-8")
+    body = _vis_file(_VIS_SCRIPT)
     name = f"vis-network-{hashlib.sha256(body.encode()).hexdigest()[:12]}.min.js"
     try:
         static_dir.mkdir(parents=True, exist_ok=True)
