@@ -1,0 +1,29 @@
+"""Valid text: the one gate every string from a model or a document passes before it is
+stored, shown or embedded (issue 15, item 14).
+
+A length-capped model reply can end in half of a surrogate pair (`…amalgam\\ud83d`), and
+documents carry control characters; tokenizers and SQLite refuse the first, terminals and
+tables garble the second. Lone surrogates become U+FFFD and are then dropped, C0/C1 control
+characters (other than tab and newline) are dropped, and the caller learns how many characters
+were repaired so a build summary can count them.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls except \t \n \r, DEL, C1 controls; lone surrogates (a str can hold them).
+_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def repair_text(s: str) -> tuple[str, int]:
+    """(valid text, number of characters dropped). Line breaks are kept; \\r\\n becomes \\n."""
+    if not isinstance(s, str):
+        s = str(s)
+    fixed, n = _BAD.subn("", s)
+    return fixed.replace("\r\n", "\n"), n
+
+
+def valid_text(s: str) -> str:
+    """`repair_text` without the count."""
+    return repair_text(s)[0]
