@@ -13,7 +13,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections import deque
+from collections import Counter, deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,6 +22,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from memrag import store
+from memrag.cleanup import name_quality
 from memrag.config import IndexParams, params_dict
 from memrag.embed import Embedder
 from memrag.extract import Extraction, ExtractOutcome, Mention, extract_chunk, postprocess
@@ -73,7 +74,8 @@ def _outcome_from_json(s: str) -> ExtractOutcome:
 
     d = json.loads(s)
     ex = d["extraction"]
-    extraction = (Extraction([Mention(**m) for m in ex["entities"]], ex["triples"]) if ex else None)
+    extraction = (Extraction([Mention(**m) for m in ex["entities"]], ex["triples"], dict(ex.get("cleanup") or {}))
+                  if ex else None)
     return ExtractOutcome(extraction, [LLMCallRecord(**c) for c in d["calls"]], d["error"])
 
 
@@ -211,6 +213,7 @@ def build_memory(
     executor = ThreadPoolExecutor(max_workers=max(1, parallel)) if parallel > 1 else None
     pending: deque[Future | None] = deque()
     done_count = 0
+    cleanup: Counter[str] = Counter()  # what the name clean-up changed in this build's chunks
     try:
         def run(c: ChunkText) -> tuple[ExtractOutcome, bool]:
             key = chunk_key(llm, c) if llm is not None else ""
@@ -245,6 +248,8 @@ def build_memory(
             chunk_id = len(m.chunks)
             m.chunks.append(ChunkRow(chunk_id, doc.doc_id, c.index, c.title, c.text))
             new_e, new_t = integrate_chunk(m, chunk_id, outcome.extraction)
+            if outcome.extraction is not None:
+                cleanup.update(outcome.extraction.cleanup)
             last = outcome.calls[-1] if outcome.calls else None
             fresh = [x for x in outcome.calls if not x.cached and not resumed]
             m.extraction_log[chunk_id] = ExtractionLog(
@@ -286,16 +291,20 @@ def build_memory(
     if len(m.entity_vecs) != len(m.entities):
         refresh_entity_vectors(m, embedder, {n.key: n.name for n in m.entities[:len(m.entity_vecs)]})
     yield from embed_new_rows(m, embedder)
-    yield from save_and_finish(m, path, t_start)
+    yield from save_and_finish(m, path, t_start, {"cleanup": dict(sorted(cleanup.items()))})
 
 
-def save_and_finish(m: Memory, path: Path | None, t_start: float) -> Iterator[BuildEvent]:
-    """The end of every build: save (when a folder is given), then `done` with the stats."""
+def save_and_finish(m: Memory, path: Path | None, t_start: float,
+                    extra: dict[str, Any] | None = None) -> Iterator[BuildEvent]:
+    """The end of every build: save (when a folder is given), then `done` with the stats,
+    how clean the entity names are, and any `extra` figures of the build."""
     if path is not None:
         t0 = time.perf_counter()
         store.save(m, path)
         yield BuildEvent("saved", {"path": str(path), "seconds": round(time.perf_counter() - t0, 3)})
-    stats = m.stats()
+    stats: dict[str, Any] = dict(m.stats())
+    stats["names"] = name_quality([n.name for n in m.entities])
+    stats.update(extra or {})
     stats["seconds"] = round(time.perf_counter() - t_start, 3)
     yield BuildEvent("done", stats, memory=m)
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 
 
 def register(sub, add_backend_args) -> dict:
     p = sub.add_parser("demo", help="re-record the sample questions, or re-extract the sample memory")
     p.add_argument("action", choices=["record", "extract"])
+    p.add_argument("--recorded", action="store_true",
+                   help="extract: rebuild from the memory's extraction.jsonl (no model; after a post-processing change)")
     add_backend_args(p)
     c = sub.add_parser("demo-check", help="before a live demo: backend, sample memory, recordings, pages")
     c.add_argument("--no-pages", action="store_true", help="skip rendering the pages")
@@ -45,15 +46,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
     # Another LLM's memory and recordings live beside the shipped ones, never over them.
     target = demo.sample_memory_dir(choice.backend, choice.model)
     if args.action == "extract":
-        print(f"re-extracting the sample memory with {choice.backend} / {choice.model} into {target}",
-              file=sys.stderr)
-        for p in target.glob("v[0-9]*"):
-            shutil.rmtree(p)
-        (target / store.CURRENT).unlink(missing_ok=True)
-        from memrag.cli import main
-        argv = ["index", str(demo.sample_docs_dir()), "--memory", str(target), "--name",
-                f"Varrow Coast (sample, {choice.model})", "--backend", choice.backend]
-        return main(argv + (["--model", choice.model] if choice.backend == "ollama" else []))
+        how = "from its recorded extraction replies" if args.recorded else f"with {choice.backend} / {choice.model}"
+        print(f"re-extracting the sample memory {how} into {target}", file=sys.stderr)
+        bar = ProgressLine("extracting", len(list(demo.sample_docs_dir().iterdir())))
+        name = "Varrow Coast (sample)" if choice.backend == "embedded" else f"Varrow Coast (sample, {choice.model})"
+        summary = demo.extract(llm, get_embedder(), target, recorded=args.recorded, name=name,
+                               progress=lambda i, n, doc, ok: bar.update(i, doc + ("" if ok else " FAILED")))
+        bar.close()
+        print(", ".join(f"{k} {v}" for k, v in summary.items() if not isinstance(v, (dict, list))))
+        for k, v in summary.items():
+            if isinstance(v, dict):
+                print(f"{k}: " + ", ".join(f"{a} {b}" for a, b in v.items()))
+        return 0
     if not store.is_memory_dir(target):
         print(f"error: no sample memory built with {choice.backend} / {choice.model} at {target}: "
               f"build it first with `python -m memrag demo extract --backend {choice.backend}"

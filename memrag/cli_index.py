@@ -102,8 +102,13 @@ def _drain(events, args, ProgressLine) -> int:
     keys = ["documents", "chunks", "entities", "engrams", "triples", "coref_sets", "failures",
             "prompt_tokens", "completion_tokens", "seconds"]
     out = {k: summary.get(k) for k in keys}
+    out["names"] = summary.get("names", {})
+    out["cleanup"] = summary.get("cleanup", {})
     if args.json:
         print(json.dumps(out))
     else:
-        print(", ".join(f"{k} {v}" for k, v in out.items()))
+        print(", ".join(f"{k} {v}" for k, v in out.items() if not isinstance(v, dict)))
+        print("entity names: " + ", ".join(f"{k} {v}" for k, v in out["names"].items()))
+        if out["cleanup"]:
+            print("name clean-up: " + ", ".join(f"{k} {v}" for k, v in out["cleanup"].items()))
     return 0

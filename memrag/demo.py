@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memrag.ask import METHODS, ask
-from memrag.recordings import RecordingLLM
+from memrag.recordings import EXTRACTION_FILE, RecordingLLM, Recordings
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_corpus"
@@ -57,3 +57,49 @@ def record(memory, llm, embedder, memory_dir: Path, methods: tuple[str, ...] = M
         if progress:
             progress(i + 1, len(questions), q["id"], time.perf_counter() - t0)
     return path or rec.write(memory_dir, [])
+
+
+def extract(llm, embedder, memory_dir: Path, *, recorded: bool = False, name: str = "Varrow Coast (sample)",
+            progress: Callable[[int, int, str, bool], None] | None = None):
+    """Build the sample memory from its documents, keeping every extraction reply.
+
+    Live: each reply is written to `extraction.jsonl` beside the memory after its chunk, so a
+    change to post-processing re-runs from the recordings (`recorded=True`) without the model.
+    Returns the memory's build summary (the "done" event's data).
+    """
+    from memrag import store
+    from memrag.build import build_memory
+    from memrag.config import IndexParams
+    from memrag.ingest import read_paths
+
+    memory_dir = Path(memory_dir)
+    params = IndexParams()
+    report = read_paths([sample_docs_dir()], params)
+    if recorded:
+        rec = Recordings.open(memory_dir, EXTRACTION_FILE)
+        if rec is None:
+            raise ValueError(f"no {EXTRACTION_FILE} in {memory_dir}: extract live once first "
+                             "(python -m memrag demo extract)")
+        source = rec.replay_llm()
+    else:
+        source = RecordingLLM(llm)
+    import shutil
+
+    for p in memory_dir.glob("v[0-9]*"):
+        shutil.rmtree(p)
+    (memory_dir / store.CURRENT).unlink(missing_ok=True)
+    (memory_dir / "journal.sqlite").unlink(missing_ok=True)  # post-processing may have changed
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    summary: dict[str, Any] = {}
+    for ev in build_memory(memory_dir, report.documents, source, embedder, params, name=name):
+        if ev.kind == "chunk_started" and isinstance(source, RecordingLLM):
+            source.question = ev.data["title"]
+        elif ev.kind == "chunk_done":
+            if isinstance(source, RecordingLLM):
+                source.write(memory_dir, [], EXTRACTION_FILE)
+            if progress:
+                progress(ev.data["i"] + 1, ev.data.get("total", 0) or len(report.documents),
+                         ev.data.get("doc_id", ""), bool(ev.data.get("ok", True)))
+        elif ev.kind == "done":
+            summary = dict(ev.data)
+    return summary

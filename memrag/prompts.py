@@ -16,7 +16,7 @@ PROMPT_VERSION = "2026-11-30.1"  # the set as a whole, for stamps
 # Per stage family: part of that stage's cache keys. The messages and schema are in the
 # key already; bump a version when the handling of a reply changes without them changing.
 STAGE_VERSIONS: dict[str, str] = {
-    "index.extract": "1",
+    "index.extract": "2",
     "query.entities": "1",
     "neuropath.track": "1",
     "answer": "1",
@@ -59,6 +59,8 @@ def _str(n: int) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- extraction
+DESCRIPTION_MAX_CHARS = 90  # a description this long was cut by the schema (memrag.cleanup trims it)
+
 EXTRACT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -69,7 +71,8 @@ EXTRACT_SCHEMA: dict[str, Any] = {
             "maxItems": 14,
             "items": {
                 "type": "array",
-                "prefixItems": [_str(60), _str(20), {"type": "integer", "minimum": 1, "maximum": 5}, _str(90)],
+                "prefixItems": [_str(60), _str(20), {"type": "integer", "minimum": 1, "maximum": 5},
+                                _str(DESCRIPTION_MAX_CHARS)],
                 "minItems": 4,
                 "maxItems": 4,
             },
@@ -87,16 +90,36 @@ EXTRACT_SYSTEM = (
     "You build a knowledge graph from one passage. Reply with JSON only.\n"
     "entities: every named thing in the passage (person, place, organisation, event, work, date, "
     "other), each as [name as written, one-word type, importance from 1 (minor) to 5 (central), "
-    "a description of at most twelve words saying what the passage tells about it].\n"
-    "triples: facts as [subject, relation, object], where subject and object are entity names "
-    "and relation is a short verb phrase. Use full names, not pronouns. Keep only facts the "
-    "passage states, each once; the most important facts first."
+    "a description of at most ten words saying what the passage tells about it].\n"
+    "triples: facts as [subject, relation, object]. Subject and object are short names of entities, "
+    "dates or numbers, never clauses; no leading 'the', 'a' or preposition in them: the relation "
+    "carries the preposition ('born in', 'founded in'). Use full names, not pronouns. Keep only "
+    "facts the passage states, each once; the most important facts first."
+)
+
+# One invented example turn: with instructions alone a 1.5B model puts clauses and
+# prepositional phrases ("in 1920", "that the tides ...") in object slots, and those
+# become entity nodes. The example is a shared prefix, so prefix reuse makes it cheap.
+_EXTRACT_EXAMPLE = (
+    "Title: Maren Osk\nPassage:\nMaren Osk was a Danish glassblower. She was born in Ribe in 1851 "
+    "and in 1880 opened the Osk Glassworks, which supplied lamps to the Royal Danish Navy.",
+    {"entities": [["Maren Osk", "person", 5, "Danish glassblower who opened the Osk Glassworks"],
+                  ["Ribe", "place", 2, "birthplace of Maren Osk"],
+                  ["Osk Glassworks", "organisation", 4, "glassworks opened by Maren Osk in 1880"],
+                  ["Royal Danish Navy", "organisation", 2, "bought lamps from the Osk Glassworks"]],
+     "triples": [["Maren Osk", "born in", "Ribe"], ["Maren Osk", "born in", "1851"],
+                 ["Maren Osk", "opened", "Osk Glassworks"], ["Osk Glassworks", "opened in", "1880"],
+                 ["Osk Glassworks", "supplied lamps to", "Royal Danish Navy"],
+                 ["Maren Osk", "occupation", "glassblower"]]},
 )
 
 
 def extract_messages(title: str, text: str) -> list[dict[str, str]]:
+    example_passage, example_reply = _EXTRACT_EXAMPLE
     return [
         {"role": "system", "content": EXTRACT_SYSTEM},
+        {"role": "user", "content": example_passage},
+        {"role": "assistant", "content": json.dumps(example_reply)},
         {"role": "user", "content": f"Title: {title}\nPassage:\n{text}"},
     ]
 

@@ -19,7 +19,8 @@ from typing import Any
 from memrag.llm.base import LLM, Completion, LLMError, Message
 from memrag.llm.cache import cache_key, call_params
 
-FILE_NAME = "responses.jsonl"
+FILE_NAME = "responses.jsonl"  # the demo questions' replies
+EXTRACTION_FILE = "extraction.jsonl"  # the extraction replies the memory was built from
 FORMAT = 1
 RERECORD_COMMAND = "python -m memrag demo record"
 
@@ -61,8 +62,8 @@ class Recordings:
         return str(self.identity.get("backend", ""))
 
     @classmethod
-    def open(cls, memory_dir: Path) -> "Recordings | None":
-        path = Path(memory_dir) / FILE_NAME
+    def open(cls, memory_dir: Path, file_name: str = FILE_NAME) -> "Recordings | None":
+        path = Path(memory_dir) / file_name
         if not path.is_file():
             return None
         return cls.load(path)
@@ -148,8 +149,8 @@ class RecordingLLM:
                 self.question))
         return c
 
-    def write(self, memory_dir: Path, questions: list[str]) -> Path:
-        path = Path(memory_dir) / FILE_NAME
+    def write(self, memory_dir: Path, questions: list[str], file_name: str = FILE_NAME) -> Path:
+        path = Path(memory_dir) / file_name
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         header = {"format": FORMAT, "identity": self.inner.identity(), "questions": questions}
         with open(tmp, "w", encoding="utf-8") as f:

@@ -241,7 +241,8 @@ def test_cli_index_import_prints_one_json_summary(tmp_path):
     assert summary["documents"] == 2 and summary["chunks"] == 2 and summary["triples"] == 7
     assert summary["prompt_tokens"] == 0 and summary["failures"] == 0
     assert set(summary) == {"documents", "chunks", "entities", "engrams", "triples", "coref_sets", "failures",
-                            "prompt_tokens", "completion_tokens", "seconds"}
+                            "prompt_tokens", "completion_tokens", "seconds", "names", "cleanup"}
+    assert summary["names"]["entity names"] == summary["entities"]
 
 
 def test_parallel_extraction_keeps_requests_in_flight_and_stores_in_document_order():
