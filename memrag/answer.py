@@ -36,6 +36,12 @@ def _validate(obj: Any) -> dict[str, Any]:
             "cited": [int(c) for c in cited if isinstance(c, (int, float)) and not isinstance(c, bool)]}
 
 
+def capped_fields(value: dict[str, Any]) -> list[str]:
+    """The reply's text fields that reached their maxLength: the schema cut them, maybe mid-thought."""
+    caps = {k: v.get("maxLength") for k, v in prompts.ANSWER_SCHEMA["properties"].items()}
+    return [k for k in ("reasoning", "answer") if caps.get(k) and len(value.get(k, "")) >= caps[k]]
+
+
 def answer(ctx: QueryContext, trace: Trace, passages: int, facts: list[str] | None = None) -> AnswerResult:
     """Ask the LLM with the first `passages` chunks of `trace.ranked` (and optional fact lines)."""
     ids = [r.chunk_id for r in trace.ranked[:passages]]
@@ -54,6 +60,7 @@ def answer(ctx: QueryContext, trace: Trace, passages: int, facts: list[str] | No
         v = res.value
         cited = [ids[n - 1] for n in v["cited"] if 1 <= n <= len(ids)]
         result = AnswerResult(answer=clean_answer(v["answer"]), raw_answer=v["answer"], reasoning=v["reasoning"],
-                              cited_chunk_ids=cited, context_chunk_ids=ids, facts=list(facts or []))
+                              cited_chunk_ids=cited, context_chunk_ids=ids, facts=list(facts or []),
+                              capped=capped_fields(v))
     trace.answer = result
     return result

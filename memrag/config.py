@@ -84,6 +84,12 @@ class NeuroPathParams:
     coref_top: int = _f(5, "Coreference candidates per entity at query time.")
     coref_threshold: float = _f(0.8, "Coreference cosine threshold at query time.")
     completion: bool = _f(True, "Post-retrieval completion ('replay'): fill with dense retrieval.")
+    dp_position: Literal["first", "after_head", "interleave"] = _f(
+        "interleave", "Where the valid paths' chunks (D_p) go in the ranked list: first = the paper's and the "
+        "official code's order (D_p, then completion); after_head = after the first dp_head completion chunks; "
+        "interleave = completion and D_p alternate, completion first (a deviation: a small tracker marks "
+        "most listed paths valid).")
+    dp_head: int = _f(2, "With dp_position=after_head: completion chunks placed before D_p.")
     answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
     seed_floor: float = _f(0.0, "Deviation: minimum similarity for a query entity's seed (0 = paper).")
     verbatim_seeds: bool = _f(False, "Deviation: also seed graph phrases named verbatim (capitalised) in the question.")
@@ -101,9 +107,13 @@ class EcphoryParams:
     k_final: int = _f(20, "Engrams kept after re-ranking (one per entity).")
     direct_chunks: int = _f(10, "Chunks retrieved directly by cosine to the question (C_direct).")
     context_chunks: int = _f(5, "Chunks given to the answer step.")
-    context_source: Literal["c_init", "activated"] = _f(
-        "c_init", "c_init = C_assoc then C_direct (Algorithm 1); activated = chunks of E_final first."
+    context_source: Literal["c_init", "activated", "fused"] = _f(
+        "fused", "c_init = C_assoc then C_direct (Algorithm 1 as written); activated = chunks of E_final first; "
+        "fused = reciprocal-rank fusion of the activation ranking (each chunk at its best activated engram, "
+        "rounds ≥ 1 included) and the chunk's own similarity to the question (a deviation)."
     )
+    fusion_k: int = _f(60, "With context_source=fused: the reciprocal-rank constant k in 1/(k + rank).")
+    answer_facts: int = _f(10, "E_final fact lines given to the answer step, after the passages (0 = none).")
     cue_k: int = _f(5, "Nearest engrams added per cue entity (memrag addition).")
     graph_expansion: bool = _f(True, "Also activate co-occurrence neighbours of the seeds.")
     graph_neighbours: int = _f(10, "Co-occurrence neighbours per seed at most.")

@@ -24,27 +24,37 @@ NEUROPATH_FATES = (
     "reachable but pruned",
     "no seed reaches it within max_hops",
 )
+# EcphoryRAG, closest to "found" first. Which step lost a chunk depends on how the context list
+# was ranked (context_source): under c_init the order is C_assoc, C_direct, then the dense tail,
+# so the re-rank and rounds >= 1 never move a chunk; under fused every activation counts.
 ECPHORY_IN_CONTEXT = "in the context"
+ECPHORY_FINAL_BEYOND = "in E_final but beyond k"
+ECPHORY_ASSOC_ORDER = "lost in the C_assoc order"
+ECPHORY_DIRECT_BEYOND = "directly retrieved but beyond k"
 ECPHORY_NEVER = "never activated"
+ECPHORY_FATES = (ECPHORY_IN_CONTEXT, ECPHORY_FINAL_BEYOND, ECPHORY_ASSOC_ORDER, ECPHORY_DIRECT_BEYOND,
+                 ECPHORY_NEVER)
 DENSE_FATES = ("in the top k", "beyond k")
 # Not a method's doing: the evaluation found no chunk of that gold passage in the memory.
 NOT_IN_MEMORY = "not in the memory"
 
 
-def ecphory_reranked_out(round_: int) -> str:
-    """The fate of a chunk whose engram was activated (round 0 = initial activation) but which
-    did not reach the context. The round is part of the fate: there are only depth + 1 of them."""
-    return f"activated in round {round_} then re-ranked out"
+def ecphory_outside_context(round_: int) -> str:
+    """The fate of a chunk an engram of which was activated (round 0 = initial activation) but
+    which the context ranking placed beyond k — for c_init: only in the dense tail, since rounds
+    never enter C_init; for fused: its fused rank. The round is part of the fate: there are only
+    depth + 1 of them."""
+    return f"activated in round {round_} but outside the context"
 
 
 def fate_order(fate: str) -> int:
     """Sort key: lower is closer to being found (for picking a passage's best chunk)."""
     if fate in NEUROPATH_FATES:
         return NEUROPATH_FATES.index(fate)
-    if fate == ECPHORY_IN_CONTEXT:
-        return 0
+    if fate in ECPHORY_FATES[:-1]:
+        return ECPHORY_FATES.index(fate)
     if fate.startswith("activated in round "):
-        return 1 + int(fate.split()[3])
+        return 10 + int(fate.split()[3])
     if fate == ECPHORY_NEVER:
         return 1000
     if fate in DENSE_FATES:
@@ -157,18 +167,30 @@ def _ecphory(trace: Trace, chunk_id: int, pos: tuple[int, RankedChunk] | None, k
     assert detail is not None
     if pos is not None and pos[0] <= k:
         return _entry(chunk_id, ECPHORY_IN_CONTEXT, _where(pos), pos)
+    source = pos[1].source if pos is not None else ""
+    where = f"{_where(pos)}, outside the first k = {k}"
+    if source == "activated":  # context_source=activated: E_final's chunks head the list
+        return _entry(chunk_id, ECPHORY_FINAL_BEYOND, f"an engram of it is in E_final; chunk at {where}", pos)
+    if source == "c_assoc":
+        return _entry(chunk_id, ECPHORY_ASSOC_ORDER,
+                      f"source chunk of an initially activated engram, placed by that engram's activation "
+                      f"rank (C_assoc); chunk at {where}", pos)
+    if source == "c_direct":
+        return _entry(chunk_id, ECPHORY_DIRECT_BEYOND, f"in C_direct (cosine to the question); chunk at {where}", pos)
     activated: list[ActivatedEngram] = list(detail.initial)
     for rnd in detail.rounds:
         activated.extend(rnd.new)
-    activated.extend(detail.final)
     mine = [e for e in activated if e.chunk_id == chunk_id and e.round >= 0]
     if mine:
         first = min(mine, key=lambda e: e.round)
+        how = ("the context list (C_init) never takes a later round's activations"
+               if source == "dense-tail" and first.round > 0 else
+               "fused with its similarity rank, it stayed beyond k" if source == "fused"
+               else "it is outside the context list")
         in_final = any(e.chunk_id == chunk_id for e in detail.final)
         said = (f"engram '{first.name}' activated in round {first.round} ({first.origin})"
-                + ("; an engram of it is in E_final" if in_final else "")
-                + f"; chunk at {_where(pos)}, outside the first k = {k}")
-        return _entry(chunk_id, ecphory_reranked_out(first.round), said, pos)
+                + ("; an engram of it is in E_final" if in_final else "") + f"; {how}; chunk at {where}")
+        return _entry(chunk_id, ecphory_outside_context(first.round), said, pos)
     cut = [r.round for r in detail.rounds if sum(r.new_counts.values()) > len(r.new)]
     note = (f"; round(s) {', '.join(map(str, cut))} list only part of what they activated" if cut else "")
     return _entry(chunk_id, ECPHORY_NEVER, f"no engram from it was activated; {_where(pos)}{note}", pos)

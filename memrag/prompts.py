@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-PROMPT_VERSION = "2026-11-30.1"  # the set as a whole, for stamps
+PROMPT_VERSION = "2026-12-01.1"  # the set as a whole, for stamps
 
 # Per stage family: part of that stage's cache keys. The messages and schema are in the
 # key already; bump a version when the handling of a reply changes without them changing.
@@ -19,7 +19,7 @@ STAGE_VERSIONS: dict[str, str] = {
     "index.extract": "2",
     "query.entities": "1",
     "neuropath.track": "1",
-    "answer": "1",
+    "answer": "2",
     "doctor": "1",
 }
 
@@ -199,37 +199,67 @@ def track_messages(question: str, hop: int, path_lines: list[str], previous_chai
 
 
 # ---------------------------------------------------------------- answer
+ANSWER_REASONING_MAX_CHARS = 320
+ANSWER_MAX_CHARS = 80
+
 ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "reasoning": _str(200),
-        "answer": _str(80),
+        # Reasoning first: a small model answers multi-hop questions better after naming the
+        # bridge. Its cap is well above what the example turns use, so a reply that reaches it
+        # is rare and is counted (AnswerResult.capped) rather than silently cut mid-thought.
+        "reasoning": _str(ANSWER_REASONING_MAX_CHARS),
+        "answer": _str(ANSWER_MAX_CHARS),
         "cited": {"type": "array", "maxItems": 5, "items": {"type": "integer"}},
     },
     "required": ["reasoning", "answer", "cited"],
 }
 
 ANSWER_SYSTEM = (
-    "Answer the question from the numbered passages (and listed facts, if any). Think briefly in "
-    "reasoning (one sentence), then give the shortest possible answer: a name, place, date or number, not a "
-    "sentence. cited = numbers of the passages you used. If the passages do not contain the answer, "
-    "give your best guess. Reply with JSON."
+    "Answer the question from the numbered passages (and the facts after them, if any). "
+    "reasoning: one short sentence naming what each step of the question resolves to. "
+    "answer: only the name, place, date or number asked for, never a sentence; for a question "
+    "that compares two things, the name of the one that fits. cited: numbers of the passages "
+    "you used. If the passages do not say, give your best guess. Reply with JSON."
 )
+
+# Two invented example turns: without them a 1.5B model writes its reasoning until the
+# length cap and answers with sentences. One bridge question, one comparison.
+_ANSWER_EXAMPLES = [
+    ([("Harrow Mill Company", "The Harrow Mill Company was founded in 1872 by Ida Vance."),
+      ("Ida Vance", "Ida Vance (1840-1911) was born in the village of Kesterby and ran the mill for 30 years.")],
+     "Where was the founder of the Harrow Mill Company born?",
+     {"reasoning": "The founder is Ida Vance [1]; she was born in Kesterby [2].",
+      "answer": "Kesterby", "cited": [1, 2]}),
+    ([("Tomas Brell", "Tomas Brell (born 3 May 1921) was a Norwegian painter."),
+      ("Edda Lund", "Edda Lund (born 1915) was a Swedish poet and translator.")],
+     "Who was born first, Tomas Brell or Edda Lund?",
+     {"reasoning": "Edda Lund was born in 1915 [2], Tomas Brell in 1921 [1]; 1915 is earlier.",
+      "answer": "Edda Lund", "cited": [2, 1]}),
+]
+
+
+def _answer_user(question: str, passages: list[tuple[str, str]], facts: list[str] | None) -> str:
+    lines = ["Passages:"]
+    for i, (title, text) in enumerate(passages, start=1):
+        lines.append(f"[{i}] {title}\n{text}")
+    if facts:  # after the passages: they support the passages, they are not read first
+        lines.append("")
+        lines.append("Facts from the memory:")
+        lines.extend(f"F{i}. {f}" for i, f in enumerate(facts, start=1))
+    lines.append("")
+    lines.append(f"Question: {question}")
+    return "\n".join(lines)
 
 
 def answer_messages(question: str, passages: list[tuple[str, str]], facts: list[str] | None = None
                     ) -> list[dict[str, str]]:
-    lines = []
-    if facts:
-        lines.append("Facts:")
-        lines.extend(f"- {f}" for f in facts)
-        lines.append("")
-    lines.append("Passages:")
-    for i, (title, text) in enumerate(passages, start=1):
-        lines.append(f"[{i}] {title}\n{text}")
-    lines.append("")
-    lines.append(f"Question: {question}")
-    return [{"role": "system", "content": ANSWER_SYSTEM}, {"role": "user", "content": "\n".join(lines)}]
+    msgs = [{"role": "system", "content": ANSWER_SYSTEM}]
+    for ex_passages, ex_question, ex_reply in _ANSWER_EXAMPLES:
+        msgs.append({"role": "user", "content": _answer_user(ex_question, ex_passages, None)})
+        msgs.append({"role": "assistant", "content": json.dumps(ex_reply)})
+    msgs.append({"role": "user", "content": _answer_user(question, passages, facts)})
+    return msgs
 
 
 # ---------------------------------------------------------------- doctor

@@ -114,6 +114,7 @@ class AnswerResult:
     context_chunk_ids: list[int] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
     error: str | None = None
+    capped: list[str] = field(default_factory=list)  # reply fields that reached their schema length cap
 
 
 # ---------------------------------------------------------------- NeuroPath

@@ -85,8 +85,9 @@ A, B, B2, C, D, H = range(6)
 
 
 def w_params(**kw) -> EcphoryParams:
+    # World W's tests were worked out for Algorithm 1's context list (c_init); fused has its own test
     base = dict(k_initial=1, seeds=1, depth=2, cue_k=1, direct_chunks=2, k_final=3, context_chunks=2,
-                graph_expansion=False)
+                graph_expansion=False, context_source="c_init")
     return EcphoryParams(**{**base, **kw})
 
 
@@ -292,6 +293,26 @@ def test_context_source_changes_context_and_ranked_list():
     assert [e.engram_id for e in act.ecphory.final] == [A, B, B2]
 
 
+def test_fused_ranking_by_hand():
+    # E_all (moving, depth 2) = A c1, D c5 (cue), B c2, B2 c3 (round 1), C c4 (round 2). Activation
+    # ranking by each chunk's best engram similarity: c1 (A 1.0), c2 (B .8), c3 (B2 .6), c4 (C .3),
+    # c5 (D 0); c0 not activated → rank 6 (just past the end). Dense: c0, c2, c5, c3, c1, c4.
+    # 1/(60+a) + 1/(60+d): c2 2/62; c1 1/61+1/65; c0 1/66+1/61; c3 1/63+1/64; c5 1/65+1/63; c4 1/64+1/66
+    trace, _, _ = run_w(context_source="fused", fusion_k=60)
+    assert [r.chunk_id for r in trace.ranked] == [2, 1, 0, 3, 5, 4]
+    assert trace.ecphory.context_chunk_ids == [2, 1]
+    assert [r.source for r in trace.ranked] == ["fused", "fused", "similarity", "fused", "fused", "fused"]
+    assert "round 1" in trace.ranked[0].why and "similarity rank 2" in trace.ranked[0].why
+    # a round-2 activation (C's chunk 4) is in the ranking on activation's word, not on similarity alone
+    assert "round 2" in trace.ranked[5].why
+
+
+def test_fuse_ranks_treats_a_missing_id_as_just_past_the_end():
+    assert ecphory.fuse_ranks([[7], [3, 7]], 1) == [(7, 1 / 2 + 1 / 3), (3, 1 / 3 + 1 / 2)]
+    got = dict(ecphory.fuse_ranks([[1, 2], [3, 1, 2]], 60))
+    assert got[3] == pytest.approx(1 / 63 + 1 / 61) and got[1] == pytest.approx(1 / 61 + 1 / 62)
+
+
 def test_context_differs_from_dense_retrieval_when_activation_points_elsewhere():
     trace, memory, ctx = run_w()
     d = dense.retrieve(ctx)
@@ -376,18 +397,22 @@ def test_bad_parameters_are_refused_by_name():
 def test_ask_end_to_end_gives_facts_and_context_to_the_answer_step():
     memory = make_memory(W_CHUNKS, W_ENGRAMS)
     llm = ScriptedLLM({"query.entities": [{"entities": ["Lantern Guild"]}],
-                       "answer": [{"reasoning": "the mill passage", "answer": "Brennick Mill.", "cited": [1]}]})
+                       "answer": [{"reasoning": "the guild hall passage", "answer": "Brennick Mill.", "cited": [2]}]})
     (trace,) = ask(memory, QUESTION, llm=llm, embedder=embedder(**{"Lantern Guild": vec(d3=1.0)}),
                    methods=["ecphory"], params={"ecphory": w_params()})
     assert trace.answer.answer == "Brennick Mill"
     assert trace.answer.context_chunk_ids == trace.ecphory.context_chunk_ids == [1, 5]
-    assert trace.answer.cited_chunk_ids == [1]
+    # passage [2] is chunk 5: the citation maps passage numbers to chunk ids (raw numbers would say 2)
+    assert trace.answer.cited_chunk_ids == [5]
     prompt = llm.calls[-1]["messages"][-1]["content"]
-    for line in ["Ada Brennick (person): baker who owned the mill", "Brennick Mill (place): a water mill",
-                 "Old Quay (place): a quay"]:
-        assert f"- {line}" in prompt
+    facts = ["Ada Brennick (person): baker who owned the mill", "Brennick Mill (place): a water mill",
+             "Old Quay (place): a quay"]
+    for n, line in enumerate(facts, start=1):
+        assert f"F{n}. {line}" in prompt
     assert "[1] Brennick family" in prompt and "[2] Lantern Guild hall" in prompt
     assert "[3]" not in prompt
+    # the facts come after the passages, so the answer step reads the passages first
+    assert prompt.index("[2] Lantern Guild hall") < prompt.index("Facts from the memory:") < prompt.index("F1.")
     assert [c["stage"] for c in llm.calls] == ["query.entities", "answer"]
 
 

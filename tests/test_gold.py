@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memrag.gold import (NOT_IN_MEMORY, NEUROPATH_FATES, best_fate, ecphory_reranked_out, fate_order,
+from memrag.gold import (NOT_IN_MEMORY, NEUROPATH_FATES, best_fate, ecphory_outside_context, fate_order,
                          gold_fate)
 from memrag.trace import (ActivatedEngram, EcphoryDetail, EcphoryRound, NeuroPathDetail, NeuroPathHop,
                           PathCandidate, RankedChunk, Trace)
@@ -120,12 +120,23 @@ def test_ecphory_each_fate_by_hand():
     got = by_chunk(gold_fate(ecphory_trace(), [10, 11, 12, 13, 14, 15], k=2))
     assert got[13]["fate"] == got[10]["fate"] == "in the context"
     assert got[10]["rank"] == 2
-    assert got[11]["fate"] == "activated in round 1 then re-ranked out" and got[11]["rank"] == 4
-    assert got[12]["fate"] == ecphory_reranked_out(2) and "E_final" in got[12]["detail"]
-    assert got[14]["fate"] == "never activated" and "c_direct" in got[14]["detail"]
+    # under c_init a round-1 activation never enters the context list: the fate says so
+    assert got[11]["fate"] == "activated in round 1 but outside the context" and got[11]["rank"] == 4
+    assert "never takes a later round" in got[11]["detail"]
+    assert got[12]["fate"] == ecphory_outside_context(2) and "E_final" in got[12]["detail"]
+    assert got[14]["fate"] == "directly retrieved but beyond k" and "C_direct" in got[14]["detail"]
     assert got[15]["fate"] == "never activated"
-    # the initial activation is round 0: chunk 10 outside k = 1 was activated there
-    assert gold_fate(ecphory_trace(), [10], k=1)[0]["fate"] == "activated in round 0 then re-ranked out"
+    # chunk 10 is C_assoc's second: outside k = 1 it was lost in the C_assoc order, not by a re-rank
+    assert gold_fate(ecphory_trace(), [10], k=1)[0]["fate"] == "lost in the C_assoc order"
+
+
+def test_ecphory_fates_under_the_other_context_rankings():
+    t = ecphory_trace()
+    t.ranked = ranked((12, "activated"), (13, "fused"), (11, "fused"), (10, "activated"), (15, "similarity"))
+    got = by_chunk(gold_fate(t, [10, 11, 15], k=2))
+    assert got[10]["fate"] == "in E_final but beyond k"
+    assert got[11]["fate"] == "activated in round 1 but outside the context" and "fused" in got[11]["detail"]
+    assert got[15]["fate"] == "never activated"
 
 
 def test_ecphory_says_when_a_round_listed_only_part_of_its_activations():
@@ -139,8 +150,8 @@ def test_best_fate_picks_the_chunk_that_got_furthest():
                {"chunk_id": 2, "fate": "valid but beyond k", "detail": "", "rank": 7},
                {"chunk_id": 3, "fate": "valid but beyond k", "detail": "", "rank": 6}]
     assert best_fate(entries)["chunk_id"] == 3
-    assert fate_order("in the context") < fate_order(ecphory_reranked_out(0)) < fate_order(ecphory_reranked_out(2))
-    assert fate_order(ecphory_reranked_out(2)) < fate_order("never activated") < fate_order(NOT_IN_MEMORY)
+    assert fate_order("in the context") < fate_order(ecphory_outside_context(0)) < fate_order(ecphory_outside_context(2))
+    assert fate_order(ecphory_outside_context(2)) < fate_order("never activated") < fate_order(NOT_IN_MEMORY)
     assert [fate_order(f) for f in NEUROPATH_FATES] == sorted(fate_order(f) for f in NEUROPATH_FATES)
     with pytest.raises(ValueError):
         best_fate([])

@@ -250,7 +250,7 @@ def test_hop2_prunes_new_paths_by_the_requirement_but_never_kept_ones():
 
 # ---------------------------------------------------------------- completion
 def test_dp_in_valid_order_then_dense_completion_minus_dp():
-    t, _ = run(NeuroPathParams(prune_top=2))
+    t, _ = run(NeuroPathParams(prune_top=2, dp_position="first"))
     d = t.neuropath
     # Valid [2, 1]: h2.2 brings c0, c2; the kept h1.1 brings c0 again (deduplicated).
     assert d.dp_chunk_ids == [0, 2]
@@ -262,6 +262,18 @@ def test_dp_in_valid_order_then_dense_completion_minus_dp():
     assert t.ranked[0].why.startswith("path 2 of hop 2 (valid #1): Ada Brennick → born in → Port Alder; Port of")
     assert t.ranked[2].why == "completion (dense on question + chain + requirement), rank 1"
     assert t.ranked[4].why.endswith("rank 5")
+
+
+def test_dp_interleaved_with_completion_by_default():
+    t, _ = run(NeuroPathParams(prune_top=2))
+    assert NeuroPathParams().dp_position == "interleave"
+    # completion c4, c6, c1, c3, c5, c7 (D_e minus D_p) alternating with D_p c0, c2, completion first
+    assert t.ranked_ids() == [4, 0, 6, 2, 1, 3, 5, 7]
+    assert [r.source for r in t.ranked] == ["completion", "path", "completion", "path"] + ["completion"] * 4
+    assert [r.rank for r in t.ranked] == list(range(8))
+    assert "dp_position=interleave" in t.steps[-1].summary
+    after, _ = run(NeuroPathParams(prune_top=2, dp_position="after_head", dp_head=1))
+    assert after.ranked_ids() == [4, 0, 2, 6, 1, 3, 5, 7]
 
 
 def test_completion_off_gives_dp_alone():
@@ -306,7 +318,7 @@ def test_expanded_fate_when_a_path_grows_without_being_valid():
 
 # ---------------------------------------------------------------- failures
 def test_tracking_failure_keeps_paths_as_valid_and_runs_completion():
-    t, llm = run(NeuroPathParams(prune_top=2), hop2=["not json at all", "{still not json"])
+    t, llm = run(NeuroPathParams(prune_top=2, dp_position="first"), hop2=["not json at all", "{still not json"])
     d = t.neuropath
     assert d.tracking_failed and d.stop_reason == "tracking failed"
     h2 = d.hops[1]
@@ -493,7 +505,7 @@ def test_ask_end_to_end_on_a_built_memory():
         "answer": [{"reasoning": "path", "answer": "Vell River.", "cited": [1, 2]}],
     })
     (t,) = ask(memory, question, llm=llm, embedder=HashEmbedder(DIM), methods=["neuropath"],
-               params={"neuropath": {"answer_passages": 2}})
+               params={"neuropath": {"answer_passages": 2, "dp_position": "first"}})
     assert [p.text for p in t.neuropath.hops[1].candidates if p.kept_from is None] == [
         "Ada Brennick → born in → Port Alder; Port Alder → lies on → Vell River"]
     assert t.neuropath.dp_chunk_ids == [0, 1] and t.ranked_ids()[:3] == [0, 1, 2]
@@ -503,3 +515,18 @@ def test_ask_end_to_end_on_a_built_memory():
     assert "Miro Tann" not in answer_prompt
     assert [c.stage for c in t.llm_calls] == ["query.entities", "neuropath.track.hop1",
                                               "neuropath.track.hop2", "answer"]
+
+
+# ---------------------------------------------------------------- where D_p goes (dp_position)
+def test_place_dp_orders_by_hand():
+    from memrag.methods.neuropath import place_dp
+
+    dp, de = ["p1", "p2", "p3"], ["c1", "c2", "c3", "c4"]
+    assert place_dp(dp, de, "first") == ["p1", "p2", "p3", "c1", "c2", "c3", "c4"]
+    assert place_dp(dp, de, "after_head", 2) == ["c1", "c2", "p1", "p2", "p3", "c3", "c4"]
+    assert place_dp(dp, de, "after_head", 0) == place_dp(dp, de, "first")
+    assert place_dp(dp, de, "interleave") == ["c1", "p1", "c2", "p2", "c3", "p3", "c4"]
+    assert place_dp(["p1"] * 0, de, "interleave") == de
+    assert place_dp(dp, [], "interleave") == dp  # completion off: D_p alone
+    with pytest.raises(ValueError, match="dp_position"):
+        place_dp(dp, de, "last")

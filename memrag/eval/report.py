@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from memrag.eval.stats import bootstrap_ci, mean, paired_win_loss
-from memrag.gold import DENSE_FATES, ECPHORY_IN_CONTEXT, ECPHORY_NEVER, NEUROPATH_FATES, fate_order
+from memrag.gold import DENSE_FATES, ECPHORY_FATES, NEUROPATH_FATES, fate_order
 
 SCORES = ("recall@1", "recall@2", "recall@5", "recall@10", "em", "raw_em", "f1")
 PAIRED_SCORES = ("recall@2", "recall@5", "em", "f1")
 # Fates always listed for a method (with zero counts), so runs compare line by line.
-FAMILY_FATES = {"neuropath": NEUROPATH_FATES, "ecphory": (ECPHORY_IN_CONTEXT, ECPHORY_NEVER), "dense": DENSE_FATES}
+FAMILY_FATES = {"neuropath": NEUROPATH_FATES, "ecphory": ECPHORY_FATES, "dense": DENSE_FATES}
 LABELS = {"recall@1": "R@1", "recall@2": "R@2", "recall@5": "R@5", "recall@10": "R@10", "em": "EM",
           "raw_em": "raw EM", "f1": "F1"}
 
@@ -66,8 +66,24 @@ def _method_summary(method: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     entry["llm_calls_per_query"] = _mean_or_none([r["tokens"]["llm_calls"] for r in rows])
     entry["seconds_per_query"] = _mean_or_none([r["seconds"] for r in rows])
     entry["gold_fate"] = _fate_counts(method, rows)
+    entry["answers_capped"] = sum(1 for r in rows if r.get("answer_capped"))
     entry["ci95"] = ci
     return entry
+
+
+def _same_top5_as_dense(methods: list[str], records: list[dict[str, Any]]) -> dict[str, int]:
+    """Per method: on how many questions its first five passages are dense's first five (as a set).
+    A method that mostly reproduces dense's head has not beaten dense, whatever its scores."""
+    if "dense" not in methods:
+        return {}
+    out = {}
+    for m in methods:
+        if m == "dense":
+            continue
+        out[m] = sum(1 for r in records
+                     if set(r["methods"][m].get("top_passages", [])[:5])
+                     == set(r["methods"]["dense"].get("top_passages", [])[:5]))
+    return out
 
 
 def _paired(methods: list[str], records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -117,6 +133,7 @@ def summarise(records: list[dict[str, Any]], run: dict[str, Any]) -> dict[str, A
         "stamp": run["stamp"],
         "scope": run["identity"]["scope"],
         "methods": {m: _method_summary(m, [r["methods"][m] for r in records]) for m in methods},
+        "same_top5_as_dense": _same_top5_as_dense(methods, records),
         "indexing": _indexing(run, records),
         "paired": _paired(methods, records),
         "all_methods": {
@@ -198,12 +215,14 @@ def _html_table(table: Table) -> str:
 def score_rows(summary: dict[str, Any]) -> Table:
     """One row per method: recall@k, EM / raw EM / F1 (percent, 95% bootstrap intervals for
     R@2, R@5, EM and F1), then the cost per query."""
-    header = ["method", "n", "R@1", "R@2", "R@5", "R@10", "EM", "raw EM", "F1",
-              "prompt tok/q", "completion tok/q", "LLM calls/q", "s/q"]
+    header = ["method", "n", "R@1", "R@2", "R@5", "R@10", "EM", "raw EM", "F1", "capped answers",
+              "top 5 = dense's", "prompt tok/q", "completion tok/q", "LLM calls/q", "s/q"]
     rows = []
+    same = summary.get("same_top5_as_dense", {})
     for m, e in summary["methods"].items():
         rows.append([str(m), str(e["n"]), _pct(e["recall@1"]), _with_ci(e, "recall@2"), _with_ci(e, "recall@5"),
                      _pct(e["recall@10"]), _with_ci(e, "em"), _pct(e["raw_em"]), _with_ci(e, "f1"),
+                     str(e.get("answers_capped", "–")), str(same[m]) if m in same else "–",
                      _num(e["prompt_tokens_per_query"], 0), _num(e["completion_tokens_per_query"], 0),
                      _num(e["llm_calls_per_query"], 2), _num(e["seconds_per_query"], 2)])
     return header, rows, (0,)

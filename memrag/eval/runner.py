@@ -240,6 +240,7 @@ def score_question(q: Question, traces: list[Trace], units: ChunkUnits, fate_k: 
             "seconds": t.seconds,
             "retrieval_seconds": t.retrieval_seconds,
             "answer": t.answer.answer if t.answer is not None else None,
+            "answer_capped": list(t.answer.capped) if t.answer is not None else [],
             "top_passages": top,
             "ranked_total": len(t.ranked),
             "trace": trace,

@@ -51,8 +51,12 @@ def check_params(p: EcphoryParams) -> None:
             problems.append(f"{name} must be a whole number ≥ {low} (got {v!r})")
     if p.seed_policy not in ("moving", "paper"):
         problems.append(f"seed_policy must be 'moving' or 'paper' (got {p.seed_policy!r})")
-    if p.context_source not in ("c_init", "activated"):
-        problems.append(f"context_source must be 'c_init' or 'activated' (got {p.context_source!r})")
+    if p.context_source not in ("c_init", "activated", "fused"):
+        problems.append(f"context_source must be 'c_init', 'activated' or 'fused' (got {p.context_source!r})")
+    for name, low in (("fusion_k", 1), ("answer_facts", 0)):
+        v = getattr(p, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            problems.append(f"{name} must be a whole number ≥ {low} (got {v!r})")
     if not isinstance(p.graph_expansion, bool):
         problems.append(f"graph_expansion must be true or false (got {p.graph_expansion!r})")
     if problems:
@@ -206,8 +210,10 @@ def _first_unique(values: np.ndarray, k: int) -> list[int]:
 
 
 def fact_line(e: ActivatedEngram) -> str:
-    """An E_final engram as the plain-text line the answer step reads."""
-    return f"{e.name} ({e.type}): {e.description}" if e.description else f"{e.name} ({e.type})"
+    """An E_final engram as the plain-text line the answer step reads. The type is said only
+    when it says something ("other" is the extractor's shrug, and imported mentions are all it)."""
+    name = f"{e.name} ({e.type})" if e.type and e.type != "other" else e.name
+    return f"{name}: {e.description}" if e.description else name
 
 
 # ------------------------------------------------------------------ the method
@@ -282,8 +288,8 @@ def retrieve(ctx: QueryContext, params: EcphoryParams | None = None) -> Trace:
 
     # 5. context and 6. ranked list
     context_step = trace.add_step("context", "Context")
-    trace.context_facts = [fact_line(e) for e in detail.final]
-    ranked, provenance = _ranked(params, detail, dense, chunk_cos)
+    trace.context_facts = [fact_line(e) for e in detail.final[: params.answer_facts]]
+    ranked, provenance = _ranked(params, detail, dense, chunk_cos, act, table)
     set_ranked(trace, memory, ranked, cite_top=max(20, params.context_chunks))
     detail.context_chunk_ids = [r.chunk_id for r in ranked[: params.context_chunks]]
     listed = sum(1 for r in ranked if r.source != "dense-tail")
@@ -292,9 +298,12 @@ def retrieve(ctx: QueryContext, params: EcphoryParams | None = None) -> Trace:
         trace.flags.append(f"the context list has only {listed} chunks: the answer step also reads "
                            f"{tail_in_context} chunk(s) from the dense tail")
     context_step.summary = (
-        f"{len(trace.context_facts)} E_final fact lines plus the first {params.context_chunks} chunks of "
-        + ("C_init (C_assoc then C_direct)" if params.context_source == "c_init"
-           else "the chunks of E_final in re-rank order, then C_init")
+        f"The first {params.context_chunks} chunks of "
+        + {"c_init": "C_init (C_assoc then C_direct)",
+           "activated": "the chunks of E_final in re-rank order, then C_init",
+           "fused": (f"the fused ranking (1/({params.fusion_k} + activation rank) + 1/({params.fusion_k} + "
+                     "similarity rank))")}[params.context_source]
+        + f", then {len(trace.context_facts)} E_final fact lines (answer_facts {params.answer_facts})"
         + f". The ranked list continues the context list ({listed} chunks), then the rest of the dense "
           "ranking (dense-tail) so recall@k is defined.")
 
@@ -414,9 +423,41 @@ def _best_per_entity(q_sims: np.ndarray, ids: np.ndarray, ent_of: np.ndarray, k:
     return ranked[np.sort(first)[:k]]
 
 
+def activation_ranking(act: "_Activation", table: "_EntityTable") -> list[tuple[int, int]]:
+    """Chunks of every activated engram (all rounds), each at its best activated engram by
+    question similarity: [(chunk id, that engram id)], best first."""
+    order = act.order
+    if not len(order):
+        return []
+    best = _top(act.q_sims, order, len(order))
+    chunks = table.chunk_of[best]
+    _, first = np.unique(chunks, return_index=True)
+    keep = np.sort(first)
+    return [(int(chunks[i]), int(best[i])) for i in keep]
+
+
+def fuse_ranks(lists: list[list[int]], k: int) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion: Σ 1/(k + rank) over the lists (rank from 1). An id missing from a
+    list counts as tied just past that list's end: activation that never reached a chunk says
+    "last", not "nothing", so dense's best chunk is not buried below every activated one.
+    Best first; ties in order of first appearance."""
+    every = list(dict.fromkeys(i for ranking in lists for i in ranking))
+    score = dict.fromkeys(every, 0.0)
+    for ranking in lists:
+        pos = {i: r for r, i in enumerate(ranking, start=1)}
+        missing = len(ranking) + 1
+        for i in every:
+            score[i] += 1.0 / (k + pos.get(i, missing))
+    return sorted(score.items(), key=lambda x: -x[1])  # stable: dict order breaks ties
+
+
 def _ranked(params: EcphoryParams, detail: EcphoryDetail, dense: list[tuple[int, float]],
-            chunk_cos: dict[int, float]) -> tuple[list[RankedChunk], dict[int, ActivatedEngram]]:
+            chunk_cos: dict[int, float], act: "_Activation | None" = None,
+            table: "_EntityTable | None" = None) -> tuple[list[RankedChunk], dict[int, ActivatedEngram]]:
     """The context list continued to its end, then the dense tail; and which engram brought each chunk."""
+    if params.context_source == "fused":
+        assert act is not None and table is not None
+        return _fused(params, dense, act, table)
     entries: dict[int, tuple[str, str]] = {}
     provenance: dict[int, ActivatedEngram] = {}
 
@@ -445,6 +486,34 @@ def _ranked(params: EcphoryParams, detail: EcphoryDetail, dense: list[tuple[int,
     tail_why = "not reached by activation: rest of the dense ranking, so recall@k is defined"
     ranked += [RankedChunk(cid, len(ranked) + r, s, "dense-tail", tail_why)
                for r, (cid, s) in enumerate((c, s) for c, s in dense if c not in entries)]
+    return ranked, provenance
+
+
+def _fused(params: EcphoryParams, dense: list[tuple[int, float]], act: "_Activation",
+           table: "_EntityTable") -> tuple[list[RankedChunk], dict[int, ActivatedEngram]]:
+    """Every chunk by reciprocal-rank fusion of where activation puts it and where its own
+    similarity to the question puts it: a chunk rises when both agree, and one that only the
+    associative rounds reached can still enter the context."""
+    by_activation = activation_ranking(act, table)
+    act_rank = {cid: (r, eid) for r, (cid, eid) in enumerate(by_activation, start=1)}
+    sim_rank = {cid: r for r, (cid, _) in enumerate(dense, start=1)}
+    fused = fuse_ranks([[c for c, _ in by_activation], [c for c, _ in dense]], params.fusion_k)
+    chunk_cos = dict(dense)
+    ranked, provenance = [], {}
+    for r, (cid, score) in enumerate(fused):
+        if cid in act_rank:
+            ar, eid = act_rank[cid]
+            e = act.record(eid)
+            provenance[cid] = e
+            origin = {"query": "nearest the question", "cue": f"via cue '{e.via}'"}.get(
+                e.origin, f"{e.origin}, round {e.round}")
+            why = (f"fused {score:.4f}: activation rank {ar} (engram '{e.name}', {origin}, similarity "
+                   f"{e.similarity:.3f}) + similarity rank {sim_rank.get(cid, '–')}")
+            source = "fused"
+        else:
+            why = f"fused {score:.4f}: not activated; similarity rank {sim_rank.get(cid, '–')}"
+            source = "similarity"
+        ranked.append(RankedChunk(cid, r, chunk_cos.get(cid), source, why))
     return ranked, provenance
 
 

@@ -77,6 +77,10 @@ def _check(params: NeuroPathParams) -> None:
         raise ValueError("max_listed must be at least 1")
     if params.answer_passages < 1:
         raise ValueError("answer_passages must be at least 1")
+    if params.dp_position not in ("first", "after_head", "interleave"):
+        raise ValueError(f"dp_position must be 'first', 'after_head' or 'interleave' (got {params.dp_position!r})")
+    if isinstance(params.dp_head, bool) or not isinstance(params.dp_head, int) or params.dp_head < 0:
+        raise ValueError(f"dp_head must be a whole number ≥ 0 (got {params.dp_head!r})")
 
 
 # ---------------------------------------------------------------- the method
@@ -309,31 +313,56 @@ def _complete(ctx: QueryContext, trace: Trace, params: NeuroPathParams, valid: l
     """D_p (valid paths' chunks) then, with completion, the dense ranking for question + chain + requirement."""
     detail = trace.neuropath
     assert detail is not None
-    ranked: list[RankedChunk] = []
+    dp: list[RankedChunk] = []
     for vrank, p in enumerate(valid, start=1):
         for cid in p.chunk_ids:
             if cid not in detail.dp_chunk_ids:
                 detail.dp_chunk_ids.append(cid)
                 what = ("kept path (counted valid: tracking failed)" if detail.tracking_failed
                         else f"valid #{vrank}")
-                ranked.append(RankedChunk(cid, len(ranked), None, "path",
-                                          f"path {p.listed_as} of hop {detail.hops[-1].hop} ({what}): {p.text}"))
+                dp.append(RankedChunk(cid, 0, None, "path",
+                                      f"path {p.listed_as} of hop {detail.hops[-1].hop} ({what}): {p.text}"))
     detail.de_query = " ".join(x for x in (ctx.question, chain, requirement) if x.strip())
     step = trace.add_step("completion", "Completion")
+    de: list[RankedChunk] = []
     if params.completion:
         vec = ctx.question_vec if detail.de_query == ctx.question else ctx.embed([detail.de_query])[0]
         in_dp = set(detail.dp_chunk_ids)
         for r, (cid, s) in enumerate(dense_ranking(ctx, vec), start=1):
             if cid not in in_dp:
-                ranked.append(RankedChunk(cid, len(ranked), s, "completion",
-                                          f"completion (dense on question + chain + requirement), rank {r}"))
-        step.summary = (f"{len(detail.dp_chunk_ids)} chunk(s) from valid paths first, then the dense ranking "
-                        f"for: {detail.de_query}")
+                de.append(RankedChunk(cid, 0, s, "completion",
+                                      f"completion (dense on question + chain + requirement), rank {r}"))
+        placement = {"first": "first", "after_head": f"after the first {params.dp_head} completion chunk(s)",
+                     "interleave": "alternating with completion, completion first"}[params.dp_position]
+        step.summary = (f"{len(detail.dp_chunk_ids)} chunk(s) from valid paths placed {placement} "
+                        f"(dp_position={params.dp_position}) in the dense ranking for: {detail.de_query}")
     else:
         step.summary = f"{len(detail.dp_chunk_ids)} chunk(s) from valid paths; completion is off."
+    ranked = place_dp(dp, de, params.dp_position, params.dp_head)
+    for r, x in enumerate(ranked):
+        x.rank = r
     if not ranked:
         trace.flags.append("no chunks retrieved: no valid paths and completion is off")
     set_ranked(trace, ctx.memory, ranked, cite_top=max(20, params.answer_passages))
+
+
+def place_dp(dp: list, de: list, position: str, head: int = 2) -> list:
+    """The ranked list from D_p (valid paths' chunks) and D_e (completion minus D_p).
+
+    first: D_p then D_e (the paper and the official code). after_head: the first `head` of
+    D_e, then D_p, then the rest of D_e. interleave: D_e and D_p alternate, D_e first, so the
+    completion ranking's head and the tracker's best picks both reach the top ranks whatever
+    the size of D_p (a small tracker marks most listed paths valid)."""
+    if position == "first" or not de:
+        return list(dp) + list(de)
+    if position == "after_head":
+        return list(de[:head]) + list(dp) + list(de[head:])
+    if position == "interleave":
+        out = []
+        for i in range(max(len(dp), len(de))):
+            out += de[i:i + 1] + dp[i:i + 1]
+        return out
+    raise ValueError(f"dp_position must be 'first', 'after_head' or 'interleave' (got {position!r})")
 
 
 # ---------------------------------------------------------------- subgraph for the views
