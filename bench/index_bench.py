@@ -221,6 +221,13 @@ def _run(args: argparse.Namespace, files: dict[str, Path], work: Path, log: Any)
     t.add("import wall (incl. embedding)", None, imp["wall_s"], None)
     tables.append(t)
 
+    t = C.Table("Entity names after the clean-up (memrag.cleanup)", ["figure", "value"])
+    for name, v in (imp["stats"].get("names") or {}).items():
+        t.add(name, v)
+    for name, v in (imp["stats"].get("cleanup") or {}).items():
+        t.add(f"clean-up: {name}", v)
+    tables.append(t)
+
     t = C.Table("Saved memory, opened in a fresh process", ["step", "seconds"])
     t.add("python imports (memrag, faiss, networkx)", child["imports_s"])
     for name, s in child["steps_s"].items():

@@ -25,18 +25,26 @@ def register(sub, add_backend_args) -> dict:
     p.add_argument("--scope", required=True, choices=SCOPES, help="corpus scope (recorded in every summary)")
     p.add_argument("--limit", type=int, help="the first N questions (default: all)")
     p.add_argument("--methods", default=",".join(METHODS), help="comma-separated, from: " + ", ".join(METHODS))
-    p.add_argument("--params", default="{}", help='JSON or a .json file: {"neuropath": {"max_hops": 3}, ...}')
+    p.add_argument("--params", default="{}", help='JSON or a .json file: {"neuropath": {"max_hops": 3}, ...}; '
+                   "or a preset: 'paper' (as the papers wrote it: every deviation with a switch off) or 'defaults'")
     p.add_argument("--no-answer", action="store_true", help="retrieval only: no answer step, no EM/F1")
     p.add_argument("--fate-k", type=int, default=5, help="gold fate: a passage counts as found within the top k")
     p.add_argument("--out", required=True, type=Path, help="run folder (results.jsonl, summary.json, report.html)")
     p.add_argument("--no-cache", action="store_true", help="do not reuse recorded LLM replies")
     p.add_argument("--recorded", action="store_true",
-                   help="answer from the memory's recordings (responses.jsonl) instead of a live LLM")
+                   help="answer from recordings instead of a live LLM: the memory's responses.jsonl, or --replies")
+    p.add_argument("--replies", type=Path,
+                   help="a recordings file (responses.jsonl format): live runs write every raw reply into it after "
+                        "each question (commit it beside the summary); with --recorded the run replays from it")
     add_backend_args(p)
     return {"eval": cmd_eval}
 
 
 def _params(text: str) -> dict:
+    from memrag.config import settings_preset
+
+    if text.strip() in ("paper", "defaults"):
+        return settings_preset(text.strip(), METHODS)
     source = Path(text).read_text(encoding="utf-8") if text.strip().endswith(".json") else text
     params = json.loads(source)
     if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
@@ -78,8 +86,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
 
+    recorder = None
+
     def llm_factory():
         # Called by the run only when it needs an LLM; the parallelism applies to its memory builds.
+        nonlocal recorder
+        if args.recorded and args.replies:
+            from memrag.recordings import Recordings
+
+            rec = Recordings.load(args.replies)
+            print(f"LLM: replies recorded with {rec.backend} / {rec.model} ({args.replies})", file=sys.stderr)
+            return rec.replay_llm()
         if args.recorded:
             from memrag.demo import sample_memory_dir
             from memrag.recordings import Recordings
@@ -94,6 +111,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"LLM: {choice.backend} / {choice.model} ({choice.reason})", file=sys.stderr)
         if choice.backend == "ollama":
             config.extract_parallel = settings.extract_parallel
+        if args.replies:
+            from memrag.recordings import RecordingLLM
+
+            recorder = RecordingLLM(llm)
+            return recorder
         return llm
 
     bar = index_bar = None
@@ -119,6 +141,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 if bar is None:  # counts this session's questions, so the ETA is not flattered by a resume
                     bar = ProgressLine("evaluating", todo)
                 done_now += 1
+                if recorder is not None:  # an interrupted run keeps every reply so far
+                    recorder.write(args.replies.parent, [], args.replies.name)
                 r5 = ", ".join(f"{m} {100 * v['recall@5']:.0f}" for m, v in d["metrics"].items())
                 bar.update(done_now, f"{d['qid']} R@5 {r5}")
             elif ev.kind == "done":

@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Callable
 
 from memrag.ask import make_stamp, run_method
-from memrag.config import EcphoryParams, NeuroPathParams
+from memrag.config import PAPER_SETTINGS, EcphoryParams, NeuroPathParams
 from memrag.jobs import Job, JobLLM, expected_ask_calls
 from memrag.methods.base import QueryContext
 from memrag.recordings import StaleRecording
@@ -38,8 +38,23 @@ class Preset:
     b_label: str
 
 
+def _defaults_of(cls: type, method: str) -> dict[str, Any]:
+    """memrag's default for each parameter that the paper's settings change."""
+    return {k: getattr(cls(), k) for k in PAPER_SETTINGS[method]}
+
+
+_PAPER_ABOUT = ("memrag's defaults against every deviation with a switch turned off (the deviations table "
+                "lists them): how much of what you see is the paper's method, how much memrag's choices.")
+
 PRESETS: dict[str, list[Preset]] = {
     "neuropath": [
+        Preset("memrag defaults / as the papers wrote it", _PAPER_ABOUT, _defaults_of(NeuroPathParams, "neuropath"),
+               dict(PAPER_SETTINGS["neuropath"]),
+               "memrag defaults", "as the paper wrote it"),
+        Preset("D_p first / interleaved",
+               "Where the valid paths' chunks go: first (the paper and the official code) or alternating with "
+               "the completion ranking, so the completion's head is not pushed out by a noisy tracker.",
+               {"dp_position": "first"}, {"dp_position": "interleave"}, "D_p first", "interleaved"),
         Preset("completion on / off",
                "NeuroPath's ablation of post-retrieval completion ('replay'): without it the ranked list is only "
                "the chunks of the paths the model judged valid.",
@@ -56,6 +71,13 @@ PRESETS: dict[str, list[Preset]] = {
                {"max_hops": 2}, {"max_hops": 3}, "2 hops", "3 hops"),
     ],
     "ecphory": [
+        Preset("memrag defaults / as the papers wrote it", _PAPER_ABOUT, _defaults_of(EcphoryParams, "ecphory"),
+               dict(PAPER_SETTINGS["ecphory"]),
+               "memrag defaults", "as the paper wrote it"),
+        Preset("context fused / c_init",
+               "The context list: Algorithm 1's C_init (source chunks of the initial activation, then the "
+               "chunks nearest the question) against a fusion of activation (all rounds) and similarity.",
+               {"context_source": "fused"}, {"context_source": "c_init"}, "fused", "c_init"),
         Preset("depth 2 / 0",
                "EcphoryRAG's depth ablation: depth 0 stops after the initial activation (no associative rounds).",
                {"depth": 2}, {"depth": 0}, "depth 2", "depth 0"),

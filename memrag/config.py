@@ -112,7 +112,8 @@ class EcphoryParams:
         "fused = reciprocal-rank fusion of the activation ranking (each chunk at its best activated engram, "
         "rounds ≥ 1 included) and the chunk's own similarity to the question (a deviation)."
     )
-    fusion_k: int = _f(60, "With context_source=fused: the reciprocal-rank constant k in 1/(k + rank).")
+    fusion_k: int = _f(10, "With context_source=fused: the reciprocal-rank constant k in 1/(k + rank); smaller "
+                           "k weighs each list's head more (chosen on the sample corpus: 10).")
     answer_facts: int = _f(10, "E_final fact lines given to the answer step, after the passages (0 = none).")
     cue_k: int = _f(5, "Nearest engrams added per cue entity (memrag addition).")
     graph_expansion: bool = _f(True, "Also activate co-occurrence neighbours of the seeds.")
@@ -122,6 +123,27 @@ class EcphoryParams:
 @dataclass
 class DenseParams:
     answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
+
+
+# "As the papers wrote it": the overrides that turn every memrag deviation with a parameter off
+# (each is a row of `python -m memrag.deviations`). One home, read by Compare mode's preset and by
+# `eval --params paper`. Deviations without a switch (one extraction pass, MiniLM, one engram per
+# entity) stay; the deviations table says so.
+PAPER_SETTINGS: dict[str, dict[str, Any]] = {
+    "neuropath": {"dp_position": "first", "coref_top": 4, "seed_floor": 0.0, "verbatim_seeds": False,
+                  "force_hops": False},
+    "ecphory": {"seed_policy": "paper", "context_source": "c_init", "cue_k": 0, "answer_facts": 20},
+    "dense": {},
+}
+
+
+def settings_preset(name: str, methods: tuple[str, ...] | list[str]) -> dict[str, dict[str, Any]]:
+    """Named parameter sets for every method: 'paper' (PAPER_SETTINGS) or 'defaults' (none)."""
+    if name == "paper":
+        return {m: dict(PAPER_SETTINGS.get(m, {})) for m in methods}
+    if name == "defaults":
+        return {m: {} for m in methods}
+    raise ValueError(f"unknown preset {name!r}: choose 'paper' or 'defaults'")
 
 
 def params_dict(obj: Any) -> dict[str, Any]:

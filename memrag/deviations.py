@@ -33,6 +33,27 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "NeuroPath extracts query entities; EcphoryRAG extracts cues, each in its own call",
               "one shared call gives both; it is billed to each method and counted once in totals",
               "the same question needs the same names; one call saves tokens and time"),
+    Deviation("all", "Extraction prompt and clean-up",
+              "the papers keep their extractor's names as returned (OpenIE phrases, LLM entity lists)",
+              "one invented example turn in the extraction prompt; names cleaned against the passage: "
+              "leading lowercase articles dropped, an object's leading preposition moved into the relation, "
+              "clause endpoints kept as triple values without an entity node, foreign-script fragments "
+              "repaired, descriptions cut at a word; the entity key ignores a leading 'the'",
+              "a 1.5B extractor put 'in 1920', 'of the Varrow Coast' and whole clauses in name slots: "
+              "13 % of the sample's entity names, which both methods' graphs inherited"),
+    Deviation("all", "Answer prompt",
+              "each paper's own zero-shot answer prompt",
+              "one prompt for all methods: two invented example turns (a bridge and a comparison), a "
+              "one-sentence reasoning capped at 320 characters, a short answer; replies that reach a cap "
+              "are counted in every evaluation",
+              "with a 200-character cap and no example, 17 of 59 recorded answers stopped mid-thought "
+              "and 3 answered with sentences"),
+    Deviation("neuropath", "Where the valid paths' chunks go (dp_position)",
+              "D_p (chunks of the last hop's valid paths) first, then the completion ranking",
+              "dp_position='interleave' (default): completion and D_p alternate, completion first; "
+              "'first' is the paper's order, 'after_head' puts D_p after the first dp_head completion chunks",
+              "a 1.5B tracker marks most listed paths valid, so D_p first lets its noise decide R@2, while "
+              "the completion ranking alone (question + chain + requirement) is strong"),
     Deviation("neuropath", "Coreference set size",
               "the official code searches k = 5 including the node itself (at most 4 others)",
               "coref_top counts other nodes only (5 others by default)",
@@ -63,6 +84,19 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "the paper's associative step; the released code builds no entity graph",
               "co-occurrence neighbours of the seeds, at most graph_neighbours per seed",
               "hub entities co-occur with thousands of others; an uncapped step floods the context"),
+    Deviation("ecphory", "Context ranking (context_source)",
+              "Algorithm 1 gives C_init: source chunks of the initial activation in activation order, then "
+              "the chunks nearest the question",
+              "context_source='fused' (default): reciprocal-rank fusion of each chunk's best activated engram "
+              "(rounds >= 1 included) and its own similarity to the question; 'c_init' is Algorithm 1, "
+              "'activated' puts E_final's chunks first",
+              "under C_init the associative rounds never reach the context and the first directly retrieved "
+              "chunk sat at position 7-17 on every sample question"),
+    Deviation("ecphory", "Fact lines in the answer prompt (answer_facts)",
+              "the answer step reads all of E_final's entity lines with the chunks",
+              "the first answer_facts (10) E_final lines, numbered, after the passages; no '(other)' type",
+              "20 unnumbered lines before the passages drew sentence answers and distractor names "
+              "(8 of 15 wrong sample answers were strings from them)"),
     Deviation("ecphory", "One engram per entity after re-ranking",
               "E_final is the top k_final engrams, several of which may name one entity",
               "E_final keeps the best engram of each entity node",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -65,6 +66,7 @@ def import_openie(openie_path: Path, corpus_path: Path, embedder: Embedder, para
     m.llm = {"backend": "import", "model": Path(openie_path).name}
     yield BuildEvent("start", {"documents": len(docs), "chunks": len(docs)})
     seen: set[tuple[str, str]] = set()
+    cleanup: Counter[str] = Counter()
     for i, (rec, passage) in enumerate(zip(docs, corpus)):
         title, text = str(passage.get("title", "")), str(passage.get("text", ""))
         if isinstance(rec, dict) and rec.get("title", title) != title:
@@ -80,6 +82,7 @@ def import_openie(openie_path: Path, corpus_path: Path, embedder: Embedder, para
         ex = openie_extraction(rec.get("extracted_entities", []) if isinstance(rec, dict) else [],
                                rec.get("extracted_triples", []) if isinstance(rec, dict) else [])
         integrate_chunk(m, chunk_id, ex)
+        cleanup.update(ex.cleanup)
         m.extraction_log[chunk_id] = ExtractionLog(chunk_id, "imported")
         if i % 200 == 0:
             yield BuildEvent("chunk_done", {"i": i, "total": len(docs), "chunk_id": chunk_id, "ok": True,
@@ -92,4 +95,4 @@ def import_openie(openie_path: Path, corpus_path: Path, embedder: Embedder, para
     t0 = time.perf_counter()
     m.coref_sets(params.coref_top, params.coref_threshold)
     yield BuildEvent("coref", {"seconds": round(time.perf_counter() - t0, 3)})
-    yield from save_and_finish(m, path, t_start)
+    yield from save_and_finish(m, path, t_start, {"cleanup": dict(sorted(cleanup.items()))})

@@ -19,7 +19,7 @@ STAGE_VERSIONS: dict[str, str] = {
     "index.extract": "2",
     "query.entities": "1",
     "neuropath.track": "1",
-    "answer": "2",
+    "answer": "3",
     "doctor": "1",
 }
 
@@ -217,25 +217,28 @@ ANSWER_SCHEMA: dict[str, Any] = {
 
 ANSWER_SYSTEM = (
     "Answer the question from the numbered passages (and the facts after them, if any). "
-    "reasoning: one short sentence naming what each step of the question resolves to. "
-    "answer: only the name, place, date or number asked for, never a sentence; for a question "
-    "that compares two things, the name of the one that fits. cited: numbers of the passages "
-    "you used. If the passages do not say, give your best guess. Reply with JSON."
+    "reasoning: one short sentence naming what each step of the question resolves to, in your own "
+    "words; do not copy the passages. answer: only the name, place, date or number asked for, never "
+    "a sentence; for a question that compares two things, the name of the one that fits. cited: "
+    "numbers of the passages you used. If the passages do not say, give your best guess. The example "
+    "turns only show the reply format: never answer from them. Reply with JSON."
 )
 
-# Two invented example turns: without them a 1.5B model writes its reasoning until the
-# length cap and answers with sentences. One bridge question, one comparison.
+# Two invented example turns: without them a 1.5B model writes its reasoning until the length
+# cap and answers with sentences. Their answers are of kinds the corpora rarely ask for (an
+# instrument, a bridge), because with a same-shaped example ("where was the founder of X born?")
+# the model copied the example's answer into a real one.
 _ANSWER_EXAMPLES = [
-    ([("Harrow Mill Company", "The Harrow Mill Company was founded in 1872 by Ida Vance."),
-      ("Ida Vance", "Ida Vance (1840-1911) was born in the village of Kesterby and ran the mill for 30 years.")],
-     "Where was the founder of the Harrow Mill Company born?",
-     {"reasoning": "The founder is Ida Vance [1]; she was born in Kesterby [2].",
-      "answer": "Kesterby", "cited": [1, 2]}),
-    ([("Tomas Brell", "Tomas Brell (born 3 May 1921) was a Norwegian painter."),
-      ("Edda Lund", "Edda Lund (born 1915) was a Swedish poet and translator.")],
-     "Who was born first, Tomas Brell or Edda Lund?",
-     {"reasoning": "Edda Lund was born in 1915 [2], Tomas Brell in 1921 [1]; 1915 is earlier.",
-      "answer": "Edda Lund", "cited": [2, 1]}),
+    ([("Brightwater Observatory", "The Brightwater Observatory opened in 1904; its founder was the astronomer Orla Fenn."),
+      ("Orla Fenn", "Orla Fenn (1861-1930) built her first telescope, a small refractor, at the age of nineteen.")],
+     "What kind of telescope did the founder of the Brightwater Observatory build first?",
+     {"reasoning": "The founder is Orla Fenn [1]; her first telescope was a small refractor [2].",
+      "answer": "refractor", "cited": [1, 2]}),
+    ([("Pell Bridge", "The Pell Bridge, a stone arch over the river Lune, was completed in 1832."),
+      ("Marrow Viaduct", "The Marrow Viaduct carried the coast railway from 1869.")],
+     "Which is older, the Pell Bridge or the Marrow Viaduct?",
+     {"reasoning": "The Pell Bridge dates from 1832 [1], the Marrow Viaduct from 1869 [2]; 1832 is earlier.",
+      "answer": "Pell Bridge", "cited": [1, 2]}),
 ]
 
 

@@ -120,3 +120,36 @@ def test_a_sample_memory_of_another_llm_lives_beside_the_shipped_one(monkeypatch
     assert main(["demo", "record", "--backend", "ollama", "--model", "phi4:latest"]) == 2
     assert "demo extract --backend ollama --model phi4:latest" in capsys.readouterr().err
     assert (sample_memory_dir() / FILE_NAME).read_bytes() == before and not other.exists()
+
+
+def test_the_memory_rebuilds_from_its_recorded_extraction_replies(sample, tmp_path):
+    """extraction.jsonl holds every reply the memory was built from: a post-processing change
+    re-runs without the model, and a memory out of step with its replies fails here."""
+    from memrag.demo import extract
+    from memrag.recordings import EXTRACTION_FILE
+
+    m, emb, _ = sample
+    copy = tmp_path / "mem"
+    copy.mkdir()
+    shutil.copy(sample_memory_dir() / EXTRACTION_FILE, copy / EXTRACTION_FILE)
+    summary = extract(None, emb, copy, recorded=True)
+    rebuilt = store.load(copy, emb.model_id)
+    assert summary["failures"] == 0 and summary["cleanup"]
+    assert rebuilt.fingerprint() == m.fingerprint(), (
+        "the shipped sample memory differs from a rebuild from its extraction replies: "
+        "run `python -m memrag demo extract --recorded`, then re-record")
+
+
+def test_the_sample_memory_names_are_clean(sample):
+    """Issue 14's bar for the shipped memory's entity names and descriptions."""
+    from memrag.cleanup import name_quality
+
+    m, _, _ = sample
+    q = name_quality([n.name for n in m.entities])
+    assert q["led by an article or preposition %"] <= 3.0, q
+    assert q["over five words %"] <= 5.0, q
+    assert q["'the X' / 'X' pairs"] == 0, q
+    cap = prompts.DESCRIPTION_MAX_CHARS
+    cut = [e.description for e in m.engrams if len(e.description) >= cap and not e.description.endswith("…")]
+    assert not cut, cut[:3]
+    assert all(n.name.isprintable() for n in m.entities)
