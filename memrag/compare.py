@@ -38,9 +38,11 @@ class Preset:
     b_label: str
 
 
-def _defaults_of(cls: type, method: str) -> dict[str, Any]:
-    """memrag's default for each parameter that the paper's settings change."""
-    return {k: getattr(cls(), k) for k in PAPER_SETTINGS[method]}
+def _paper_pair(cls: type, method: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(memrag's defaults, the paper's values) for the parameters where they differ."""
+    ours = {k: getattr(cls(), k) for k in PAPER_SETTINGS[method]}
+    keys = [k for k in ours if ours[k] != PAPER_SETTINGS[method][k]]
+    return {k: ours[k] for k in keys}, {k: PAPER_SETTINGS[method][k] for k in keys}
 
 
 _PAPER_ABOUT = ("memrag's defaults against every deviation with a switch turned off (the deviations table "
@@ -48,13 +50,6 @@ _PAPER_ABOUT = ("memrag's defaults against every deviation with a switch turned 
 
 PRESETS: dict[str, list[Preset]] = {
     "neuropath": [
-        Preset("memrag defaults / as the papers wrote it", _PAPER_ABOUT, _defaults_of(NeuroPathParams, "neuropath"),
-               dict(PAPER_SETTINGS["neuropath"]),
-               "memrag defaults", "as the paper wrote it"),
-        Preset("D_p first / interleaved",
-               "Where the valid paths' chunks go: first (the paper and the official code) or alternating with "
-               "the completion ranking, so the completion's head is not pushed out by a noisy tracker.",
-               {"dp_position": "first"}, {"dp_position": "interleave"}, "D_p first", "interleaved"),
         Preset("completion on / off",
                "NeuroPath's ablation of post-retrieval completion ('replay'): without it the ranked list is only "
                "the chunks of the paths the model judged valid.",
@@ -69,15 +64,14 @@ PRESETS: dict[str, list[Preset]] = {
         Preset("max hops 2 / 3",
                "A third hop lets paths grow one triple further when the model asks to continue.",
                {"max_hops": 2}, {"max_hops": 3}, "2 hops", "3 hops"),
+        Preset("memrag defaults / as the papers wrote it", _PAPER_ABOUT, *_paper_pair(NeuroPathParams, "neuropath"),
+               "memrag defaults", "as the paper wrote it"),
+        Preset("D_p first / interleaved",
+               "Where the valid paths' chunks go: first (the paper and the official code) or alternating with "
+               "the completion ranking, so the completion's head is not pushed out by a noisy tracker.",
+               {"dp_position": "first"}, {"dp_position": "interleave"}, "D_p first", "interleaved"),
     ],
     "ecphory": [
-        Preset("memrag defaults / as the papers wrote it", _PAPER_ABOUT, _defaults_of(EcphoryParams, "ecphory"),
-               dict(PAPER_SETTINGS["ecphory"]),
-               "memrag defaults", "as the paper wrote it"),
-        Preset("context fused / c_init",
-               "The context list: Algorithm 1's C_init (source chunks of the initial activation, then the "
-               "chunks nearest the question) against a fusion of activation (all rounds) and similarity.",
-               {"context_source": "fused"}, {"context_source": "c_init"}, "fused", "c_init"),
         Preset("depth 2 / 0",
                "EcphoryRAG's depth ablation: depth 0 stops after the initial activation (no associative rounds).",
                {"depth": 2}, {"depth": 0}, "depth 2", "depth 0"),
@@ -93,6 +87,12 @@ PRESETS: dict[str, list[Preset]] = {
                "nearest the round's centroid.",
                {"graph_expansion": True}, {"graph_expansion": False}, "graph expansion on",
                "graph expansion off"),
+        Preset("memrag defaults / as the papers wrote it", _PAPER_ABOUT, *_paper_pair(EcphoryParams, "ecphory"),
+               "memrag defaults", "as the paper wrote it"),
+        Preset("context fused / c_init",
+               "The context list: Algorithm 1's C_init (source chunks of the initial activation, then the "
+               "chunks nearest the question) against a fusion of activation (all rounds) and similarity.",
+               {"context_source": "fused"}, {"context_source": "c_init"}, "fused", "c_init"),
     ],
 }
 CUSTOM = "custom"
