@@ -143,19 +143,20 @@ def _template_env(template_dir: str) -> Environment:
     return _templates
 
 
-# Characters that could end the script or make data read as markup, each as a JSON \\u escape. They
-# only ever occur inside JSON strings, where the escape means the same character, so the
-# replacement is exact: the browser's JSON/JS parser gives back the original text.
-_SCRIPT_ESCAPES = {c: f"\\u{ord(c):04x}" for c in "<>&'=\u2028\u2029"}
-_SCRIPT_UNSAFE = re.compile("[" + re.escape("".join(_SCRIPT_ESCAPES)) + "]")
+# Characters that could end the script or make data read as markup, and lone surrogates (which
+# no UTF-8 page can carry), each as a JSON \\u escape. They only ever occur inside JSON strings,
+# where the escape means the same character, so the replacement is exact: the browser's JSON/JS
+# parser gives back the original text.
+_SCRIPT_UNSAFE = re.compile("[<>&'=\u2028\u2029\ud800-\udfff]")
 
 
 def script_json(value: Any) -> str:
     """`value` as JSON safe to place inside an HTML <script> element (the one encoder for graph
     data): it parses back to `value` in JavaScript, and contains no `<`, `>`, `&`, `'`, `=`,
-    U+2028 or U+2029, so it cannot close the script or look like a tag or an attribute."""
+    U+2028, U+2029 or lone surrogate, so it cannot close the script or look like a tag or an
+    attribute, and the page always encodes as UTF-8."""
     text = json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
-    return _SCRIPT_UNSAFE.sub(lambda m: _SCRIPT_ESCAPES[m.group(0)], text)
+    return _SCRIPT_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 # vis-network's script as pyvis inlines it (~470 KB per page). An app that can serve static
