@@ -137,9 +137,12 @@ with st.expander("Open a finished run"):
         if st.button("Open this run"):
             state.eval_shown = str(saved[i][0])
     folder = st.text_input("or the --out folder of `python -m memrag eval` (a path on this machine)",
-                           key="eval_folder")
+                           key="eval_folder", help=ev.RUN_PATHS_HELP)
     if st.button("Open folder", disabled=not folder.strip()):
-        state.eval_shown = folder.strip()
+        try:
+            state.eval_shown = str(ev.typed_run_folder(folder))
+        except ValueError as e:
+            st.error(escape_markdown(str(e)))
 
 if state.eval_shown:
     st.divider()

@@ -8,7 +8,6 @@ import streamlit as st
 from memrag import app_state, app_views as views, jobs, store
 from memrag.app_state import AppState
 from memrag.config import IndexParams
-from memrag.ingest import estimate_chunks, read_uploads
 from memrag.viz.safe_text import escape_markdown
 
 CONFIRM_ABOVE = 20  # chunks: bigger builds ask for confirmation
@@ -83,13 +82,12 @@ elif source == "Upload files":
                          "memory of that name gets the new documents added.")
     if files:
         params = IndexParams()
-        report = read_uploads([(f.name, f.getvalue()) for f in files], params)
+        report, chunks = app_state.read_upload_batch(files, params)
         for p in report.problems:
             (st.error if p.fatal else st.warning)(escape_markdown(f"{p.name}: {p.reason}"))
         for d in report.duplicates:
             st.caption(escape_markdown(f"skipped duplicate: {d}"))
         if report.documents:
-            chunks = estimate_chunks(report.documents, params)
             _, choice, _ = app_state.backend_choice()
             backend = choice.backend if choice else "embedded"
             eta = jobs.build_estimate_s(chunks, backend, app_state.extract_parallel(backend))
@@ -100,7 +98,7 @@ elif source == "Upload files":
             ok = chunks <= CONFIRM_ABOVE or st.checkbox(f"Yes, read all {chunks} chunks (more than {CONFIRM_ABOVE})")
             busy = job is not None and not job.finished
             if st.button("Build memory", type="primary", disabled=not ok or busy):
-                start_build(report.documents, folder, chunks)
+                start_build(list(report.documents), folder, chunks)
 else:
     saved = app_state.saved_memories()
     if not saved:

@@ -11,6 +11,7 @@ Tests may inject a scripted LLM and a test embedder by setting `TEST_LLM_KEY` /
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from dataclasses import fields
@@ -70,6 +71,7 @@ class AppState:
     graph_memo: _Key[dict[str, Any]] = _Key(dict)  # job id → (what was drawn, the build's growing graph)
     compare_job: _Key[str | None] = _Key(lambda: None)  # the Ask page's compare mode
     compare_result: _Key[dict[str, Any] | None] = _Key(lambda: None)
+    upload_memo: _Key[dict[str, Any]] = _Key(dict)  # the last upload batch read: its key, report, chunks
 
     def __init__(self, ss: Any | None = None) -> None:
         self._ss = st.session_state if ss is None else ss
@@ -192,6 +194,23 @@ def safe_memory_name(name: str) -> str:
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
     cleaned = _NAME_CHARS.sub("-", ascii_name).strip("-_")[:60].strip("-_")
     return cleaned or "memory"
+
+
+def read_upload_batch(files: Sequence[Any], params: Any) -> tuple[Any, int]:
+    """The ingest report and chunk count of uploaded files (objects with .name, .size, .getvalue()),
+    read once per batch: every rerun of the page (any widget touched) would otherwise parse and
+    chunk every file again. Keyed by each file's name, size and content hash, and the parameters."""
+    from memrag import ingest
+
+    blobs = [(f.name, f.getvalue()) for f in files]
+    key = (tuple((name, len(data), hashlib.sha256(data).hexdigest()) for name, data in blobs), repr(params))
+    state = AppState()
+    memo = state.upload_memo
+    if memo.get("key") != key:
+        report = ingest.read_uploads(blobs, params)
+        memo = {"key": key, "report": report, "chunks": ingest.estimate_chunks(report.documents, params)}
+        state.upload_memo = memo  # only the latest batch: an old one would hold its files in memory
+    return memo["report"], memo["chunks"]
 
 
 def memories_dir() -> Path:
@@ -372,7 +391,7 @@ __all__ = ["AppState", "TEST_LLM_KEY", "TEST_EMBEDDER_KEY", "init_state", "setti
            "embedder", "embedder_id", "safe_memory_name", "memories_dir", "memory_path", "sample_memory_dir",
            "is_sample", "saved_memories", "memory_label", "open_memory", "active_memory", "recordings",
            "demo_questions", "param_widgets", "method_params", "set_method_params", "changed_params", "bound", "value_key",
-           "param_key", "extract_parallel", "session_id", "start_job", "visible_jobs"]
+           "param_key", "extract_parallel", "session_id", "start_job", "visible_jobs", "read_upload_batch"]
 
 
 # ------------------------------------------------------------------ background jobs, per browser session

@@ -269,20 +269,133 @@ class EvalRun:
         return list(self.summary["methods"])
 
 
-def _check_record(r: Any, methods: list[str], n: int) -> None:
+# ------------------------------------------------------------------ reading a run's files defensively
+# A run folder may come from anywhere (another machine, another version, a damaged disk): every
+# field the views read is checked here, once, so a bad file is a sentence on the page, never a
+# TypeError deep inside a chart.
+_SCORE_KEYS = ("recall@1", "recall@2", "recall@5", "recall@10", "em", "raw_em", "f1")
+_COST_KEYS = ("prompt_tokens_per_query", "completion_tokens_per_query", "llm_calls_per_query", "seconds_per_query")
+
+
+def _number(v: Any, *, none: bool = True) -> bool:
+    return (v is None and none) or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def _interval(v: Any) -> bool:
+    return v is None or (isinstance(v, list) and len(v) == 2 and all(_number(x, none=False) for x in v))
+
+
+def _require(ok: bool, where: str, what: str) -> None:
+    if not ok:
+        raise ValueError(f"{where}: {what}")
+
+
+def _check_method_summary(e: Any, where: str) -> None:
+    _require(isinstance(e, dict), where, "not an object")
+    _require(isinstance(e.get("n"), int) and not isinstance(e.get("n"), bool), where, "'n' is not a count")
+    for k in _SCORE_KEYS + _COST_KEYS:
+        _require(k in e and _number(e[k]), where, f"{k!r} is missing or not a number")
+    ci = e.get("ci95")
+    _require(isinstance(ci, dict) and all(_interval(v) for v in ci.values()), where,
+             "'ci95' is not a set of [low, high] intervals")
+    fates = e.get("gold_fate")
+    _require(isinstance(fates, dict) and all(_number(n, none=False) for n in fates.values()), where,
+             "'gold_fate' is not a set of counts")
+
+
+def _check_paired(paired: Any, where: str) -> None:
+    _require(isinstance(paired, dict), where, "'paired' is not an object")
+    for pair, metrics in paired.items():
+        _require(isinstance(metrics, dict), where, f"paired {pair!r} is not an object")
+        for metric, p in metrics.items():
+            _require(metric in report.LABELS and isinstance(p, dict) and _number(p.get("mean_diff"), none=False)
+                     and _interval(p.get("diff_ci95")) and p.get("diff_ci95") is not None, where,
+                     f"paired {pair!r} {metric!r} is not a comparison")
+
+
+def check_summary(summary: Any, path: Path) -> dict[str, Any]:
+    """`summary` unchanged when it has every field the Evaluate page reads, else ValueError
+    naming the file and the first bad field."""
+    where = f"{path}: not an evaluation summary"
+    _require(isinstance(summary, dict), where, f"a JSON {type(summary).__name__}, not an object")
+    for key in ("stamp", "scope", "methods", "indexing", "paired"):
+        _require(key in summary, where, f"no {key!r}")
+    stamp = summary["stamp"]
+    _require(isinstance(stamp, dict), where, "'stamp' is not an object")
+    for key in ("questions", "fate_k"):
+        v = stamp.get(key)
+        _require(v is None or (isinstance(v, int) and not isinstance(v, bool)), where, f"stamp {key!r} is not a count")
+    _require(isinstance(summary["scope"], str), where, "'scope' is not text")
+    methods = summary["methods"]
+    _require(isinstance(methods, dict) and bool(methods), where, "'methods' is not an object of methods")
+    for m, e in methods.items():
+        _check_method_summary(e, f"{where} (method {m!r})")
+    _check_indexing(summary["indexing"], where)
+    _check_paired(summary["paired"], where)
+    return summary
+
+
+def _check_indexing(info: Any, where: str) -> None:
+    _require(info is None or (isinstance(info, dict) and isinstance(info.get("path") or "", str)), where,
+             "'indexing' is not an object with a text 'path'")
+
+
+def _check_record(r: dict[str, Any], methods: list[str], n: int) -> None:
     where = f"results line {n}"
-    if not isinstance(r.get("methods"), dict) or not isinstance(r.get("answers"), list):
-        raise ValueError(f"{where}: not an evaluation result")
+    _require(isinstance(r.get("methods"), dict) and isinstance(r.get("answers"), list)
+             and isinstance(r.get("qid"), str) and isinstance(r.get("question"), str), where,
+             "not an evaluation result")
+    _check_indexing(r.get("indexing"), where)
     for m in methods:
         e = r["methods"].get(m)
-        if not isinstance(e, dict) or not {"metrics", "tokens", "gold_fate", "trace"} <= set(e):
-            raise ValueError(f"{where}: no complete result for method {m!r}")
+        _require(isinstance(e, dict) and {"metrics", "tokens", "gold_fate", "trace"} <= set(e), where,
+                 f"no complete result for method {m!r}")
+        tokens = e["tokens"]
+        _require(isinstance(e["metrics"], dict) and isinstance(e["trace"], dict) and isinstance(tokens, dict)
+                 and all(k in tokens and _number(tokens[k]) for k in ("prompt_tokens", "completion_tokens"))
+                 and _number(e.get("seconds"))
+                 and isinstance(e["gold_fate"], list) and all(isinstance(f, dict) for f in e["gold_fate"]),
+                 where, f"the result of method {m!r} has fields of the wrong type")
+
+
+def _parse(path: Path, read: Callable[[], Any]) -> Any:
+    """`read()`, with JSON nested beyond Python's recursion limit turned into a clear ValueError."""
+    try:
+        return read()
+    except RecursionError:
+        raise ValueError(f"{path}: nested too deeply to be an evaluation file") from None
+
+
+RUN_PATHS_ENV = "MEMRAG_ALLOW_RUN_PATHS"
+RUN_PATHS_HELP = (f"A run folder inside this app's run folder (its data folder's evals/), by name or full path. "
+                  f"To open any other folder on the server, start the app with {RUN_PATHS_ENV}=1.")
+
+
+def typed_run_folder(text: str) -> Path:
+    """The run folder a person typed on the Evaluate page, resolved.
+
+    By default only folders inside `runs_dir()` open: a relative name is read there, links are
+    resolved before the check and `~` is not expanded, so the box cannot read or probe any other
+    path of the server (ValueError, saying nothing about that path). RUN_PATHS_ENV=1 lifts this."""
+    text = text.strip()
+    if os.environ.get(RUN_PATHS_ENV, "").strip().lower() in ("1", "true", "yes", "on"):
+        return Path(text).expanduser().resolve()
+    root = runs_dir().resolve()
+    try:
+        folder = None if text.startswith("~") else (root / text).resolve()
+    except (OSError, ValueError, RuntimeError):  # a NUL byte, a link loop
+        folder = None
+    if folder is None or (folder != root and root not in folder.parents):
+        raise ValueError(f"{text!r} is outside this app's run folders ({root}); pick a run above, or start "
+                         f"the app with {RUN_PATHS_ENV}=1 to open other folders")
+    return folder
 
 
 def load_run(folder: str | Path) -> EvalRun:
     """An `eval --out` folder, read without changing it (a run may still be writing there); read
-    again only when its files change (a results file holds every trace: megabytes)."""
-    folder = Path(folder).expanduser()
+    again only when its files change (a results file holds every trace: megabytes). Every file is
+    checked (`check_summary`, `_check_record`): a damaged one raises ValueError saying what is wrong."""
+    folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder")
     files = (folder / "summary.json", folder / RESULTS, folder / RUN)
@@ -292,8 +405,8 @@ def load_run(folder: str | Path) -> EvalRun:
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _load_run(folder_name: str, stamp: tuple[float, ...]) -> EvalRun:
     folder = Path(folder_name)
-    summary = report.load_summary(folder)
-    lines = read_results(folder / RESULTS, repair=False)
+    summary = check_summary(report.load_summary(folder), folder / "summary.json")
+    lines = _parse(folder / RESULTS, lambda: read_results(folder / RESULTS, repair=False))
     seen: set[str] = set()
     records = [r for r in lines if not (r["qid"] in seen or seen.add(r["qid"]))]  # the first line of a qid wins
     if not records:
@@ -304,8 +417,11 @@ def _load_run(folder_name: str, stamp: tuple[float, ...]) -> EvalRun:
     for i, r in enumerate(records, start=1):
         _check_record(r, list(summary["methods"]), i)
     run_file = folder / RUN
-    run = json.loads(run_file.read_text(encoding="utf-8")) if run_file.is_file() else {}
-    return EvalRun(folder, summary, records, run if isinstance(run, dict) else {})
+    run = _parse(run_file, lambda: json.loads(run_file.read_text(encoding="utf-8"))) if run_file.is_file() else {}
+    if not isinstance(run, dict):
+        run = {}
+    _check_indexing(run.get("indexing"), f"{run_file}: not a run description")
+    return EvalRun(folder, summary, records, run)
 
 
 def saved_runs(root: Path | None = None) -> list[tuple[Path, str]]:
@@ -314,9 +430,9 @@ def saved_runs(root: Path | None = None) -> list[tuple[Path, str]]:
     out = []
     for p in sorted(root.glob("*/summary.json"), key=lambda f: f.stat().st_mtime, reverse=True):
         try:
-            s = report.load_summary(p.parent)
+            s = check_summary(report.load_summary(p.parent), p)
         except (OSError, ValueError):
-            continue
+            continue  # a damaged run is not offered; typed in, it says what is wrong
         n = max((e.get("n", 0) for e in s["methods"].values()), default=0)
         out.append((p.parent, f"{s['stamp'].get('dataset')} · {s['scope']} · {n} question(s) · "
                               f"{', '.join(s['methods'])} · {s['stamp'].get('started', '')}"))
@@ -469,4 +585,5 @@ def run_view(run: EvalRun, key: str = "eval") -> None:
 __all__ = ["Benchmark", "EvalRun", "EvalState", "Plan", "bench_dir", "bench_files", "drill_result", "eval_work",
            "export_json", "load_benchmark", "load_run", "memory_path_of", "plan_run", "question_table",
            "recorded_prefix", "run_folder", "run_view", "runs_dir", "sample_benchmark", "save_upload",
-           "saved_runs", "stamp_line", "start_eval", "UPLOAD_FORMATS", "SCOPE_HELP"]
+           "saved_runs", "stamp_line", "start_eval", "UPLOAD_FORMATS", "SCOPE_HELP", "RUN_PATHS_ENV",
+           "RUN_PATHS_HELP", "check_summary", "typed_run_folder"]

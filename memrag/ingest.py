@@ -13,6 +13,7 @@ import hashlib
 import io
 import os
 import re
+import stat
 import time
 import unicodedata
 from dataclasses import dataclass, field
@@ -126,17 +127,15 @@ def safe_file_name(name: str) -> str:
     """The base name with only letters, digits, '-', '_' and '.' kept, and no leading dots."""
     base = _CONTROL_CHARS.sub("", unicodedata.normalize("NFC", base_name(name)))
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in base)
-    safe = re.sub(r"_{2,}", "_", safe).lstrip(".")
-    stem, dot, suffix = safe.rpartition(".")
-    if not dot:
-        stem, suffix = safe, ""
+    safe = re.sub(r"_{2,}", "_", safe)
+    # The suffix as Python's Path reads it, before leading dots go: "....txt" is a .txt file,
+    # ".txt" a dot file with no suffix.
+    suffix = Path(safe).suffix if safe not in ("", ".", "..") else ""
+    stem = safe[: len(safe) - len(suffix)].lstrip(".")
     if not stem.strip("._-"):
-        # ".txt" or "..." leave nothing usable as a name; "file.txt" keeps the type visible.
-        return "file" + (f".{suffix}" if suffix else "")
-    if len(safe) > 120:
-        keep = 120 - len(suffix) - 1 if suffix else 120
-        safe = stem[:keep] + (f".{suffix}" if suffix else "")
-    return safe
+        # "....txt" or "..." leave nothing usable as a name; "file.txt" keeps the type visible.
+        return "file" + suffix
+    return stem[: 120 - len(suffix)] + suffix
 
 
 def doc_id_for(name: str) -> str:
@@ -582,16 +581,26 @@ def read_uploads(
     return batch.report
 
 
+_LINK_SKIPPED = "skipped: a link (links inside a folder are not followed)"
+
+
 def _walk_files(folder: Path, batch: _Batch) -> list[Path]:
-    """Files under a folder, sorted, without following links; hidden entries are counted."""
+    """Files under a folder, sorted, without following links (each link is reported as skipped,
+    so nothing outside the folder is read); hidden entries are counted."""
     found: list[Path] = []
     hidden = 0
     for root, dirs, files in os.walk(folder, followlinks=False):
         hidden += sum(1 for d in dirs if d.startswith("."))
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        visible = sorted(d for d in dirs if not d.startswith("."))
+        for d in visible:
+            if (Path(root) / d).is_symlink():
+                batch.refuse(str((Path(root) / d).relative_to(folder.parent)), _LINK_SKIPPED)
+        dirs[:] = [d for d in visible if not (Path(root) / d).is_symlink()]
         for f in sorted(files):
             if f.startswith("."):
                 hidden += 1
+            elif (Path(root) / f).is_symlink():
+                batch.refuse(str((Path(root) / f).relative_to(folder.parent)), _LINK_SKIPPED)
             else:
                 found.append(Path(root) / f)
     if hidden:
@@ -610,21 +619,40 @@ def read_paths(paths: list[Path], params: IndexParams, *, kind: str = "file") ->
                 if path.suffix.lower() not in SUPPORTED_SUFFIXES:
                     batch.refuse(label, f"skipped: unsupported type {path.suffix or '(no file extension)'}")
                     continue
-                _read_one_path(path, label, params, kind, batch)
+                _read_one_path(path, label, params, kind, batch, follow_links=False)
         elif given.exists() or given.is_symlink():
-            _read_one_path(given, str(given), params, kind, batch)
+            _read_one_path(given, str(given), params, kind, batch, follow_links=True)
         else:
             batch.refuse(str(given), "not found")
     return batch.report
 
 
-def _read_one_path(path: Path, label: str, params: IndexParams, kind: str, batch: _Batch) -> None:
+def _open_regular(path: Path, follow_links: bool) -> int:
+    """A read-only descriptor of a regular file. Without `follow_links` a link is refused at
+    open time (O_NOFOLLOW), so one swapped in after the folder walk is not followed either."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # a FIFO must not block the open
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        if not path.is_file():
-            raise IngestError("not a regular file")
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if not follow_links and path.is_symlink():
+            raise IngestError(_LINK_SKIPPED) from exc
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise IngestError("not a regular file")
+    return fd
+
+
+def _read_one_path(path: Path, label: str, params: IndexParams, kind: str, batch: _Batch, *,
+                   follow_links: bool) -> None:
+    try:
         _format_of(safe_file_name(path.name))
-        _check_size(path.stat().st_size, params)  # before reading: never load a huge file
-        data = path.read_bytes()
+        fd = _open_regular(path, follow_links)
+        with os.fdopen(fd, "rb") as f:
+            _check_size(os.fstat(f.fileno()).st_size, params)  # before reading: never load a huge file
+            data = f.read(params.max_file_bytes + 1)
         doc = read_bytes(path.name, data, params)
     except IngestError as exc:
         batch.refuse(label, str(exc))

@@ -128,7 +128,8 @@ def test_a_scripted_evaluation_runs_as_a_job_and_shows_scores_charts_and_traces(
     assert len(at.get("iframe")) >= 3  # one graph per method, side by side
 
 
-def test_a_finished_out_folder_opens_without_rerunning(home, tmp_path):
+def test_a_finished_out_folder_opens_without_rerunning(home, tmp_path, monkeypatch):
+    monkeypatch.setenv(ev.RUN_PATHS_ENV, "1")  # a folder outside the app's own run folders
     out = tmp_path / "cli-run"
     summary = cli_run(out)
     lines_before = (out / RESULTS).read_bytes()
@@ -145,11 +146,71 @@ def test_a_finished_out_folder_opens_without_rerunning(home, tmp_path):
 
 
 def test_a_folder_that_is_no_run_says_so(home, tmp_path):
+    (ev.runs_dir() / "empty").mkdir(parents=True)
     at = no_exception(app().run())
-    at.text_input(key="eval_folder").set_value(str(tmp_path)).run()
+    at.text_input(key="eval_folder").set_value("empty").run()
     click(at, "Open folder")
     no_exception(at)
     assert "no summary.json" in texts(at)
+
+
+def test_a_typed_folder_must_be_one_of_the_apps_run_folders(home, tmp_path, monkeypatch):
+    monkeypatch.delenv(ev.RUN_PATHS_ENV, raising=False)
+    outside = tmp_path / "cli-run"
+    cli_run(outside)
+    cli_run(ev.runs_dir() / "mine")
+    (ev.runs_dir() / "sneaky").symlink_to(outside, target_is_directory=True)
+    at = no_exception(app().run())
+    for typed in (str(outside), "~", "/etc", "/proc/self", "../../cli-run", "sneaky", str(ev.runs_dir() / "sneaky")):
+        at.text_input(key="eval_folder").set_value(typed).run()
+        click(at, "Open folder")
+        shown = texts(no_exception(at))
+        assert "outside this app's run folders" in shown and ev.RUN_PATHS_ENV in shown, typed
+        assert "no summary.json" not in shown and "not a folder" not in shown, typed  # nothing said about the path
+    for typed in ("mine", str(ev.runs_dir() / "mine")):
+        at.text_input(key="eval_folder").set_value(typed).run()
+        click(at, "Open folder")
+        assert "hotpotqa · scope per-question" in texts(no_exception(at)), typed
+    with pytest.raises(ValueError, match="outside"):
+        ev.typed_run_folder(str(outside))
+    monkeypatch.setenv(ev.RUN_PATHS_ENV, "1")  # the explicit setting opens any folder
+    assert ev.typed_run_folder(str(outside)) == outside.resolve()
+
+
+def _summary_variants(good: dict) -> list:
+    stamp_list = {**good, "stamp": []}
+    methods_list = {**good, "methods": ["dense"]}
+    entry_text = {**good, "methods": {"dense": "fine"}}
+    n_text = {**good, "methods": {m: {**e, "recall@5": "high"} for m, e in good["methods"].items()}}
+    fates_list = {**good, "methods": {m: {**e, "gold_fate": [1]} for m, e in good["methods"].items()}}
+    paired_bad = {**good, "paired": {"a vs b": {"f1": {"diff_ci95": 3}}}}
+    questions_list = {**good, "stamp": {**good["stamp"], "questions": [2]}}
+    no_methods = {k: v for k, v in good.items() if k != "methods"}
+    return [[1, 2], "text", None, stamp_list, methods_list, entry_text, n_text, fates_list, paired_bad,
+            questions_list, no_methods]
+
+
+def test_a_malformed_summary_says_so_clearly(home):
+    out = ev.runs_dir() / "damaged"
+    cli_run(out)
+    good = json.loads((out / "summary.json").read_text())
+    assert ev.load_run(out).summary == good
+    for bad in _summary_variants(good):
+        (out / "summary.json").write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match="summary"):
+            ev.load_run(out)
+    (out / "summary.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ValueError, match="nested"):
+        ev.load_run(out)
+    (out / "summary.json").write_text(json.dumps(good))
+    lines = (out / RESULTS).read_text().splitlines()
+    (out / RESULTS).write_text("\n".join([json.dumps({"qid": "hp1", "methods": {"dense": []}, "answers": []})]
+                                         + lines[1:]) + "\n")
+    with pytest.raises(ValueError, match="results line 1"):
+        ev.load_run(out)
+    (out / RESULTS).write_text('{"qid": "x", "a": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    with pytest.raises(ValueError, match="nested"):
+        ev.load_run(out)
 
 
 # ================================================================== the library

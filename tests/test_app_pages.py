@@ -196,6 +196,28 @@ def test_upload_builds_in_the_background_and_opens_the_new_memory(home):
     assert kinds[0] == "start" and "chunk_done" in kinds and kinds[-1] == "done"
 
 
+def test_an_upload_is_parsed_once_not_on_every_rerun(home, monkeypatch):
+    from memrag import ingest
+
+    reads, chunkings = [], []
+    real_read, real_chunk = ingest.read_bytes, ingest.chunk_document
+    monkeypatch.setattr(ingest, "read_bytes", lambda name, *a, **k: reads.append(name) or real_read(name, *a, **k))
+    monkeypatch.setattr(ingest, "chunk_document", lambda *a, **k: chunkings.append(1) or real_chunk(*a, **k))
+    at = no_exception(app().run())
+    at.radio(key="memory_source").set_value("Upload files").run()
+    at.file_uploader[0].set_value([("notes.txt", b"Ada Brennick was born in Port Alder.", "text/plain"),
+                                   ("....txt", b"Dots before the suffix.", "text/plain")]).run()
+    assert "2 document(s), 2 chunk(s)" in plain(no_exception(at))
+    assert sorted(reads) == ["....txt", "notes.txt"] and len(chunkings) == 2
+    for name in ("first", "second"):  # reruns: typing a name, any widget
+        next(t for t in at.text_input if t.label == "memory name").set_value(name).run()
+        assert f"2 document(s), 2 chunk(s) → memory '{name}'" in plain(no_exception(at))
+    assert len(reads) == 2 and len(chunkings) == 2, (reads, chunkings)
+    # another file set is read afresh
+    at.file_uploader[0].set_value([("other.md", b"# Other\n\nOther words.", "text/markdown")]).run()
+    assert "1 document(s), 1 chunk(s)" in plain(no_exception(at)) and reads[-1] == "other.md"
+
+
 def test_a_build_job_survives_leaving_the_page(tiny):
     """A job started elsewhere is found by id after a page switch, and its panel shows progress."""
     gate = threading.Event()

@@ -336,6 +336,8 @@ def test_unsupported_and_suffixless_names():
         ("..", "file"),
         (".txt", "txt"),  # a dot file has no suffix
         ("._.md", "file.md"),
+        ("....txt", "file.txt"),  # dots, then a suffix: the suffix counts (as Python's Path reads it)
+        ("...notes.md", "notes.md"),
         ("Übersicht 2024.md", "Übersicht_2024.md"),
     ],
 )
@@ -384,6 +386,32 @@ def test_doc_ids_unique_and_safe():
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", doc_id), doc_id
     # A non-Latin name gets a stable id, the same on every read.
     assert ids[4] == read_bytes("дневник.txt", b"five", PARAMS).doc_id
+
+
+def test_a_name_of_dots_with_a_suffix_is_read_as_that_type():
+    doc = read_bytes("....txt", b"Dots before the suffix.", PARAMS)
+    assert doc.meta["format"] == "txt" and doc.source == "file.txt"
+
+
+def test_read_paths_never_follows_links_out_of_a_folder(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("Secret words outside the folder.")
+    (outside / "more.md").write_text("More outside words.")
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "own.txt").write_text("The folder's own words.")
+    (root / "link.txt").symlink_to(outside / "secret.txt")
+    (root / "dir-link").symlink_to(outside, target_is_directory=True)
+    (root / "dangling.txt").symlink_to(tmp_path / "gone.txt")
+
+    report = read_paths([root], PARAMS)
+    assert [d.text for d in report.documents] == ["The folder's own words."]
+    problems = {p.name: p.reason for p in report.problems}
+    for name in ("link.txt", "dir-link", "dangling.txt"):
+        assert problems[str(Path("corpus") / name)].startswith("skipped: a link"), problems
+    # a link named on its own is the user's explicit choice and is read
+    assert [d.text for d in read_paths([root / "link.txt"], PARAMS).documents] == ["Secret words outside the folder."]
 
 
 def test_read_paths_walks_folders_and_reports_skips(tmp_path):

@@ -601,3 +601,44 @@ def test_every_view_renders_real_traces_from_ask(memory):
     assert len(tables.candidates_table(np_t.neuropath.hops[1])) == len(np_t.neuropath.hops[1].candidates)
     assert tables.ranked_table(np_t, limit=3)["position"].tolist() == [1, 2, 3]
     assert len(charts.tokens_chart(traces).data) == len({c.stage for t in traces for c in t.llm_calls})
+
+
+# ================================================================== one encoder for graph data (issue 15 #1)
+ORDINARY_URL_TEXT = ["Which page loads <script src=//cdn.example.org/x.js>?", "img src=//cdn.example.org/a.png",
+                     "see href=//example.org/p", "line\u2028sep\u2029end", "it's \"quoted\" & <b>bold</b>",
+                     "onerror=alert(1)"]
+
+
+def test_ordinary_text_with_protocol_relative_urls_renders_and_stays_literal():
+    nodes, edges = small_graph(ORDINARY_URL_TEXT[:3])
+    nodes[0].tooltip = ORDINARY_URL_TEXT[3]
+    nodes[1].tooltip = ORDINARY_URL_TEXT[4]
+    edges[0].label = ORDINARY_URL_TEXT[5]
+    page = render(nodes, edges, edge_titles={"e1": ORDINARY_URL_TEXT[1]})
+    graph_html.check_safe(page)
+    got = nodes_by_id(page)
+    assert [got[f"n{i}"]["label"] for i in range(3)] == [graph_html.clip(t, graph_html.LABEL_CHARS)
+                                                         for t in ORDINARY_URL_TEXT[:3]]
+    assert got["n0"]["title"] == "line\nsep\nend" and got["n1"]["title"] == ORDINARY_URL_TEXT[4]
+    assert edges_by_id(page)["e1"]["title"] == ORDINARY_URL_TEXT[1]
+    data = "".join(line for line in page.splitlines() if "new vis.DataSet(" in line)
+    for raw in ("src=//", "href=", "<", ">", "&", "'", "\u2028", "\u2029", "onerror="):
+        assert raw not in data, raw  # the data can never look like a tag or an attribute
+
+
+def test_script_json_round_trips_and_writes_no_markup_characters():
+    value = {"label": "</script><script>alert(1)</script>", "t": ORDINARY_URL_TEXT, "n": [1, 2.5, None, True]}
+    text = graph_html.script_json(value)
+    assert json.loads(text) == value
+    assert not set(text) & set("<>&'=\u2028\u2029")
+
+
+def test_check_safe_looks_at_the_pages_own_tags_not_at_text():
+    page = render(*small_graph())
+    quoted = page.replace("<body>", "<body><p>write src=//cdn.example.org/x.js or href=//x in a note</p>", 1)
+    graph_html.check_safe(quoted)  # text that mentions an address loads nothing
+    for tag in ('<img src="//cdn.example.org/a.png">', "<iframe src='https://x.example'></iframe>",
+                '<link rel="stylesheet" href="HTTP://x.example/a.css">', "<video poster=//x.example/p.png>",
+                "<style>@import url(//x.example/a.css);</style>", '<div style="background:url(//x.example/b)">'):
+        with pytest.raises(graph_html.UnsafeGraphHTML, match="remote"):
+            graph_html.check_safe(page.replace("<body>", "<body>" + tag, 1))

@@ -452,6 +452,10 @@ def load_summary(run_dir: Path) -> dict[str, Any]:
         summary = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as e:
         raise ValueError(f"{path}: not valid JSON ({e})") from e
+    except RecursionError:
+        raise ValueError(f"{path}: nested too deeply to be an evaluation summary") from None
+    if not isinstance(summary, dict):
+        raise ValueError(f"{path}: not an evaluation summary (a JSON {type(summary).__name__}, not an object)")
     for key in ("stamp", "scope", "methods", "indexing"):
         if key not in summary:
             raise ValueError(f"{path}: not an evaluation summary (no {key!r})")

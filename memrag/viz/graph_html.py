@@ -3,12 +3,14 @@ vis-network from the app's own static folder once `share_vis_assets` is on (the 
 
 Safety (DESIGN §7): the page runs in an iframe with the app's origin, so no
 document or model text may become markup. Labels and tooltips are passed as
-plain text: pyvis serialises them with Jinja's `tojson` (which writes `<`, `>`,
-`&`, `'` as \\u escapes, so `</script>` cannot close the script tag), vis-network
-draws labels on a canvas and sets string tooltips with `innerText`. We never
+plain text: every value pyvis puts into the page's script goes through one encoder,
+`script_json` (JSON with `<`, `>`, `&`, `'`, `=`, U+2028 and U+2029 written as \\u escapes,
+so no data can close the script tag or read as a tag or attribute to anything scanning the page);
+vis-network draws labels on a canvas and sets string tooltips with `innerText`. We never
 use pyvis's `heading`, select or filter menus (inserted raw), and we keep
 pyvis's link-tooltip mode (which uses `innerHTML`) off. The finished page is
-checked for all of this and for remote loads before it is returned.
+checked for all of this, and its own tags (parsed, not pattern-matched over the text) for
+remote loads, before it is returned.
 
 Layout is computed here (networkx, fixed seed) and physics is off, so the same
 input gives the same page and big graphs draw at once.
@@ -19,6 +21,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import html as html_lib
+import html.parser
 import json
 import logging
 import math
@@ -31,6 +34,7 @@ from typing import Any
 
 import networkx as nx
 from jinja2 import Environment, FileSystemLoader
+from markupsafe import Markup
 from pyvis.network import Network
 
 from memrag.trace import GraphEdge, GraphNode
@@ -110,7 +114,13 @@ _REMOTE_TAG = re.compile(
     r"|<script\b[^>]*\bsrc\s*=\s*[\"']?https?://[^>]*>\s*</script\s*>",
     re.IGNORECASE | re.DOTALL,
 )
-_REMOTE_ATTR = re.compile(r"\b(?:src|href)\s*=\s*[\"']?\s*(?:https?:)?//", re.IGNORECASE)
+# An address that leaves the page's origin: any scheme followed by //, or protocol-relative.
+_REMOTE_URL = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*:)?[\\/]{2}", re.IGNORECASE)
+# CSS that fetches: url(…) or @import "…" whose address is remote.
+_REMOTE_CSS = re.compile(r"""(?:url\(|@import)\s*["']?\s*(?:[a-z][a-z0-9+.-]*:)?[\\/]{2}""", re.IGNORECASE)
+# Attributes that make a browser fetch (or navigate to) their value.
+_LOADING_ATTRS = frozenset({"src", "href", "srcset", "data", "action", "formaction", "poster", "background",
+                            "xlink:href", "ping", "manifest", "codebase", "cite", "longdesc"})
 _EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>", re.IGNORECASE)
 # pyvis's template keeps a commented-out pair of local vis tags; drop it so a reader of
 # the page sees no loads at all.
@@ -128,7 +138,25 @@ def _template_env(template_dir: str) -> Environment:
     global _templates
     if _templates is None:
         _templates = Environment(loader=FileSystemLoader(template_dir))  # the same settings pyvis uses
+        # pyvis's template writes nodes and edges with `|tojson`: route that through our encoder
+        _templates.filters["tojson"] = lambda value: Markup(script_json(value))
     return _templates
+
+
+# Characters that could end the script or make data read as markup, and lone surrogates (which
+# no UTF-8 page can carry), each as a JSON \\u escape. They only ever occur inside JSON strings,
+# where the escape means the same character, so the replacement is exact: the browser's JSON/JS
+# parser gives back the original text.
+_SCRIPT_UNSAFE = re.compile("[<>&'=\u2028\u2029\ud800-\udfff]")
+
+
+def script_json(value: Any) -> str:
+    """`value` as JSON safe to place inside an HTML <script> element (the one encoder for graph
+    data): it parses back to `value` in JavaScript, and contains no `<`, `>`, `&`, `'`, `=`,
+    U+2028, U+2029 or lone surrogate, so it cannot close the script or look like a tag or an
+    attribute, and the page always encodes as UTF-8."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    return _SCRIPT_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 # vis-network's script as pyvis inlines it (~470 KB per page). An app that can serve static
@@ -399,11 +427,48 @@ def strip_remote_loads(page: str) -> str:
     return _REMOTE_TAG.sub("", page)
 
 
+class _TagScan(html.parser.HTMLParser):
+    """Collects what the page's own markup would fetch: loading attributes of its tags and
+    CSS in its style elements and style attributes. Script text is not markup (the parser
+    keeps it as data up to `</script`), so data inside it is never mistaken for a tag."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.remote: list[str] = []
+        self._in_style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            value = value or ""
+            if (name in _LOADING_ATTRS and _REMOTE_URL.search(value)) or (
+                    name == "style" and _REMOTE_CSS.search(value)):
+                self.remote.append(f"<{tag} {name}={value[:80]!r}>")
+        self._in_style = tag == "style"
+
+    handle_startendtag = handle_starttag
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_style = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_style and _REMOTE_CSS.search(data):
+            self.remote.append("<style> " + _REMOTE_CSS.search(data).group(0))
+
+
+def remote_loads(page: str) -> list[str]:
+    """What the page's own tags would fetch from outside it (empty for a safe page)."""
+    scan = _TagScan()
+    scan.feed(page)
+    scan.close()
+    return scan.remote
+
+
 def check_safe(page: str) -> None:
-    """Raise UnsafeGraphHTML unless the page loads nothing remote and its data cannot
+    """Raise UnsafeGraphHTML unless the page's tags load nothing remote and its data cannot
     break out of the script (no raw '<' in the data, no innerHTML popup mode)."""
-    if _REMOTE_ATTR.search(page):
-        raise UnsafeGraphHTML("graph page still loads a remote resource")
+    remote = remote_loads(page)
+    if remote:
+        raise UnsafeGraphHTML(f"graph page still loads a remote resource: {remote[0]}")
     found = _DATASET.findall(page)
     if [k for k, _ in found] != ["nodes", "edges"]:
         raise UnsafeGraphHTML("graph page does not have the expected data layout")

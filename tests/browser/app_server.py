@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -96,6 +96,28 @@ def settle(page, quiet_ms: int = 1000, timeout_s: float = 120) -> None:
             return
         page.wait_for_timeout(200)
     raise TimeoutError(f"the page kept running for {timeout_s:.0f} s")
+
+
+@contextlib.contextmanager
+def watched_page(browser, failed: "Callable[[], bool]", name: str, failure_dir: Path) -> Iterator["Watched"]:
+    """A fresh tall page in its own context, watched; when the block ends it checks that no dialog
+    opened, no request left this machine and the console reported no error (a screenshot goes to
+    `failure_dir` when `failed()` says the test failed)."""
+    # tall: Streamlit scrolls inside its main block, so a screenshot shows one viewport
+    context = browser.new_context(viewport={"width": 1500, "height": 2200})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    w = Watched(page)
+    try:
+        yield w
+    finally:
+        if failed():
+            failure_dir.mkdir(exist_ok=True)
+            page.screenshot(path=str(failure_dir / f"{name}.png"))
+        context.close()
+    assert w.dialogs == [], f"dialogs opened: {w.dialogs}"
+    assert w.remote_requests() == [], f"requests left this machine: {w.remote_requests()}"
+    assert w.console_errors == [], f"console errors: {w.console_errors}"
 
 
 class Watched:

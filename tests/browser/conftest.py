@@ -13,7 +13,7 @@ import os
 import pytest
 
 # The server start and the watched page live in app_server.py, shared with bench/app_bench.py.
-from app_server import CHROMIUM, LAUNCH_ARGS, ROOT, AppServerError, Watched, running_app
+from app_server import CHROMIUM, LAUNCH_ARGS, ROOT, AppServerError, running_app, watched_page
 
 FAILURE_SHOTS = ROOT / "test-artifacts"  # git-ignored: what the page looked like when a test failed
 
@@ -58,20 +58,12 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture()
 def watched(browser, server, request):
-    # tall: Streamlit scrolls inside its main block, so a screenshot shows one viewport
-    context = browser.new_context(viewport={"width": 1500, "height": 2200})
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    w = Watched(page)
-    yield w
-    failed = getattr(request.node, "rep_call", None)
-    if failed is not None and failed.failed:
-        FAILURE_SHOTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(FAILURE_SHOTS / f"{request.node.name}.png"))
-    context.close()
-    assert w.dialogs == [], f"dialogs opened: {w.dialogs}"
-    assert w.remote_requests() == [], f"requests left this machine: {w.remote_requests()}"
-    assert w.console_errors == [], f"console errors: {w.console_errors}"
+    def failed() -> bool:
+        rep = getattr(request.node, "rep_call", None)
+        return rep is not None and rep.failed
+
+    with watched_page(browser, failed, request.node.name, FAILURE_SHOTS) as w:
+        yield w
 
 
 def _need(what: str, ok: bool) -> None:
