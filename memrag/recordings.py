@@ -10,12 +10,12 @@ to re-record, and a changed reply changes the result.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memrag.durable import write_atomic
 from memrag.llm.base import LLM, Completion, LLMError, Message
 from memrag.llm.cache import cache_key, call_params
 
@@ -150,11 +150,9 @@ class RecordingLLM:
 
     def write(self, memory_dir: Path, questions: list[str]) -> Path:
         path = Path(memory_dir) / FILE_NAME
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
         header = {"format": FORMAT, "identity": self.inner.identity(), "questions": questions}
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(json.dumps(header, ensure_ascii=False) + "\n")
-            for r in sorted(self.responses.values(), key=lambda r: (r.question, r.stage, r.key)):
-                f.write(json.dumps(r.__dict__, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
+        lines = [json.dumps(header, ensure_ascii=False)]
+        lines += [json.dumps(r.__dict__, ensure_ascii=False)
+                  for r in sorted(self.responses.values(), key=lambda r: (r.question, r.stage, r.key))]
+        write_atomic(path, "\n".join(lines) + "\n")
         return path

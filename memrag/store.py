@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from memrag.durable import fsync_dir, fsync_file, write_atomic, write_file
 from memrag.memory import (FORMAT_VERSION, ChunkRow, DocRow, EngramRow, ExtractionLog, Memory,
                            TripleRow)
 
@@ -82,8 +83,10 @@ def save(memory: Memory, path: Path, _fail_after: str | None = None) -> Path:
     tmp.mkdir()
     try:
         _write_sqlite(memory, tmp / "memory.sqlite")
+        fsync_file(tmp / "memory.sqlite")
         for name in VECTORS:
-            np.save(tmp / f"{name}.npy", getattr(memory, name), allow_pickle=False)
+            arr = getattr(memory, name)
+            write_file(tmp / f"{name}.npy", lambda fh: np.save(fh, arr, allow_pickle=False))
         if _fail_after == "vectors":
             raise RuntimeError("injected failure after writing vectors")
         manifest = {
@@ -98,30 +101,17 @@ def save(memory: Memory, path: Path, _fail_after: str | None = None) -> Path:
                        "entities": len(memory.entities)},
             "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False))
-        _fsync_dir(tmp)
+        write_file(tmp / MANIFEST, lambda fh: fh.write(json.dumps(manifest, indent=2, ensure_ascii=False).encode()))
+        fsync_dir(tmp)
         os.rename(tmp, path / version)
+        fsync_dir(path)  # the new version folder is on disk before CURRENT may name it
         if _fail_after == "rename":
             raise RuntimeError("injected failure before switching CURRENT")
-        pointer = path / f".{CURRENT}.tmp{os.getpid()}"
-        pointer.write_text(version + "\n")
-        os.replace(pointer, path / CURRENT)
-        _fsync_dir(path)
+        write_atomic(path / CURRENT, version + "\n")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     _prune(path, version)
     return path / version
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _prune(path: Path, live: str) -> None:
