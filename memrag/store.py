@@ -6,6 +6,10 @@ with allow_pickle=False). A save writes a new version folder aside, then
 replaces CURRENT atomically (os.replace of a one-line file): a crash at any
 moment leaves the previous version loadable. Old versions are pruned after the
 switch. faiss indices are rebuilt at load — never `faiss.read_index`.
+
+Every file is fsynced before its rename (`memrag.durable`), so a power cut
+cannot leave CURRENT naming bytes that never reached the disk. Loading
+goes through `memrag.store_format`, which refuses a damaged folder with the reason.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from typing import Any
 import numpy as np
 
 from memrag.durable import fsync_dir, fsync_file, write_atomic, write_file
+from memrag import store_format as fmt
+from memrag.store_format import MemoryFormatError, MemoryStoreError, damaged
 from memrag.memory import (FORMAT_VERSION, ChunkRow, DocRow, EngramRow, ExtractionLog, Memory,
                            TripleRow)
 
@@ -46,10 +52,6 @@ CREATE TABLE ledger (row INTEGER PRIMARY KEY, data TEXT);
 """
 
 
-class MemoryFormatError(ValueError):
-    """The folder is not a memory this version of memrag can open; the message says why."""
-
-
 def is_memory_dir(path: Path) -> bool:
     return (Path(path) / CURRENT).is_file()
 
@@ -58,10 +60,14 @@ def current_version_dir(path: Path) -> Path:
     path = Path(path)
     cur = path / CURRENT
     if not cur.is_file():
-        raise MemoryFormatError(f"{path} is not a memrag memory (no {CURRENT} file)")
-    name = cur.read_text().strip()
-    if not name.startswith("v") or "/" in name or not (path / name).is_dir():
-        raise MemoryFormatError(f"{path}/{CURRENT} points to a missing version {name!r}")
+        raise damaged(path, f"there is no {CURRENT} file: this is not a memrag memory folder")
+    try:
+        with open(cur, "rb") as fh:
+            name = fh.read(64).decode("ascii").strip()
+    except (OSError, UnicodeDecodeError) as e:
+        raise damaged(path, f"{CURRENT} is unreadable ({e})") from None
+    if not (name.startswith("v") and name[1:].isdigit()) or not (path / name).is_dir():
+        raise damaged(path, f"{CURRENT} points to a missing version {name!r}")
     return path / name
 
 
@@ -152,65 +158,115 @@ def _write_sqlite(m: Memory, file: Path) -> None:
 
 
 def read_manifest(path: Path) -> dict[str, Any]:
+    """The live version's manifest, checked to have the shape memrag writes."""
+    vdir = current_version_dir(path)
+    file = vdir / MANIFEST
+    try:
+        if file.stat().st_size > fmt.MANIFEST_MAX_BYTES:
+            raise damaged(path, f"{MANIFEST} is {file.stat().st_size} bytes: not a manifest memrag wrote")
+        text = file.read_bytes()
+    except OSError as e:
+        raise damaged(path, f"{MANIFEST} is unreadable ({e.strerror or e})") from None
+    return fmt.parse_manifest(text, path, FORMAT_VERSION)
+
+
+def check(path: Path) -> dict[str, Any]:
+    """What listing a folder needs, cheaply: the manifest, the tables present, and vector files
+    whose headers fit the manifest's counts. `load` checks everything else."""
+    path = Path(path)
+    manifest = read_manifest(path)
     vdir = current_version_dir(path)
     try:
-        return json.loads((vdir / MANIFEST).read_text())
-    except (OSError, ValueError) as e:
-        raise MemoryFormatError(f"{vdir}/{MANIFEST} is unreadable: {e}") from e
+        con = fmt.open_tables(vdir / "memory.sqlite")
+        try:
+            have = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        finally:
+            con.close()
+    except sqlite3.Error as e:
+        raise damaged(path, f"memory.sqlite is not a readable database ({e})") from None
+    missing = sorted(set(fmt.TABLES) - have)
+    if missing:
+        raise damaged(path, f"memory.sqlite lacks the table(s) {', '.join(missing)}")
+    counts, dim = manifest.get("counts"), manifest["embedder"]["dim"]
+    if counts is not None:
+        for name, rows in _vector_rows(counts).items():
+            fmt.check_vector_header(vdir / f"{name}.npy", rows, dim, path)
+    return manifest
+
+
+def _vector_rows(counts: dict[str, int]) -> dict[str, int]:
+    return {"chunk_vecs": counts["chunks"], "engram_vecs": counts["engrams"],
+            "entity_vecs": counts["entities"], "triple_vecs": counts["triples"]}
 
 
 def load(path: Path, embedder_id: str | None = None) -> Memory:
-    """Open a saved memory. Refuses a newer format or a different embedder, with the reason."""
+    """Open a saved memory. Refuses a damaged folder, a newer format or a different embedder, with the reason."""
     path = Path(path)
+    try:
+        return _load(path, embedder_id)
+    except sqlite3.Error as e:  # garbage, truncated or locked-away file: whatever SQLite found
+        raise damaged(path, f"memory.sqlite is not a readable memory database ({e})") from None
+    except OSError as e:
+        raise damaged(path, f"a file is unreadable ({e})") from None
+
+
+def _load(path: Path, embedder_id: str | None) -> Memory:
     vdir = current_version_dir(path)
     manifest = read_manifest(path)
-    fv = manifest.get("format_version")
-    if not isinstance(fv, int) or fv > FORMAT_VERSION:
+    emb = manifest["embedder"]
+    if embedder_id is not None and emb["model"] != embedder_id:
         raise MemoryFormatError(
-            f"{path} was saved in memory format {fv}, newer than this memrag understands ({FORMAT_VERSION}); "
-            "upgrade memrag")
-    emb = manifest.get("embedder") or {}
-    if embedder_id is not None and emb.get("model") != embedder_id:
-        raise MemoryFormatError(
-            f"{path} was built with embedder {emb.get('model')!r}; the current embedder is {embedder_id!r}. "
+            f"{path} was built with embedder {emb['model']!r}; the current embedder is {embedder_id!r}. "
             "Vectors from different embedders cannot be mixed: rebuild the memory or switch embedder.")
-    m = Memory(emb.get("model", ""), int(emb.get("dim", 0)))
+    m = Memory(emb["model"], emb["dim"])
     m.name = manifest.get("name", "")
     m.llm = manifest.get("llm", {})
     m.params = manifest.get("params", {})
-    con = sqlite3.connect(f"file:{vdir / 'memory.sqlite'}?mode=ro", uri=True)
-    try:
-        m.documents = [DocRow(r[0], r[1], r[2], r[3], r[4], json.loads(r[5] or "{}")) for r in con.execute(
-            "SELECT doc_id, title, text, source, kind, meta FROM documents ORDER BY ord")]
-        m.chunks = [ChunkRow(*r) for r in con.execute(
-            "SELECT chunk_id, doc_id, idx, title, text FROM chunks ORDER BY chunk_id")]
-        m.engrams = [EngramRow(*r) for r in con.execute(
-            "SELECT engram_id, key, name, type, description, importance, chunk_id FROM engrams ORDER BY engram_id")]
-        m.triples = [TripleRow(*r) for r in con.execute(
-            "SELECT triple_id, head_key, head, relation, tail_key, tail, chunk_id FROM triples ORDER BY triple_id")]
-        m.extraction_log = {r[0]: ExtractionLog(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]))
-                            for r in con.execute("SELECT * FROM extraction_log")}
-        m.ledger_rows = [json.loads(r[0]) for r in con.execute("SELECT data FROM ledger ORDER BY row")]
-        stored_order = [r[0] for r in con.execute("SELECT key FROM entities ORDER BY ord")]
-    finally:
-        con.close()
-    for name in VECTORS:
-        arr = np.load(vdir / f"{name}.npy", allow_pickle=False)
-        setattr(m, name, np.ascontiguousarray(arr, dtype=np.float32))
+    stored_order = _read_tables(m, fmt.open_tables(vdir / "memory.sqlite"), path)
     m.rebuild_derived()
     if [n.key for n in m.entities] != stored_order:
-        raise MemoryFormatError(f"{path}: entity table does not match its engrams (damaged memory?)")
-    _check_shapes(m, path)
+        raise damaged(path, "the entity table does not match the engrams")
+    counts = manifest.get("counts")
+    actual = {"documents": len(m.documents), "chunks": len(m.chunks), "engrams": len(m.engrams),
+              "triples": len(m.triples), "entities": len(m.entities)}
+    if counts is not None and {k: counts[k] for k in actual} != actual:
+        raise damaged(path, f"manifest.json counts {counts} disagree with the tables {actual}")
+    for name, rows in _vector_rows(actual).items():
+        setattr(m, name, fmt.read_vectors(vdir / f"{name}.npy", rows, m.dim, path))
     return m
 
 
-def _check_shapes(m: Memory, path: Path) -> None:
-    expect = {"chunk_vecs": len(m.chunks), "engram_vecs": len(m.engrams),
-              "entity_vecs": len(m.entities), "triple_vecs": len(m.triples)}
-    for name, rows in expect.items():
-        arr = getattr(m, name)
-        if arr.shape != (rows, m.dim):
-            raise MemoryFormatError(f"{path}: {name} has shape {arr.shape}, expected ({rows}, {m.dim})")
+def _read_tables(m: Memory, con: sqlite3.Connection, path: Path) -> list[str]:
+    """Fill `m` from the tables, checking kinds, ids and every chunk reference; returns the stored
+    entity order (checked against the engrams by the caller)."""
+    try:
+        def rows(table: str) -> list[tuple[Any, ...]]:
+            return fmt.read_table(con, table, path)
+
+        m.documents = [DocRow(r[0], r[1], r[2], r[3], r[4], fmt.json_cell(r[5], f"document {r[0]!r} meta", path, {}))
+                       for r in rows("documents")]
+        m.chunks = [ChunkRow(*r) for r in rows("chunks")]
+        m.engrams = [EngramRow(*r) for r in rows("engrams")]
+        m.triples = [TripleRow(*r) for r in rows("triples")]
+        log = [ExtractionLog(r[0], r[1], r[2] or "", r[3] or "", r[4], r[5], float(r[6]), bool(r[7]))
+               for r in rows("extraction_log")]
+        m.ledger_rows = [fmt.json_cell(r[0], "a ledger row", path) for r in rows("ledger")]
+        stored_order = [r[0] for r in rows("entities")]
+    finally:
+        con.close()
+    fmt.check_ids([c.chunk_id for c in m.chunks], "chunks", path)
+    fmt.check_ids([e.engram_id for e in m.engrams], "engrams", path)
+    fmt.check_ids([t.triple_id for t in m.triples], "triples", path)
+    n = len(m.chunks)
+    fmt.check_refs([e.chunk_id for e in m.engrams], n, "engrams", path)
+    fmt.check_refs([t.chunk_id for t in m.triples], n, "triples", path)
+    fmt.check_refs([x.chunk_id for x in log], n, "extraction_log", path)
+    doc_ids = {d.doc_id for d in m.documents}
+    orphan = next((c for c in m.chunks if c.doc_id not in doc_ids), None)
+    if orphan is not None:
+        raise damaged(path, f"chunk {orphan.chunk_id} belongs to document {orphan.doc_id!r}, which is not stored")
+    m.extraction_log = {x.chunk_id: x for x in log}
+    return stored_order
 
 
 def memory_to_rows(m: Memory) -> dict[str, list[dict[str, Any]]]:

@@ -76,3 +76,165 @@ def test_write_atomic_leaves_the_old_file_when_the_write_fails(tmp_path, monkeyp
         durable.write_atomic(target, '{"v": 2}')
     assert target.read_text() == '{"v": 1}'
     assert [p.name for p in tmp_path.iterdir()] == ["a.json"]  # no temporary file left behind
+
+
+# ------------------------------------------------------------------ items 2 and 3: damaged folders
+def _vdir(mem: Path) -> Path:
+    return store.current_version_dir(mem)
+
+
+def _sql(mem: Path, *statements: str) -> None:
+    import sqlite3
+
+    con = sqlite3.connect(_vdir(mem) / "memory.sqlite")
+    for s in statements:
+        con.execute(s)
+    con.commit()
+    con.close()
+
+
+def _manifest(mem: Path, change) -> None:
+    import json
+
+    f = _vdir(mem) / "manifest.json"
+    man = json.loads(f.read_text())
+    f.write_text(json.dumps(change(man)))
+
+
+def _npy_header(mem: Path, name: str, header: bytes) -> None:
+    (_vdir(mem) / f"{name}.npy").write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header)
+
+
+def _vectors(mem: Path, name: str, change) -> None:
+    f = _vdir(mem) / f"{name}.npy"
+    np.save(f, change(np.load(f)), allow_pickle=True)
+
+
+DAMAGE = {
+    "sqlite is garbage": lambda m: (_vdir(m) / "memory.sqlite").write_bytes(b"not a database at all " * 200),
+    "sqlite is truncated": lambda m: os.truncate(_vdir(m) / "memory.sqlite",
+                                                 (_vdir(m) / "memory.sqlite").stat().st_size // 3),
+    "sqlite lacks a table": lambda m: _sql(m, "DROP TABLE triples"),
+    "sqlite text column is NULL": lambda m: _sql(m, "UPDATE chunks SET text = NULL WHERE chunk_id = 0"),
+    "engram chunk_id is text": lambda m: _sql(m, "UPDATE engrams SET chunk_id = 'two' WHERE engram_id = 0"),
+    "manifest is a JSON list": lambda m: (_vdir(m) / "manifest.json").write_text("[1, 2, 3]"),
+    "manifest is not JSON": lambda m: (_vdir(m) / "manifest.json").write_text("{\"format_version\": 1,"),
+    "manifest dim is a list": lambda m: _manifest(m, lambda x: {**x, "embedder": {**x["embedder"], "dim": [384]}}),
+    "manifest format_version 0": lambda m: _manifest(m, lambda x: {**x, "format_version": 0}),
+    "manifest format_version true": lambda m: _manifest(m, lambda x: {**x, "format_version": True}),
+    "manifest counts disagree": lambda m: _manifest(m, lambda x: {**x, "counts": {**x["counts"], "chunks": 7}}),
+    "npy header declares 10^9 x 384": lambda m: _npy_header(
+        m, "chunk_vecs", b"{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 384), }" + b" " * 50 + b"\n"),
+    "npy header is garbage": lambda m: _npy_header(m, "engram_vecs", b"{'descr': <f4\n"),
+    "npy file is missing": lambda m: (_vdir(m) / "triple_vecs.npy").unlink(),
+    "npy is pickled": lambda m: np.save(_vdir(m) / "entity_vecs.npy",
+                                        np.array([{"boom": 1}] * 4, dtype=object), allow_pickle=True),
+    "triple chunk_id 9999": lambda m: _sql(m, "UPDATE triples SET chunk_id = 9999 WHERE triple_id = 0"),
+    "engram chunk_id -1": lambda m: _sql(m, "UPDATE engrams SET chunk_id = -1 WHERE engram_id = 1"),
+    "extraction log chunk_id 9999": lambda m: _sql(m, "UPDATE extraction_log SET chunk_id = 9999 WHERE chunk_id = 2"),
+    "chunk ids out of order": lambda m: _sql(m, "UPDATE chunks SET chunk_id = 40 WHERE chunk_id = 2"),
+    "NaN in a vector": lambda m: _vectors(m, "engram_vecs", lambda a: np.where(np.arange(a.size).reshape(a.shape) == 3,
+                                                                               np.nan, a).astype(np.float32)),
+    "inf in a vector": lambda m: _vectors(m, "chunk_vecs", lambda a: np.full_like(a, np.inf)),
+    "one vector row too few": lambda m: _vectors(m, "triple_vecs", lambda a: a[:-1]),
+    "vectors of another width": lambda m: _vectors(m, "chunk_vecs", lambda a: a[:, :10]),
+    "document meta is not JSON": lambda m: _sql(m, "UPDATE documents SET meta = '{oops' WHERE ord = 0"),
+}
+
+
+@probe("a damaged memory folder: garbage, truncated or table-less memory.sqlite; manifest a JSON list, "
+       "'dim': [384], format_version 0; an .npy header of 10^9 x 384; a pickled .npy",
+       "refused at load with 'this memory cannot be opened: <reason>', nothing allocated or executed",
+       group=MEM)
+@pytest.mark.parametrize("damage", [k for k in DAMAGE if "chunk_id" not in k and "vector" not in k])
+def test_a_damaged_folder_is_refused_with_the_reason(mem, damage):
+    DAMAGE[damage](mem)
+    with pytest.raises(store.MemoryFormatError, match="this memory cannot be opened: "):
+        store.load(mem)
+
+
+@probe("a memory whose triples or engrams point at chunk 9999 or -1, or whose vectors hold NaN or have "
+       "the wrong number of rows", "refused at load with the reason", group=MEM)
+@pytest.mark.parametrize("damage", [k for k in DAMAGE if "chunk_id" in k or "vector" in k])
+def test_bad_ids_and_vectors_are_refused_at_load(mem, damage):
+    DAMAGE[damage](mem)
+    with pytest.raises(store.MemoryFormatError, match="this memory cannot be opened: "):
+        store.load(mem)
+
+
+def test_an_undamaged_folder_still_opens_and_old_memories_without_counts_too(mem):
+    _manifest(mem, lambda x: {k: v for k, v in x.items() if k != "counts"})
+    assert len(store.load(mem, "hash-test").chunks) == 3
+
+
+@probe("one damaged folder among the saved memories (a JSON-list manifest, a garbage memory.sqlite)",
+       "the saved-memory list shows it as damaged with the reason and still lists the others", group=MEM)
+def test_the_saved_memory_list_marks_a_damaged_folder_and_keeps_the_others(tmp_path, monkeypatch):
+    import shutil
+
+    from memrag import app_state
+
+    root = tmp_path / "memories"
+    build(root / "good")
+    for name in ("list-manifest", "garbage-sqlite"):
+        shutil.copytree(root / "good", root / name)
+    DAMAGE["manifest is a JSON list"](root / "list-manifest")
+    DAMAGE["sqlite is garbage"](root / "garbage-sqlite")
+    monkeypatch.setattr(app_state, "memories_dir", lambda: root)
+    listed = {m["folder"]: m for m in app_state.saved_memories()}
+    assert set(listed) == {"good", "list-manifest", "garbage-sqlite"}
+    assert listed["good"]["error"] == "" and listed["good"]["manifest"]["counts"]["chunks"] == 3
+    for bad in ("list-manifest", "garbage-sqlite"):
+        assert listed[bad]["error"].startswith("this memory cannot be opened: ") and listed[bad]["manifest"] == {}
+
+
+@probe("`python -m memrag ask --memory BAD …` on a damaged folder",
+       "prints 'error: this memory cannot be opened: …' and exits non-zero, no traceback", group=MEM)
+@pytest.mark.parametrize("damage", ["manifest is a JSON list", "sqlite lacks a table", "npy header declares 10^9 x 384"])
+def test_cli_ask_on_a_damaged_memory_prints_the_reason(mem, damage, monkeypatch, capsys):
+    from memrag import cli, embed
+
+    DAMAGE[damage](mem)
+    monkeypatch.setattr(embed, "get_embedder", lambda *a, **k: HashEmbedder())
+    assert cli.main(["ask", "--memory", str(mem), "Where is Alder1?"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: this memory cannot be opened: ") and "Traceback" not in err
+
+
+# ------------------------------------------------------------------ item 2: damaged recordings
+_GOOD_HEADER = '{"format": 1, "identity": {"backend": "scripted", "model": "m"}, "questions": ["q"]}'
+_GOOD_LINE = ('{"key": "k", "stage": "answer", "text": "t", "prompt_tokens": 1, "prompt_tokens_cached": 0,'
+              ' "completion_tokens": 1, "seconds": 0.5, "question": "q"}')
+RECORDINGS = {
+    "header is [1]": "[1]\n" + _GOOD_LINE,
+    "header without identity": '{"format": 1, "questions": []}\n' + _GOOD_LINE,
+    "identity is a string": '{"format": 1, "identity": "m"}\n',
+    "questions is not a list": '{"format": 1, "identity": {}, "questions": 5}\n',
+    "header is not JSON": "recordings\n",
+    "format 0": '{"format": 0, "identity": {}}\n',
+    "empty file": "",
+    "a line is a list": _GOOD_HEADER + "\n[1, 2]\n",
+    "a text is a number": _GOOD_HEADER + "\n" + _GOOD_LINE.replace('"text": "t"', '"text": 5') + "\n",
+    "a line lacks its key": _GOOD_HEADER + "\n" + _GOOD_LINE.replace('"key": "k", ', "") + "\n",
+    "a line nested 100,000 deep": _GOOD_HEADER + "\n" + "[" * 100_000 + "]" * 100_000 + "\n",
+}
+
+
+@probe("responses.jsonl beside a memory with a header [1], without identity, or with broken lines",
+       "refused with a clear 'cannot be read' reason (a MemoryFormatError), never AttributeError or KeyError",
+       group=MEM)
+@pytest.mark.parametrize("case", list(RECORDINGS))
+def test_damaged_recordings_are_refused_with_the_reason(tmp_path, case):
+    from memrag.recordings import FILE_NAME, Recordings
+
+    (tmp_path / FILE_NAME).write_text(RECORDINGS[case], encoding="utf-8")
+    with pytest.raises(store.MemoryFormatError, match="recordings .*cannot be read: "):
+        Recordings.open(tmp_path)
+
+
+def test_good_recordings_still_load(tmp_path):
+    from memrag.recordings import FILE_NAME, Recordings
+
+    (tmp_path / FILE_NAME).write_text(_GOOD_HEADER + "\n" + _GOOD_LINE + "\n\n", encoding="utf-8")
+    rec = Recordings.open(tmp_path)
+    assert rec.model == "m" and rec.questions == ["q"] and rec.responses["k"].text == "t"
