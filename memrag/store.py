@@ -8,7 +8,9 @@ moment leaves the previous version loadable. Old versions are pruned after the
 switch. faiss indices are rebuilt at load — never `faiss.read_index`.
 
 Every file is fsynced before its rename (`memrag.durable`), so a power cut
-cannot leave CURRENT naming bytes that never reached the disk. Loading
+cannot leave CURRENT naming bytes that never reached the disk. One writer at a
+time per folder (`writing`, an OS file lock held by a build from load to save);
+temporaries of saves that were killed are removed by the next save. Loading
 goes through `memrag.store_format`, which refuses a damaged folder with the reason.
 """
 
@@ -19,11 +21,13 @@ import os
 import shutil
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
+from filelock import FileLock, Timeout
 
 from memrag.durable import fsync_dir, fsync_file, write_atomic, write_file
 from memrag import store_format as fmt
@@ -35,6 +39,9 @@ CURRENT = "CURRENT"
 MANIFEST = "manifest.json"
 VECTORS = ("chunk_vecs", "engram_vecs", "entity_vecs", "triple_vecs")
 KEEP_VERSIONS = 2
+LOCK_FILE = ".writer.lock"
+LOCK_WAIT_S = 10.0  # a second writer waits this long for the first, then is refused
+STALE_TEMP_S = 3600.0  # a save writes its version in seconds; older temporaries are leftovers
 
 _TABLES = """
 CREATE TABLE documents (doc_id TEXT PRIMARY KEY, ord INTEGER, title TEXT, text TEXT, source TEXT,
@@ -50,6 +57,10 @@ CREATE TABLE extraction_log (chunk_id INTEGER PRIMARY KEY, status TEXT, error TE
                              prompt_tokens INTEGER, completion_tokens INTEGER, seconds REAL, cached INTEGER);
 CREATE TABLE ledger (row INTEGER PRIMARY KEY, data TEXT);
 """
+
+
+class MemoryBusyError(MemoryStoreError):
+    """Another build or save holds the memory folder; nothing was changed."""
 
 
 def is_memory_dir(path: Path) -> bool:
@@ -71,6 +82,28 @@ def current_version_dir(path: Path) -> Path:
     return path / name
 
 
+@contextmanager
+def writing(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+    """Hold the folder's writer lock: one build or save at a time per memory, across processes and
+    threads (an OS file lock, so a killed holder releases it). Re-entrant in one thread, so a
+    build that holds it from load to save may call `save`. Refuses with MemoryBusyError after
+    `wait_s` seconds."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str((path / LOCK_FILE).resolve()), is_singleton=True)
+    try:
+        lock.acquire(timeout=wait_s)
+    except Timeout:
+        raise MemoryBusyError(
+            f"memory {path} is being written by another build (another app session, or `python -m memrag "
+            f"index`); waited {wait_s:g} s. Nothing was changed: try again when that build has finished.") \
+            from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def _next_version(path: Path) -> str:
     nums = [int(p.name[1:]) for p in path.glob("v[0-9]*") if p.name[1:].isdigit()]
     return f"v{(max(nums) + 1) if nums else 1:06d}"
@@ -82,7 +115,12 @@ def save(memory: Memory, path: Path, _fail_after: str | None = None) -> Path:
     `_fail_after` is for tests: raise right after the named phase to simulate a crash.
     """
     path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
+    with writing(path):
+        return _save(memory, path, _fail_after)
+
+
+def _save(memory: Memory, path: Path, _fail_after: str | None) -> Path:
+    remove_stale_temporaries(path)
     version = _next_version(path)
     tmp = path / f".{version}.tmp{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -118,6 +156,40 @@ def save(memory: Memory, path: Path, _fail_after: str | None = None) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
     _prune(path, version)
     return path / version
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # our own leftover: this process is not writing it now (it holds the lock)
+    if os.name != "posix":
+        return True  # no harmless probe there: only the age bound applies
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by another user
+    return True
+
+
+def remove_stale_temporaries(path: Path, max_age_s: float = STALE_TEMP_S) -> list[str]:
+    """Remove the version folders and pointer files of saves that died half-way (kill -9, power cut):
+    those whose process is gone, or older than `max_age_s` (a pid can be reused). Returns their names."""
+    removed = []
+    now = time.time()
+    for p in [*Path(path).glob(".v[0-9]*.tmp*"), *Path(path).glob(f".{CURRENT}.tmp*")]:
+        pid = p.name.rsplit(".tmp", 1)[1]
+        try:
+            old = now - p.lstat().st_mtime > max_age_s
+        except OSError:
+            continue  # already gone
+        if old or not pid.isdigit() or not _pid_alive(int(pid)):
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
+            removed.append(p.name)
+    return removed
 
 
 def _prune(path: Path, live: str) -> None:

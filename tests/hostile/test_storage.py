@@ -238,3 +238,114 @@ def test_good_recordings_still_load(tmp_path):
     (tmp_path / FILE_NAME).write_text(_GOOD_HEADER + "\n" + _GOOD_LINE + "\n\n", encoding="utf-8")
     rec = Recordings.open(tmp_path)
     assert rec.model == "m" and rec.questions == ["q"] and rec.responses["k"].text == "t"
+
+
+# ------------------------------------------------------------------ items 8 and 9, kill -9 probes
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+WORKER = Path(__file__).with_name("storage_worker.py")
+
+
+def _start(*args: object) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(WORKER), *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _await(marker: Path, proc: subprocess.Popen, timeout: float = 300.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not marker.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the worker never reached its stop"
+        time.sleep(0.05)
+
+
+def _titles(mem: Path) -> list[str]:
+    return sorted(d.title for d in store.load(mem).documents)
+
+
+@probe("two builds into one memory at once (two app processes, or the CLI beside the app)",
+       "the second waits for the first and adds its documents to the first's: nothing is lost", group=MEM)
+def test_a_second_build_into_the_same_memory_waits_and_nothing_is_lost(tmp_path):
+    mem, a_stop, b_stop, go = tmp_path / "mem", tmp_path / "a-stop", tmp_path / "b-stop", tmp_path / "go"
+    a = _start("build", mem, 0, 2, 60, 1, a_stop, go)  # stops inside its build, holding the memory
+    _await(a_stop, a)
+    b = _start("build", mem, 10, 2, 300, 0, b_stop, go)
+    _await(Path(f"{b_stop}.ready"), b)
+    # Without a lock b loads the (still empty) memory and reaches its first extraction at once;
+    # with one it waits for a. Either way, let a finish after that.
+    deadline = time.monotonic() + 8
+    while not b_stop.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    go.touch()
+    assert a.wait(300) == 0, a.communicate()
+    assert b.wait(300) == 0, b.communicate()
+    assert _titles(mem) == ["Title 0", "Title 1", "Title 10", "Title 11"]
+
+
+@probe("a second build into a memory that another build holds, with a short wait",
+       "refused with a clear 'is being written by another build' message; the memory unchanged", group=MEM)
+def test_a_second_build_that_cannot_wait_is_refused_clearly(tmp_path):
+    mem, started, go = tmp_path / "mem", tmp_path / "a-started", tmp_path / "go"
+    build(mem, DOCS[:1], REPLIES[:1])
+    a = _start("build", mem, 0, 2, 60, 0, started, go)
+    _await(started, a)
+    b = _start("build", mem, 10, 1, 0.5)
+    _, err = b.communicate(timeout=120)
+    assert b.returncode == 3 and "error: memory" in err and "is being written by another build" in err
+    assert "Traceback" not in err
+    go.touch()
+    assert a.wait(120) == 0
+    assert _titles(mem) == ["Title 0", "Title 1"]  # the refused build changed nothing
+
+
+@probe("kill -9 during a save (12 kills)", "the previous memory still opens unchanged, and the dead save's "
+       "temporary folder is removed by the next save", group=MEM)
+def test_kill_during_a_save_keeps_the_memory_and_the_next_save_removes_the_leftover(tmp_path):
+    mem, marker = tmp_path / "mem", tmp_path / "stalled"
+    before = build(mem, DOCS[:2], REPLIES[:2])
+    for _ in range(2):
+        p = _start("save-stalls", mem, marker)
+        _await(marker, p)
+        p.send_signal(signal.SIGKILL)
+        p.wait(30)
+        marker.unlink()
+    leftovers = sorted(x.name for x in mem.iterdir() if ".tmp" in x.name)
+    assert len(leftovers) == 1 and leftovers[0].startswith(".v000002.tmp"), leftovers  # the 2nd removed the 1st's
+    assert store.memory_to_rows(store.load(mem)) == store.memory_to_rows(before)
+    store.save(build(None), mem)
+    assert not [x.name for x in mem.iterdir() if ".tmp" in x.name]
+    assert len(store.load(mem).chunks) == 3
+
+
+def test_a_live_saver_keeps_its_temporary_folder(tmp_path):
+    mem = tmp_path / "mem"
+    build(mem)
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        live, dead = mem / f".v000009.tmp{sleeper.pid}", mem / ".v000009.tmp999999999"
+        live.mkdir(), dead.mkdir()
+        assert store.remove_stale_temporaries(mem) == [dead.name] and live.is_dir()
+        old = time.time() - store.STALE_TEMP_S - 10
+        os.utime(live, (old, old))  # a pid can be reused: an old enough folder goes anyway
+        assert store.remove_stale_temporaries(mem) == [live.name]
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+@probe("kill -9 in the middle of a build, then the same build again",
+       "the rerun resumes from the journal: chunks already extracted cost no new call", group=MEM)
+def test_kill_mid_build_then_rerun_resumes(tmp_path):
+    mem, marker = tmp_path / "mem", tmp_path / "stalled"
+    p = _start("build", mem, 0, 3, 10, 2, marker)  # killed while extracting its third chunk
+    _await(marker, p)
+    p.send_signal(signal.SIGKILL)
+    p.wait(30)
+    from hostile import storage_worker
+
+    llm = ScriptedLLM({"index.extract": [storage_worker.reply(2)]})  # only the third reply is left
+    m = run_build(build_memory(mem, storage_worker.docs(0, 3), llm, HashEmbedder(), IndexParams()))
+    assert len(llm.calls) == 1 and len(m.chunks) == 3 and _titles(mem) == ["Title 0", "Title 1", "Title 2"]
