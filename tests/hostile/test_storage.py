@@ -349,3 +349,98 @@ def test_kill_mid_build_then_rerun_resumes(tmp_path):
     llm = ScriptedLLM({"index.extract": [storage_worker.reply(2)]})  # only the third reply is left
     m = run_build(build_memory(mem, storage_worker.docs(0, 3), llm, HashEmbedder(), IndexParams()))
     assert len(llm.calls) == 1 and len(m.chunks) == 3 and _titles(mem) == ["Title 0", "Title 1", "Title 2"]
+
+
+# ------------------------------------------------------------------ item 13 and the cache probe that held
+def _garbage_cache(path: Path) -> None:
+    path.write_bytes(b"this is not an SQLite file, it only has its name " * 100)
+
+
+@probe("a corrupt response cache (llm_cache.sqlite is garbage) under `ask`",
+       "moved aside with a message, a fresh cache is used and the call goes on", group=CACHE)
+def test_a_garbage_response_cache_is_moved_aside_and_the_call_goes_on(tmp_path, caplog):
+    from memrag.llm.cache import CachedLLM, ResponseCache
+
+    path = tmp_path / "llm_cache.sqlite"
+    _garbage_cache(path)
+    with caplog.at_level("WARNING"):
+        cache = ResponseCache(path)
+    llm = CachedLLM(ScriptedLLM([{"a": "x"}]), cache)
+    c = llm.complete([{"role": "user", "content": "hi"}], max_tokens=5, stage="answer")
+    assert c.text == '{"a": "x"}' and len(cache) == 1
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith("llm_cache.sqlite.damaged-")]
+    assert len(aside) == 1 and aside[0].read_bytes().startswith(b"this is not an SQLite file")
+    assert "moved it aside" in cache.notice and cache.notice in caplog.text
+
+
+def test_a_cache_damaged_deep_inside_is_moved_aside_on_the_call_that_finds_it(tmp_path):
+    from memrag.llm.base import Completion
+    from memrag.llm.cache import ResponseCache
+
+    path = tmp_path / "llm_cache.sqlite"
+    cache = ResponseCache(path)
+    for i in range(300):
+        cache.put(f"k{i}", Completion("t" * 500, 1, 0, 1, 0.1, False, "m", stage="s"))
+    cache.close()  # the last connection: the WAL is folded into the file
+    size = path.stat().st_size
+    with open(path, "r+b") as fh:  # another program scribbles over the last pages (the newest rows)
+        fh.seek(size * 2 // 3)
+        fh.write(os.urandom(size - size * 2 // 3))
+    reopened = ResponseCache(path)
+    assert reopened.get("k299") is None  # a miss, not DatabaseError
+    reopened.put("k299", Completion("again", 1, 0, 1, 0.1, False, "m", stage="s"))
+    assert reopened.get("k299").text == "again" and "moved it aside" in reopened.notice
+
+
+@probe("four processes writing one response cache at once", "every write lands; none fails", group=CACHE)
+def test_four_processes_writing_one_cache_at_once(tmp_path):
+    import multiprocessing as mp
+
+    from memrag.llm.cache import ResponseCache
+
+    path = str(tmp_path / "c.sqlite")
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=_cache_writer, args=(path, s, 100, q)) for s in (0, 1000, 2000, 3000)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert sorted(q.get(timeout=5) for _ in procs) == ["ok"] * 4
+    assert len(ResponseCache(path)) == 401
+
+
+@probe("four processes opening one corrupt response cache at once",
+       "exactly one moves it aside; all four go on writing to the one fresh cache", group=CACHE)
+def test_four_processes_on_one_corrupt_cache(tmp_path):
+    import multiprocessing as mp
+
+    from memrag.llm.cache import ResponseCache
+
+    path = tmp_path / "c.sqlite"
+    _garbage_cache(path)
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=_cache_writer, args=(str(path), s, 50, q)) for s in (0, 1000, 2000, 3000)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert sorted(q.get(timeout=5) for _ in procs) == ["ok"] * 4
+    assert len([p for p in tmp_path.iterdir() if ".damaged-" in p.name and not p.name.endswith(("-wal", "-shm"))]) == 1
+    assert len(ResponseCache(path)) == 201
+
+
+def _cache_writer(path: str, start: int, n: int, q) -> None:
+    from memrag.llm.base import Completion
+    from memrag.llm.cache import ResponseCache
+
+    try:
+        cache = ResponseCache(path)
+        for i in range(start, start + n):
+            cache.put(f"k{i}", Completion(f"t{i}", 1, 0, 1, 0.01, False, "m", stage="s"))
+            cache.put("shared", Completion("same", 1, 0, 1, 0.01, False, "m", stage="s"))
+        assert cache.get(f"k{start}").text == f"t{start}"
+        q.put("ok")
+    except Exception as e:  # reported to the parent, which fails the test
+        q.put(repr(e))
