@@ -246,7 +246,7 @@ def saved_memories() -> list[dict[str, Any]]:
         if not p.is_dir() or not store.is_memory_dir(p):
             continue
         try:
-            out.append({"path": str(p), "folder": p.name, "manifest": store.read_manifest(p), "error": ""})
+            out.append({"path": str(p), "folder": p.name, "manifest": store.check(p), "error": ""})
         except store.MemoryFormatError as e:
             out.append({"path": str(p), "folder": p.name, "manifest": {}, "error": str(e)})
     return out
@@ -299,8 +299,8 @@ def _open_recordings(path: str, mtime: float) -> tuple[Any, str]:
 
     try:
         return Recordings.open(Path(path)), ""
-    except (ValueError, OSError, KeyError) as e:
-        return None, f"the recordings beside this memory cannot be read: {e}"
+    except (store.MemoryFormatError, OSError) as e:  # the message says what is wrong with the file
+        return None, str(e)
 
 
 def recordings(path: str | None) -> tuple[Any, str]:

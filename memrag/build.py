@@ -174,13 +174,27 @@ def build_memory(
     parallel: int = 1,
     retry_failed: bool = False,
     name: str = "",
+    lock_wait_s: float = store.LOCK_WAIT_S,
 ) -> Iterator[BuildEvent]:
     """Add `documents` to `memory` (or a new one) and save it to `path` (if given).
 
     Documents already present (same title and text) are skipped and reported.
     With `parallel` > 1 (Ollama), that many extraction requests are kept in
     flight; results are integrated in document order either way.
+    The folder's writer lock is held from loading to saving: a second build into the same
+    folder waits `lock_wait_s` seconds, then is refused (MemoryBusyError), so none is lost.
     """
+    kwargs = dict(memory=memory, parallel=parallel, retry_failed=retry_failed, name=name)
+    if path is None:
+        yield from _build(path, documents, llm, embedder, params, **kwargs)
+        return
+    with store.writing(path, lock_wait_s):
+        yield from _build(path, documents, llm, embedder, params, **kwargs)
+
+
+def _build(path: Path | None, documents: list[Document], llm: LLM | None, embedder: Embedder,
+           params: IndexParams, *, memory: Memory | None, parallel: int, retry_failed: bool,
+           name: str) -> Iterator[BuildEvent]:
     t_start = time.perf_counter()
     m = memory if memory is not None else (store.load(path, embedder.model_id)
                                            if path is not None and store.is_memory_dir(path)

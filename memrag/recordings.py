@@ -10,19 +10,27 @@ to re-record, and a changed reply changes the result.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memrag.durable import write_atomic
 from memrag.llm.base import LLM, Completion, LLMError, Message
 from memrag.llm.cache import cache_key, call_params
+from memrag.store_format import MemoryFormatError
 
 FILE_NAME = "responses.jsonl"  # the demo questions' replies
 EXTRACTION_FILE = "extraction.jsonl"  # the extraction replies the memory was built from
 FORMAT = 1
 RERECORD_COMMAND = "python -m memrag demo record"
+
+
+class RecordingsFormatError(MemoryFormatError):
+    """A recordings file memrag did not write (or a damaged one); the message names the line."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"the recordings of this memory cannot be read: {path}: {reason}")
 
 
 class StaleRecording(LLMError):
@@ -43,6 +51,36 @@ class RecordedResponse:
     def completion(self, model: str, backend: str, stage: str) -> Completion:
         return Completion(self.text, self.prompt_tokens, self.prompt_tokens_cached, self.completion_tokens,
                           self.seconds, True, model, backend, stage)
+
+
+_OPT_INT = (int, type(None))
+_FIELDS: dict[str, tuple[type, ...]] = {
+    "key": (str,), "stage": (str,), "text": (str,), "prompt_tokens": _OPT_INT, "prompt_tokens_cached": _OPT_INT,
+    "completion_tokens": _OPT_INT, "seconds": (int, float), "question": (str,)}
+_OPTIONAL = {"question"}
+
+
+def _json_object(line: str, path: Path, n: int) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError) as e:  # RecursionError: a line nested thousands deep
+        raise RecordingsFormatError(path, f"line {n} is not JSON ({str(e)[:120]})") from None
+    if not isinstance(obj, dict):
+        raise RecordingsFormatError(path, f"line {n} is a JSON {type(obj).__name__}, not an object")
+    return obj
+
+
+def _response(obj: dict[str, Any], path: Path, n: int) -> RecordedResponse:
+    """One recorded response, every field present (but `question`) and of its kind."""
+    unknown = sorted(set(obj) - set(_FIELDS))
+    missing = sorted(set(_FIELDS) - _OPTIONAL - set(obj))
+    if unknown or missing:
+        raise RecordingsFormatError(path, f"line {n} is not a recorded response "
+                                          f"(missing {missing or 'nothing'}, unknown {unknown or 'nothing'})")
+    for name, value in obj.items():
+        if not isinstance(value, _FIELDS[name]) or isinstance(value, bool):
+            raise RecordingsFormatError(path, f"line {n}: {name!r} is a {type(value).__name__}")
+    return RecordedResponse(**obj)
 
 
 class Recordings:
@@ -70,25 +108,28 @@ class Recordings:
 
     @classmethod
     def load(cls, path: Path) -> "Recordings":
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-        if not lines:
-            raise ValueError(f"{path} is empty")
+        """Read and check a recordings file: a header object, then one response object per line."""
+        path = Path(path)
         try:
-            header = json.loads(lines[0])
-        except ValueError as e:
-            raise ValueError(f"{path}: the first line is not a JSON header: {e}") from e
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as e:
+            raise RecordingsFormatError(path, f"unreadable ({e})") from None
+        if not lines:
+            raise RecordingsFormatError(path, "the file is empty")
+        header = _json_object(lines[0], path, 1)
         if header.get("format") != FORMAT:
-            raise ValueError(f"{path}: recordings format {header.get('format')!r} is not {FORMAT}")
+            raise RecordingsFormatError(path, f"line 1: recordings format {header.get('format')!r} is not {FORMAT}")
+        identity, questions = header.get("identity"), header.get("questions", [])
+        if not isinstance(identity, dict):
+            raise RecordingsFormatError(path, "line 1: the header has no 'identity' object (the engine that answered)")
+        if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
+            raise RecordingsFormatError(path, "line 1: 'questions' must be a list of strings")
         responses = {}
         for n, line in enumerate(lines[1:], start=2):
-            if not line.strip():
-                continue
-            try:
-                r = RecordedResponse(**json.loads(line))
-            except (ValueError, TypeError) as e:
-                raise ValueError(f"{path}, line {n}: not a recorded response: {e}") from e
-            responses[r.key] = r
-        return cls(path, header["identity"], list(header.get("questions", [])), responses)
+            if line.strip():
+                r = _response(_json_object(line, path, n), path, n)
+                responses[r.key] = r
+        return cls(path, identity, list(questions), responses)
 
     def has_question(self, question: str) -> bool:
         return " ".join(question.split()) in {" ".join(q.split()) for q in self.questions}
@@ -151,11 +192,9 @@ class RecordingLLM:
 
     def write(self, memory_dir: Path, questions: list[str], file_name: str = FILE_NAME) -> Path:
         path = Path(memory_dir) / file_name
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
         header = {"format": FORMAT, "identity": self.inner.identity(), "questions": questions}
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(json.dumps(header, ensure_ascii=False) + "\n")
-            for r in sorted(self.responses.values(), key=lambda r: (r.question, r.stage, r.key)):
-                f.write(json.dumps(r.__dict__, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
+        lines = [json.dumps(header, ensure_ascii=False)]
+        lines += [json.dumps(r.__dict__, ensure_ascii=False)
+                  for r in sorted(self.responses.values(), key=lambda r: (r.question, r.stage, r.key))]
+        write_atomic(path, "\n".join(lines) + "\n")
         return path

@@ -36,6 +36,7 @@ from memrag import store
 from memrag.ask import METHODS, ask, git_revision, resolve_params
 from memrag.build import build_memory
 from memrag.config import IndexParams, params_dict
+from memrag.durable import write_atomic
 from memrag.embed import Embedder
 from memrag.eval.datasets import SCOPES, Dataset, Passage, Question, load_dataset, question_passages, scoped_corpus
 from memrag.eval.metrics import exact_match, f1_score, raw_exact_match, recall_at_k
@@ -125,9 +126,7 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(obj, ensure_ascii=False, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(obj, ensure_ascii=False, indent=1))
 
 
 # ------------------------------------------------------------------ chunks → recall units

@@ -2,17 +2,24 @@
 
 Key = SHA-256 of (backend identity, messages, schema, params, prompt version).
 Several processes may write at once: WAL mode, a busy timeout, and INSERT OR
-IGNORE so two writers of the same key both succeed.
+IGNORE so two writers of the same key both succeed. A cache is only ever a
+saving: a damaged file (garbage, scribbled pages, another program's table) is
+moved aside with a message and a fresh one is used, so no call fails for it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
+
+from filelock import FileLock
 
 from memrag.ledger import Ledger
 from memrag.llm.base import LLM, Completion, Message
@@ -33,6 +40,22 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
+log = logging.getLogger(__name__)
+_COLUMNS = ["key", "stage", "model", "backend", "text", "prompt_tokens", "prompt_tokens_cached",
+            "completion_tokens", "seconds", "created"]
+_R = TypeVar("_R")
+
+
+class _Damaged(Exception):
+    """The file is not a response cache this code wrote (raised by the open check)."""
+
+
+def _is_damage(e: sqlite3.Error) -> bool:
+    """Corruption, or a file that is not a database — not a busy or locked one (those are waited on)."""
+    return isinstance(e, _Damaged) or getattr(e, "sqlite_errorname", "") in ("SQLITE_CORRUPT", "SQLITE_NOTADB") \
+        or type(e) is sqlite3.DatabaseError
+
+
 def cache_key(identity: dict[str, Any], messages: list[Message], schema: dict[str, Any] | None,
               params: dict[str, Any]) -> str:
     blob = json.dumps(
@@ -47,22 +70,84 @@ class ResponseCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._conn() as con:
-            con.execute(_SCHEMA)
+        self.notice = ""  # says so when a damaged cache was moved aside
+        self._disabled = False
+        self._guarded(lambda con: None)
 
     def _conn(self) -> sqlite3.Connection:
         con = getattr(self._local, "con", None)
         if con is None:
+            try:  # which file this connection reads (stat first: a file replaced meanwhile is fresh)
+                self._local.ino = os.stat(self.path).st_ino
+            except FileNotFoundError:
+                self._local.ino = None
             con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            con.execute("PRAGMA journal_mode=WAL")
-            con.execute("PRAGMA busy_timeout=30000")
+            try:
+                con.execute("PRAGMA journal_mode=WAL")
+                con.execute("PRAGMA busy_timeout=30000")
+                con.execute(_SCHEMA)
+                columns = [r[1] for r in con.execute("PRAGMA table_info(responses)")]
+                if columns != _COLUMNS:
+                    raise _Damaged(f"its responses table has the columns {columns}")
+                con.execute("SELECT key FROM responses LIMIT 1").fetchall()
+            except BaseException:
+                con.close()
+                raise
             self._local.con = con
         return con
 
+    def _guarded(self, fn: Callable[[sqlite3.Connection], _R], default: Any = None) -> _R:
+        """Run `fn` on this thread's connection; a damaged file is moved aside and `fn` runs on a
+        fresh one. If even that fails, the cache is switched off (with the reason) for this process."""
+        if self._disabled:
+            return default
+        try:
+            return fn(self._conn())
+        except (sqlite3.Error, _Damaged) as e:
+            if not _is_damage(e):
+                raise  # busy or locked past the timeout: a real problem, not a damaged file
+            damage = e
+        try:
+            self._recover(damage)
+            return fn(self._conn())
+        except (sqlite3.Error, _Damaged, OSError) as e:  # OSError: cannot move it (filelock's Timeout is one)
+            self._disabled = True
+            self._warn(f"the response cache {self.path} cannot be used ({e}); going on without it")
+            return default
+
+    def _recover(self, error: BaseException) -> None:
+        """Move the damaged file (and its WAL) aside — once, however many processes found it."""
+        seen = getattr(self._local, "ino", None)
+        self.close()
+        with FileLock(str(self.path) + ".lock", timeout=60):
+            try:
+                if os.stat(self.path).st_ino != seen:
+                    return  # another process or thread already replaced it: use the fresh one
+            except FileNotFoundError:
+                return
+            aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+            for suffix in ("", "-wal", "-shm"):
+                src = Path(f"{self.path}{suffix}")
+                if src.exists():
+                    os.replace(src, Path(f"{aside}{suffix}"))
+        self._warn(f"the response cache {self.path} was damaged ({error}); moved it aside to {aside.name} "
+                   "and started a fresh one (replies are asked again, nothing else is lost)")
+
+    def _warn(self, message: str) -> None:
+        self.notice = message
+        log.warning(message)
+
+    def close(self) -> None:
+        """Close this thread's connection (the next call opens a new one)."""
+        con = getattr(self._local, "con", None)
+        self._local.con = None
+        if con is not None:
+            con.close()
+
     def get(self, key: str) -> Completion | None:
-        row = self._conn().execute(
+        row = self._guarded(lambda con: con.execute(
             "SELECT text, prompt_tokens, prompt_tokens_cached, completion_tokens, seconds, model,"
-            " backend, stage FROM responses WHERE key=?", (key,)).fetchone()
+            " backend, stage FROM responses WHERE key=?", (key,)).fetchone())
         if row is None:
             return None
         text, pt, ptc, ct, secs, model, backend, stage = row
@@ -70,14 +155,14 @@ class ResponseCache:
                           seconds=secs, cached=True, model=model, backend=backend, stage=stage, raw=None)
 
     def put(self, key: str, c: Completion) -> None:
-        self._conn().execute(
+        self._guarded(lambda con: con.execute(
             "INSERT OR IGNORE INTO responses (key, stage, model, backend, text, prompt_tokens,"
             " prompt_tokens_cached, completion_tokens, seconds) VALUES (?,?,?,?,?,?,?,?,?)",
             (key, c.stage, c.model, c.backend, c.text, c.prompt_tokens, c.prompt_tokens_cached,
-             c.completion_tokens, c.seconds))
+             c.completion_tokens, c.seconds)))
 
     def __len__(self) -> int:
-        return self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        return self._guarded(lambda con: con.execute("SELECT COUNT(*) FROM responses").fetchone()[0], 0)
 
 
 def call_params(max_tokens: int, stage: str, prompt_version: str | None = None) -> dict[str, Any]:
