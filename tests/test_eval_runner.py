@@ -24,16 +24,16 @@ SAMPLE = FIX / "sample"
 MUSIQUE_Q, MUSIQUE_C = FIX / "musique_questions.json", FIX / "musique_corpus.json"
 CAPS = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)*")
 ANSWERS = {"Which river feeds the mill?": "the Ouse.", "Who built the mill?": "Ada"}
-SUMMARY_KEYS = {"stamp", "scope", "methods", "indexing", "paired", "all_methods", "deviations"}
+SUMMARY_KEYS = {"same_top5_as_dense", "stamp", "scope", "methods", "indexing", "paired", "all_methods", "deviations"}
 METHOD_KEYS = {"n", "recall@1", "recall@2", "recall@5", "recall@10", "em", "raw_em", "f1",
                "prompt_tokens_per_query", "completion_tokens_per_query", "llm_calls_per_query",
-               "seconds_per_query", "gold_fate", "ci95"}
+               "seconds_per_query", "gold_fate", "answers_capped", "ci95"}
 
 
 # ------------------------------------------------------------------ the scripted model
 def _extract(messages, stage):
     """Entities = the title and the capitalised names of the passage; triples link the title to each."""
-    user = messages[1]["content"]
+    user = messages[-1]["content"]  # the passage's turn (the first user turn is the invented example)
     title = user.split("\n", 1)[0].removeprefix("Title: ")
     names = list(dict.fromkeys([title] + CAPS.findall(user.split("Passage:\n", 1)[1])))
     return {"entities": [{"name": n, "type": "thing", "description": f"named in {title}", "importance": 3}

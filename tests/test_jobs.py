@@ -12,7 +12,9 @@ from memrag.config import IndexParams
 from memrag.ingest import Document
 from scripted import HashEmbedder, ScriptedLLM
 
-DOCS = [Document("a", "Alpha", "Alpha met Beta in Tollimere.", "t", "sample"),
+# The look-alike name (Cyrillic а) is written in the passage itself: extraction keeps names as
+# written, and drops letters of a script the passage does not use (memrag.cleanup).
+DOCS = [Document("a", "Alpha", "Alpha met Beta in Tollimere; Alph\u0430 stayed.", "t", "sample"),
         Document("b", "Beta", "Beta sailed to Quellhaven.", "t", "sample"),
         Document("c", "Gamma", "Gamma is unreadable.", "t", "sample")]
 

@@ -89,7 +89,7 @@ def test_changing_one_recorded_tracking_reply_changes_the_result(recorded):
     after = ask(memory, q, llm=Recordings.open(mdir).replay_llm(), embedder=emb, methods=["neuropath"],
                 answer=False)[0]
     assert before.neuropath.dp_chunk_ids and not after.neuropath.dp_chunk_ids
-    assert after.ranked[0].source == "completion" and before.ranked[0].source == "path"
+    assert "path" in {r.source for r in before.ranked} and "path" not in {r.source for r in after.ranked}
 
 
 def test_recordings_file_is_deterministic_and_holds_no_answers_or_traces(recorded, tmp_path):
