@@ -9,13 +9,14 @@ with its raw text — callers record it and carry on.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar
 
+from memrag import jsonsafe
 from memrag.llm.base import LLM, Completion, LLMReplyError
 from memrag.prompts import max_tokens_for, retry_messages
+from memrag.textsafe import valid_text
 from memrag.trace import LLMCallRecord
 
 T = TypeVar("T")
@@ -25,13 +26,34 @@ _TRAILING_COMMA = re.compile(r",\s*([\]}])")
 
 
 def parse_json(text: str) -> Any:
-    """Parse a model's JSON reply, repairing the usual small-model slips."""
+    """Parse a model's JSON reply, repairing the usual small-model slips.
+
+    Every string in the result is valid text (a length-capped reply can end in half a
+    surrogate pair); anything unreadable, nested too deep included, raises ValueError.
+    """
+    return _valid_strings(_parse(text))
+
+
+def _valid_strings(value: Any) -> Any:
+    """The parsed value with every key and string repaired (jsonsafe bounds the depth)."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, list):
+        return [_valid_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {valid_text(k): _valid_strings(v) for k, v in value.items()}
+    return value
+
+
+def _parse(text: str) -> Any:
     s = text.strip()
     m = _FENCE.match(s)
     if m:
         s = m.group(1).strip()
     try:
-        return json.loads(s)
+        return jsonsafe.loads(s)
+    except jsonsafe.JSONTooDeep:
+        raise
     except ValueError:
         pass
     # Take the outermost object or array if prose surrounds it.
@@ -42,7 +64,7 @@ def parse_json(text: str) -> Any:
         if end > start:
             s = s[start:end + 1]
     s = _TRAILING_COMMA.sub(r"\1", s)
-    return json.loads(s)  # raises ValueError with position info
+    return jsonsafe.loads(s)  # raises ValueError with position info
 
 
 @dataclass
