@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -33,7 +34,12 @@ def _validate(obj: Any) -> dict[str, Any]:
     if not isinstance(cited, list):
         cited = []
     return {"answer": str(obj["answer"]), "reasoning": str(obj.get("reasoning") or ""),
-            "cited": [int(c) for c in cited if isinstance(c, (int, float)) and not isinstance(c, bool)]}
+            "cited": [int(c) for c in cited if _is_number(c)]}
+
+
+def _is_number(c: Any) -> bool:
+    """A usable citation number (a reply may hold true, NaN or 1e999, which parses as infinity)."""
+    return isinstance(c, int) and not isinstance(c, bool) or isinstance(c, float) and math.isfinite(c)
 
 
 def capped_fields(value: dict[str, Any]) -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Sequence
 import pandas as pd
 import streamlit as st
 
-from memrag import jobs
+from memrag import jobs, jsonsafe
 from memrag.app_state import METHOD_LABELS, AppState
 from memrag.deviations import deviations_for
 from memrag.eval.metrics import exact_match, f1_score, recall_at_k
@@ -577,8 +577,8 @@ def read_traces(data: bytes) -> tuple[list[Trace], dict[str, Any]]:
     if len(data) > MAX_TRACE_BYTES:
         raise ValueError(f"the file is {len(data):,} bytes; traces are at most {MAX_TRACE_BYTES:,}")
     try:
-        obj = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
+        obj = jsonsafe.loads(data)
+    except ValueError as e:  # bad UTF-8, bad JSON, nested too deep
         raise ValueError(f"not a JSON trace file: {e}") from e
     if isinstance(obj, dict) and obj.get("memrag") == "traces":
         items, meta = obj.get("traces"), obj.get("meta") or {}

@@ -27,11 +27,20 @@ from memrag.config import IndexParams, params_dict
 from memrag.embed import Embedder
 from memrag.extract import Extraction, ExtractOutcome, Mention, extract_chunk, postprocess
 from memrag.ingest import ChunkText, Document, chunk_document
-from memrag.llm.base import LLM
+from memrag.llm.base import LLM, LLMBackendError
 from memrag.memory import ChunkRow, DocRow, EngramRow, ExtractionLog, Memory, TripleRow
 from memrag.normalise import entity_key
 from memrag import prompts
 from memrag.prompts import version_for
+
+
+# Fresh failures in a row that stop a build: one bad reply fails one chunk, but this many in a
+# row means the server or model is broken, and going on would spend time on nothing.
+MAX_FAILED_IN_A_ROW = 5
+
+
+class BuildStopped(LLMBackendError):
+    """A build gave up before its end; every chunk extracted so far is kept in its journal."""
 
 
 @dataclass
@@ -219,14 +228,19 @@ def _build(path: Path | None, documents: list[Document], llm: LLM | None, embedd
     for d in todo:
         chunks = chunk_document(d, params)
         plan.append((d, [ChunkText(d.doc_id, c.index, c.title, c.text) for c in chunks]))
-    total = sum(len(c) for _, c in plan)
-    yield BuildEvent("start", {"documents": len(plan), "chunks": total})
+    # The work: chunks of this memory that failed before (when retrying them), then the new
+    # documents' chunks; a retried chunk keeps its id, a new one gets the next.
+    retry_rows = [r for r in m.chunks if _failed_before(m, r.chunk_id)] if retry_failed else []
+    work: list[tuple[Document | None, ChunkText, int | None]] = [
+        (None, ChunkText(r.doc_id, r.index, r.title, r.text), r.chunk_id) for r in retry_rows]
+    work += [(d, c, None) for d, cs in plan for c in cs]
+    total = len(work)
+    yield BuildEvent("start", {"documents": len(plan), "chunks": total, "retried": len(retry_rows)})
 
     journal = Journal(path / "journal.sqlite") if path is not None else None
-    all_chunks = [(d, c) for d, cs in plan for c in cs]
     executor = ThreadPoolExecutor(max_workers=max(1, parallel)) if parallel > 1 else None
     pending: deque[Future | None] = deque()
-    done_count = 0
+    failed_in_a_row = 0
     cleanup: Counter[str] = Counter()  # what the name clean-up changed in this build's chunks
     try:
         def run(c: ChunkText) -> tuple[ExtractOutcome, bool]:
@@ -245,22 +259,26 @@ def _build(path: Path | None, documents: list[Document], llm: LLM | None, embedd
         next_submit = 0
         current_doc: str | None = None
         doc_start_names: dict[str, str] = {}
-        for i, (doc, c) in enumerate(all_chunks):
-            if doc.doc_id != current_doc:
-                current_doc = doc.doc_id
-                m.documents.append(DocRow(doc.doc_id, doc.title, doc.text, doc.source, doc.kind, doc.meta))
+        for i, (doc, c, old_id) in enumerate(work):
+            if c.doc_id != current_doc:
+                current_doc = c.doc_id
+                if doc is not None:
+                    m.documents.append(DocRow(doc.doc_id, doc.title, doc.text, doc.source, doc.kind, doc.meta))
                 doc_start_names = {n.key: n.name for n in m.entities}
-            yield BuildEvent("chunk_started", {"i": i, "total": total, "doc_id": doc.doc_id,
+            yield BuildEvent("chunk_started", {"i": i, "total": total, "doc_id": c.doc_id,
                                                "title": c.title, "text": c.text[:300]})
             if executor is not None:
-                while next_submit < len(all_chunks) and next_submit < i + parallel:
-                    pending.append(executor.submit(run, all_chunks[next_submit][1]))
+                while next_submit < len(work) and next_submit < i + parallel:
+                    pending.append(executor.submit(run, work[next_submit][1]))
                     next_submit += 1
                 outcome, resumed = pending.popleft().result()  # type: ignore[union-attr]
             else:
                 outcome, resumed = run(c)
-            chunk_id = len(m.chunks)
-            m.chunks.append(ChunkRow(chunk_id, doc.doc_id, c.index, c.title, c.text))
+            if old_id is None:
+                chunk_id = len(m.chunks)
+                m.chunks.append(ChunkRow(chunk_id, c.doc_id, c.index, c.title, c.text))
+            else:
+                chunk_id = old_id
             new_e, new_t = integrate_chunk(m, chunk_id, outcome.extraction)
             if outcome.extraction is not None:
                 cleanup.update(outcome.extraction.cleanup)
@@ -276,9 +294,8 @@ def _build(path: Path | None, documents: list[Document], llm: LLM | None, embedd
                                       "prompt_tokens_cached": x.prompt_tokens_cached,
                                       "completion_tokens": x.completion_tokens, "seconds": x.seconds,
                                       "cached": x.cached or resumed, "model": x.model, "backend": x.backend})
-            done_count += 1
             yield BuildEvent("chunk_done", {
-                "i": i, "total": total, "chunk_id": chunk_id, "doc_id": doc.doc_id, "ok": outcome.extraction is not None,
+                "i": i, "total": total, "chunk_id": chunk_id, "doc_id": c.doc_id, "ok": outcome.extraction is not None,
                 "error": outcome.error, "raw_reply": outcome.raw_reply if outcome.extraction is None else "",
                 "resumed": resumed,
                 "fresh_tokens": _sum((x.prompt_tokens or 0) + (x.completion_tokens or 0) for x in fresh) if fresh else 0,
@@ -288,12 +305,17 @@ def _build(path: Path | None, documents: list[Document], llm: LLM | None, embedd
                 "edges": [{"source": m.triples[t].head_key, "target": m.triples[t].tail_key,
                            "relation": m.triples[t].relation} for t in new_t],
             })
-            last_of_doc = i + 1 == len(all_chunks) or all_chunks[i + 1][0].doc_id != doc.doc_id
+            if outcome.extraction is not None:
+                failed_in_a_row = 0
+            elif not resumed:
+                failed_in_a_row += 1
+                _stop_after_failures(failed_in_a_row, i + 1, total, outcome.error)
+            last_of_doc = i + 1 == len(work) or work[i + 1][1].doc_id != c.doc_id
             if last_of_doc:
                 new_keys = refresh_entity_vectors(m, embedder, doc_start_names)
                 links = coref_links_for(m, new_keys, m.params.get("coref_top", params.coref_top),
                                         m.params.get("coref_threshold", params.coref_threshold))
-                yield BuildEvent("document_done", {"doc_id": doc.doc_id, "new_entities": len(new_keys),
+                yield BuildEvent("document_done", {"doc_id": c.doc_id, "new_entities": len(new_keys),
                                                    "coref_links": links})
     finally:
         if executor is not None:
@@ -306,6 +328,20 @@ def _build(path: Path | None, documents: list[Document], llm: LLM | None, embedd
         refresh_entity_vectors(m, embedder, {n.key: n.name for n in m.entities[:len(m.entity_vecs)]})
     yield from embed_new_rows(m, embedder)
     yield from save_and_finish(m, path, t_start, {"cleanup": dict(sorted(cleanup.items()))})
+
+
+def _failed_before(m: Memory, chunk_id: int) -> bool:
+    log = m.extraction_log.get(chunk_id)
+    return log is not None and log.status == "failed"
+
+
+def _stop_after_failures(in_a_row: int, reached: int, total: int, last_error: str | None) -> None:
+    """Raise BuildStopped when too many fresh chunks in a row have failed."""
+    if in_a_row >= MAX_FAILED_IN_A_ROW:
+        raise BuildStopped(
+            f"The build stopped at chunk {reached} of {total}: {in_a_row} chunks in a row failed "
+            f"(the last: {last_error}). Every chunk done so far is kept; check the LLM, then run the "
+            "build again (with --retry-failed to extract the failed chunks again).")
 
 
 def save_and_finish(m: Memory, path: Path | None, t_start: float,

@@ -16,6 +16,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from memrag.textsafe import valid_text
+
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 SMALL_BATCH = 16  # at most this many texts are embedded on one thread, by the traced encoder
 
@@ -54,6 +56,10 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         import torch
+
+        # The tokenizer refuses lone surrogates with a TypeError (issue 15, item 14): any str
+        # becomes valid text here, at the one entry every caller uses.
+        texts = [valid_text(t) for t in texts]
 
         with self._lock:
             if len(texts) > SMALL_BATCH:  # indexing: sentence-transformers sorts and batches well

@@ -54,7 +54,7 @@ def _text(v: Any, limit: int) -> str:
 def _importance(v: Any) -> int:
     try:
         n = int(round(float(v)))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: 1e999 parses as infinity
         return 3
     return min(5, max(1, n))
 

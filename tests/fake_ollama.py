@@ -9,7 +9,10 @@ Use it as a context manager:
         fake.chat_bodies()[0]["options"]["num_ctx"]
 
 It answers `POST /api/chat` (non-streaming), `GET /api/tags` and `POST /api/show`,
-records every request body, and can misbehave on purpose (see `ChatReply`).
+records every request body, and can misbehave on purpose (see `ChatReply`; set
+`fake.tags_reply` to make `/api/tags` misbehave the same ways). It only ever listens
+on 127.0.0.1, and every misbehaviour is bounded (a drip ends with its reply, a huge
+reply ends at its size or when the client hangs up).
 """
 
 from __future__ import annotations
@@ -34,10 +37,12 @@ _TIMESTAMP = "2025-01-01T00:00:00Z"
 class ChatReply:
     """One scripted answer to `POST /api/chat`.
 
-    The normal fields fill an Ollama-shaped JSON reply; the last four break it:
-    `status` sends an error reply `{"error": content}`, `raw_body` replaces the
+    The normal fields fill an Ollama-shaped JSON reply; the others break it:
+    `status` sends an error reply `{"error": content}` (or `raw_body`), `raw_body` replaces the
     whole body with these bytes, `cut_off` announces a longer body than it sends
-    and hangs up, `delay_s` waits before answering.
+    and hangs up, `delay_s` waits before answering, `drip_s` sends the whole
+    response (status line and headers too) one byte every `drip_s` seconds, and
+    `huge_bytes` sends a JSON-looking body of that many bytes.
     """
 
     content: str | None = "ok"
@@ -50,6 +55,8 @@ class ChatReply:
     raw_body: bytes | None = None
     cut_off: bool = False
     delay_s: float = 0.0
+    drip_s: float = 0.0
+    huge_bytes: int = 0
 
 
 @dataclass
@@ -73,6 +80,7 @@ class FakeOllama:
     def __init__(self, models: list[str]) -> None:
         self.models = list(models)
         self.default_reply: ChatReply | None = None  # used when the script is empty
+        self.tags_reply: ChatReply | None = None  # None: list the models normally
         self.requests: list[RecordedRequest] = []
         self._script: deque[ChatReply] = deque()
         self._lock = threading.Lock()
@@ -163,7 +171,8 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             fake._record(RecordedRequest("GET", self.path, None))
             if self.path == "/api/tags":
-                self._send(200, {"models": [_model_entry(m) for m in fake.models]})
+                listing = json.dumps({"models": [_model_entry(m) for m in fake.models]}).encode()
+                self._deliver(fake.tags_reply or ChatReply(raw_body=listing), listing)
             else:
                 self._send(404, b"404 page not found", "text/plain")
 
@@ -194,11 +203,20 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
             reply = fake._next_reply()
             if reply is None:
                 return self._send(500, {"error": "fake ollama: no scripted reply left"})
+            self._deliver(reply, json.dumps(_chat_body(model, reply)).encode())
+
+        def _deliver(self, reply: ChatReply, normal_body: bytes) -> None:
+            """Send `normal_body` (or the reply's raw body), misbehaving as the reply says."""
             if reply.delay_s:
                 time.sleep(reply.delay_s)
             if reply.status != 200:
-                return self._send(reply.status, {"error": reply.content})
-            data = reply.raw_body if reply.raw_body is not None else json.dumps(_chat_body(model, reply)).encode()
+                return self._send(reply.status, reply.raw_body if reply.raw_body is not None
+                                  else {"error": reply.content})
+            data = reply.raw_body if reply.raw_body is not None else normal_body
+            if reply.huge_bytes:
+                return self._send_huge(reply.huge_bytes)
+            if reply.drip_s:
+                return self._drip(data, reply.drip_s)
             if reply.cut_off:
                 # Promise the whole body, send half of it, hang up.
                 self.send_response(200)
@@ -210,6 +228,32 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
                 return
             self._send(200, data)
+
+        def _drip(self, data: bytes, every_s: float) -> None:
+            """The whole response, one byte at a time; ends with the response or the client."""
+            head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(data)}\r\n\r\n").encode()
+            self.close_connection = True
+            for i, byte in enumerate(head + data):
+                if i:
+                    time.sleep(every_s)
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+
+        def _send_huge(self, size: int) -> None:
+            """A body of `size` bytes that starts like a chat reply; made piece by piece."""
+            start = b'{"model": "phi4", "message": {"role": "assistant", "content": "'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(size))
+            self.end_headers()
+            self.close_connection = True
+            self.wfile.write(start[:size])
+            sent, piece = min(len(start), size), b"x" * 65536
+            while sent < size:
+                n = min(len(piece), size - sent)
+                self.wfile.write(piece[:n])
+                sent += n
 
     return Handler
 

@@ -153,7 +153,7 @@ def test_connection_refused_is_unavailable() -> None:
     [
         pytest.param(ChatReply(content='{"answer": "a long reply"}', cut_off=True), "broke off", id="cut-off"),
         pytest.param(ChatReply(raw_body=b"<html>proxy says hello</html>"), "not JSON", id="not-json"),
-        pytest.param(ChatReply(include_message=False), "without a chat message", id="no-message"),
+        pytest.param(ChatReply(include_message=False), "did not answer like Ollama", id="no-message"),
         pytest.param(ChatReply(content=None), "no text", id="null-content"),
         pytest.param(ChatReply(content=""), "no text", id="empty-content"),
         pytest.param(ChatReply(content='{"answer": "unfinished', done_reason="length"), "not valid JSON", id="bad-json"),

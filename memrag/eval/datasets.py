@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from memrag import jsonsafe
+
 DATASET_NAMES = ("musique", "hipporag", "2wiki", "hotpotqa", "sample")
 SCOPES = ("pooled", "limit-pooled", "per-question")
 
@@ -111,8 +113,8 @@ def _read_json(path: str | Path) -> Any:
     if not path.is_file():
         raise FileNotFoundError(f"benchmark file not found: {path}")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+        return jsonsafe.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:  # bad JSON or nested too deep
         raise ValueError(f"{path}: not valid JSON ({exc})") from exc
 
 
@@ -127,8 +129,8 @@ def _read_jsonl(path: str | Path) -> list[tuple[int, dict]]:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
+                record = jsonsafe.loads(line)
+            except ValueError as exc:
                 raise ValueError(f"{path}:{lineno}: not valid JSON ({exc})") from exc
             if not isinstance(record, dict):
                 raise ValueError(f"{path}:{lineno}: expected a JSON object")

@@ -2,5 +2,6 @@
 auto choice (`factory.make_llm`)."""
 
 from memrag.llm.base import (  # noqa: F401
-    LLM, Completion, LLMError, LLMReplyError, LLMUnavailable, ModelNotFound,
+    LLM, Completion, LLMBackendError, LLMCallError, LLMError, LLMRefused, LLMReplyError, LLMUnavailable,
+    ModelNotFound,
 )

@@ -31,27 +31,47 @@ class Completion:
 
 
 class LLMError(RuntimeError):
-    """Base of every error an LLM backend raises; the message is meant for users."""
+    """Base of every error an LLM backend raises; the message is meant for users.
+
+    Two families say what a caller should do next (`call_json` is where that is decided):
+    `LLMBackendError` — no call can succeed now (stop, keep what is done); `LLMCallError` —
+    this one call failed and the next may well succeed (record it and go on). A plain
+    LLMError is neither and is treated like the first.
+    """
 
 
-class LLMUnavailable(LLMError):
+class LLMBackendError(LLMError):
+    """The engine cannot serve calls: unreachable, without the model, or refusing us."""
+
+
+class LLMUnavailable(LLMBackendError):
     """The engine cannot be reached (Ollama down, model file missing)."""
 
 
-class ModelNotFound(LLMError):
+class ModelNotFound(LLMBackendError):
     """The engine answers but does not have the model."""
 
 
-class LLMReplyError(LLMError):
-    """The engine's reply broke off or was malformed; nothing is cached.
+class LLMRefused(LLMBackendError):
+    """The engine refuses our credentials or access (HTTP 401/403)."""
 
-    `completion` carries what did come back (text and counts), so callers can
-    show the raw reply and bill the tokens that were spent.
+
+class LLMCallError(LLMError):
+    """This call failed (server error, time limit, a reply broken, garbled or too large).
+
+    `completion` carries a reply that did come back whole (text and counts), so callers can
+    show it to the model on a retry and bill its tokens; `raw` is whatever else came back
+    (an error body, a garbled page), kept for the record.
     """
 
-    def __init__(self, message: str, completion: "Completion | None" = None) -> None:
+    def __init__(self, message: str, completion: "Completion | None" = None, raw: str = "") -> None:
         super().__init__(message)
         self.completion = completion
+        self.raw = completion.text if completion is not None and not raw else raw
+
+
+class LLMReplyError(LLMCallError):
+    """The engine's reply broke off or was malformed; nothing is cached."""
 
 
 @runtime_checkable

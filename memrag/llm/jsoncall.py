@@ -9,13 +9,14 @@ with its raw text — callers record it and carry on.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar
 
-from memrag.llm.base import LLM, Completion, LLMReplyError
+from memrag import jsonsafe
+from memrag.llm.base import LLM, Completion, LLMCallError
 from memrag.prompts import max_tokens_for, retry_messages
+from memrag.textsafe import valid_text
 from memrag.trace import LLMCallRecord
 
 T = TypeVar("T")
@@ -25,13 +26,34 @@ _TRAILING_COMMA = re.compile(r",\s*([\]}])")
 
 
 def parse_json(text: str) -> Any:
-    """Parse a model's JSON reply, repairing the usual small-model slips."""
+    """Parse a model's JSON reply, repairing the usual small-model slips.
+
+    Every string in the result is valid text (a length-capped reply can end in half a
+    surrogate pair); anything unreadable, nested too deep included, raises ValueError.
+    """
+    return _valid_strings(_parse(text))
+
+
+def _valid_strings(value: Any) -> Any:
+    """The parsed value with every key and string repaired (jsonsafe bounds the depth)."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, list):
+        return [_valid_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {valid_text(k): _valid_strings(v) for k, v in value.items()}
+    return value
+
+
+def _parse(text: str) -> Any:
     s = text.strip()
     m = _FENCE.match(s)
     if m:
         s = m.group(1).strip()
     try:
-        return json.loads(s)
+        return jsonsafe.loads(s)
+    except jsonsafe.JSONTooDeep:
+        raise
     except ValueError:
         pass
     # Take the outermost object or array if prose surrounds it.
@@ -42,7 +64,7 @@ def parse_json(text: str) -> Any:
         if end > start:
             s = s[start:end + 1]
     s = _TRAILING_COMMA.sub(r"\1", s)
-    return json.loads(s)  # raises ValueError with position info
+    return jsonsafe.loads(s)  # raises ValueError with position info
 
 
 @dataclass
@@ -56,38 +78,51 @@ class JsonCallResult(Generic[T]):
         return self.error is None
 
 
+# What a failed call's record keeps of a reply that came back garbled (a page, an error body).
+MAX_RECORDED_RAW = 20_000
+
+
 def record_of(c: Completion, messages: list[dict[str, str]], key: str = "") -> LLMCallRecord:
     return LLMCallRecord(
-        stage=c.stage, messages=messages, raw_reply=c.text, prompt_tokens=c.prompt_tokens,
+        stage=c.stage, messages=messages, raw_reply=valid_text(c.text), prompt_tokens=c.prompt_tokens,
         prompt_tokens_cached=c.prompt_tokens_cached, completion_tokens=c.completion_tokens,
         seconds=c.seconds, cached=c.cached, model=c.model, backend=c.backend, key=key)
+
+
+def _failed_call_record(llm: LLM, stage: str, messages: list[dict[str, str]], raw: str) -> LLMCallRecord:
+    """The record of a call that brought back no usable reply (a 5xx, a time-out, a garbled body)."""
+    return LLMCallRecord(stage=stage, messages=messages, raw_reply=valid_text(raw[:MAX_RECORDED_RAW]),
+                         model=getattr(llm, "model", ""), backend=getattr(llm, "backend", ""))
 
 
 def call_json(llm: LLM, messages: list[dict[str, str]], schema: dict[str, Any], stage: str,
               validate: Callable[[Any], T], retries: int = 1) -> JsonCallResult[T]:
     """Call, parse, validate; on failure retry once showing the model its reply and the error.
 
-    Engine failures (LLMUnavailable, ModelNotFound) propagate: they are not the
-    reply's fault and must not be recorded as a bad chunk or a failed hop.
+    This is where a failure's kind decides what happens next (see memrag.llm.base):
+    an `LLMCallError` fails this call only — it is recorded with what came back and the
+    caller carries on (a build marks the chunk failed; a rerun retries it); every other
+    LLMError (unreachable, model missing, credentials refused) propagates, because it
+    is not this call's fault and the next call would fail the same way. A call that
+    brought back no reply is not retried here: there is nothing to show the model.
     """
     result: JsonCallResult[T] = JsonCallResult(value=None)
     current = messages
     for attempt in range(retries + 1):
+        c: Completion | None
         try:
             c = llm.complete(current, schema=schema, max_tokens=max_tokens_for(stage), stage=stage)
             raw = c.text
-        except LLMReplyError as e:
-            if e.completion is None:
-                raise
-            c, raw = e.completion, e.completion.text
-            error = str(e)
+        except LLMCallError as e:
+            c, raw, error = e.completion, e.raw, str(e)
         else:
             try:
                 value = validate(parse_json(raw))
                 error = None
             except (ValueError, TypeError, KeyError) as e:
                 error = f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e)
-        rec = record_of(c, current, getattr(llm, "last_key", "") or "")
+        key = getattr(llm, "last_key", "") or ""
+        rec = record_of(c, current, key) if c is not None else _failed_call_record(llm, stage, current, raw)
         rec.retries = attempt
         result.calls.append(rec)
         if error is None:
@@ -97,6 +132,8 @@ def call_json(llm: LLM, messages: list[dict[str, str]], schema: dict[str, Any], 
         rec.ok = False
         rec.parse_errors.append(error)
         result.error = error
+        if c is None:
+            break
         if attempt < retries:
             current = retry_messages(messages, raw, error)
     return result

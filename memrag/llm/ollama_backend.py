@@ -13,20 +13,29 @@ import json
 import os
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
+import httpcore
 import httpx
 import ollama
 import pydantic
 
+from memrag import jsonsafe
 from memrag.llm.base import (
     Completion,
+    LLMCallError,
     LLMError,
+    LLMRefused,
     LLMReplyError,
     LLMUnavailable,
     Message,
     ModelNotFound,
 )
+
+T = TypeVar("T")
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_MODEL = "phi4"
@@ -43,6 +52,13 @@ _TEMPLATE_TOKENS_PER_MESSAGE = 8
 CHECK_TIMEOUT_S = 1.5
 _CONNECT_TIMEOUT_S = 5.0
 
+# The most a reply may weigh: the JSON envelope plus a generous allowance per token (a token is
+# a few characters, and JSON escaping can make one character twelve bytes). A server sending
+# more is not answering our request, and reading it whole would only fill memory.
+_REPLY_BASE_BYTES = 256 * 1024
+_REPLY_BYTES_PER_TOKEN = 256
+_LIST_MAX_BYTES = 4 * 1024 * 1024
+
 # What "nobody answers at that address" looks like through the client: it turns
 # httpx.ConnectError into the builtin ConnectionError; a bad scheme or a silent
 # host arrive as httpx errors.
@@ -51,6 +67,143 @@ _UNREACHABLE = (ConnectionError, httpx.ConnectError, httpx.UnsupportedProtocol, 
 # Largest rung sent so far per (host, model), shared by every instance in the process.
 _largest_rung: dict[tuple[str, str], int] = {}
 _largest_rung_lock = threading.Lock()
+
+
+# ---------------------------------------------------------------- one deadline per call
+# httpx's timeouts apply to each read, so a server that drips a byte a second keeps a call alive
+# for as long as it likes (issue 15, item 5). Every socket operation on memrag's Ollama
+# connections goes through `_LimitedStream`, which shortens its timeout to what is left of the
+# current call's deadline and counts the bytes read against the call's bound. The limits are
+# per call (a context variable set by `OllamaLLM._call`), so pooled connections and parallel
+# extraction threads each keep their own.
+@dataclass
+class _CallLimits:
+    deadline: float  # time.monotonic()
+    bytes_left: int
+
+
+_limits: ContextVar[_CallLimits | None] = ContextVar("memrag_ollama_call_limits", default=None)
+
+
+class _ReplyTooLarge(Exception):
+    """The reply passed the call's byte bound (raised inside httpcore, mapped in `_call`)."""
+
+
+class _NotOllama(Exception):
+    """A successful HTTP reply whose body is not a JSON object (mapped in `_call`)."""
+
+    def __init__(self, what: str, raw: bytes) -> None:
+        super().__init__(what)
+        self.what = what
+        self.raw = raw.decode("utf-8", "replace")
+
+
+def _left(timeout: float | None, expired: type[Exception]) -> float | None:
+    """`timeout` shortened to the current call's remaining time; `expired` once none is left."""
+    limits = _limits.get()
+    if limits is None:
+        return timeout
+    left = limits.deadline - time.monotonic()
+    if left <= 0:
+        raise expired("the call's deadline has passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _LimitedStream(httpcore.NetworkStream):
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        data = self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
+        limits = _limits.get()
+        if limits is not None:
+            limits.bytes_left -= len(data)
+            if limits.bytes_left < 0:
+                raise _ReplyTooLarge()
+        return data
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        tls = self._inner.start_tls(ssl_context, server_hostname, _left(timeout, httpcore.ConnectTimeout))
+        return _LimitedStream(tls)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _LimitedBackend(httpcore.NetworkBackend):
+    def __init__(self) -> None:
+        self._inner = httpcore.SyncBackend()
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                    local_address: str | None = None, socket_options: Any = None) -> httpcore.NetworkStream:
+        return _LimitedStream(self._inner.connect_tcp(
+            host, port, _left(timeout, httpcore.ConnectTimeout), local_address, socket_options))
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Any = None) -> httpcore.NetworkStream:
+        return _LimitedStream(self._inner.connect_unix_socket(
+            path, _left(timeout, httpcore.ConnectTimeout), socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _LimitedTransport(httpx.HTTPTransport):
+    """httpx's own transport over `_LimitedBackend` (httpx takes no backend argument, so the
+    connection pool it builds is replaced by one built the same way with the backend given)."""
+
+    def __init__(self) -> None:
+        super().__init__(verify=False)  # its own pool is replaced: skip loading certificates for it
+        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0)
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=None,  # httpcore builds its verified default when an https host needs it
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry, network_backend=_LimitedBackend())
+
+
+class _StatusError(Exception):
+    """An HTTP error status, with the server's own words (mapped in `_call`)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _read_reply(response: httpx.Response) -> None:
+    """Response hook: read and check the body before the `ollama` client sees it.
+
+    An error status becomes `_StatusError` with the `error` field or the text (the client's
+    own error parsing fails on a JSON list or deep nesting); a successful reply must be a JSON
+    object, or it is not Ollama talking (the client would fail with TypeError or RecursionError).
+    """
+    raw = response.read()
+    try:
+        body = jsonsafe.loads(raw)
+    except ValueError as e:
+        body, problem = None, ("an empty body" if not raw.strip() else f"a body that is not JSON ({e})")
+    else:
+        problem = "" if isinstance(body, dict) else \
+            f"a JSON {type(body).__name__.replace('NoneType', 'null')} where an object belongs"
+    if not response.is_success:
+        said = body.get("error") if isinstance(body, dict) else None
+        text = said if isinstance(said, str) else raw.decode("utf-8", "replace")
+        raise _StatusError(response.status_code, " ".join(text.split())[:2000] or response.reason_phrase)
+    if problem:
+        raise _NotOllama(problem, raw)
+
+
+def reply_byte_bound(max_tokens: int) -> int:
+    """The most bytes read for a reply of at most `max_tokens` tokens."""
+    return _REPLY_BASE_BYTES + _REPLY_BYTES_PER_TOKEN * max_tokens
 
 
 def estimate_prompt_tokens(messages: list[Message], schema: dict[str, Any] | None) -> int:
@@ -84,8 +237,8 @@ def _model_with_tag(name: str) -> str:
     return name if ":" in last_part else f"{name}:latest"
 
 
-def _is_missing_model(error: ollama.ResponseError) -> bool:
-    text = str(error.error).lower()
+def _is_missing_model(error: str) -> bool:
+    text = error.lower()
     # Ollama says "model 'x' not found"; a bare "404 page not found" means a wrong host path.
     return "not found" in text and "model" in text
 
@@ -111,9 +264,12 @@ class OllamaLLM:
         self.seed = seed
         self.timeout = timeout
         # A short connect timeout: an unreachable host should not hold a call for minutes.
+        # Every call's total deadline and size bound come from `_call` through the transport.
         self._client = ollama.Client(
             host=self.host,
             timeout=httpx.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT_S)),
+            transport=_LimitedTransport(),
+            event_hooks={"response": [_read_reply]},
         )
 
     def close(self) -> None:
@@ -141,69 +297,32 @@ class OllamaLLM:
         }
 
         started = time.perf_counter()
-        try:
-            reply = self._client.chat(
-                model=self.model, messages=messages, format=schema, options=options, stream=False
-            )
-        except ollama.ResponseError as e:
-            raise self._response_error(e) from e
-        except _UNREACHABLE as e:
-            raise LLMUnavailable(self._unreachable_message()) from e
-        except httpx.TimeoutException as e:
-            raise LLMError(
-                f"Ollama at {self.host} did not finish answering within {self.timeout:g} s "
-                f"(model {self.model}, stage {stage}). The model may still be loading or the "
-                "machine is too slow for it; try again, or raise the timeout."
-            ) from e
-        except httpx.TransportError as e:
-            raise LLMReplyError(
-                f"The reply from Ollama at {self.host} broke off before it was complete ({e}). "
-                "Nothing was kept; try again."
-            ) from e
-        except pydantic.ValidationError as e:
-            raise LLMReplyError(
-                f"Ollama at {self.host} sent a reply without a chat message (stage {stage}); "
-                "is OLLAMA_HOST pointing at an Ollama server?"
-            ) from e
-        except ValueError as e:  # the body was not JSON (json.JSONDecodeError, bad UTF-8)
-            raise LLMReplyError(
-                f"Ollama at {self.host} sent a reply that is not JSON (stage {stage}); "
-                "is OLLAMA_HOST pointing at an Ollama server?"
-            ) from e
-        seconds = time.perf_counter() - started
-
-        text = _reply_text(reply, schema, max_tokens, stage)
-        raw = reply.model_dump(mode="json", exclude_none=True)
-        return Completion(
-            text=text,
+        reply = self._call(
+            lambda: self._client.chat(model=self.model, messages=messages, format=schema,
+                                      options=options, stream=False),
+            self.timeout, reply_byte_bound(max_tokens), f"stage {stage}")
+        completion = Completion(
+            text=reply.message.content or "",
             # Counts only as Ollama reports them; a missing count stays unknown.
             prompt_tokens=reply.prompt_eval_count,
             prompt_tokens_cached=None,  # Ollama does not say how much of the prompt it reused
             completion_tokens=reply.eval_count,
-            seconds=seconds,
+            seconds=time.perf_counter() - started,
             cached=False,
             model=self.model,
             backend=self.backend,
             stage=stage,
-            raw=raw,
+            raw=reply.model_dump(mode="json", exclude_none=True),
         )
+        _check_reply(reply, completion, schema, max_tokens, stage)
+        return completion
 
     def check(self) -> tuple[bool, str]:
-        """Is the server up and does it have the model? Quick; never raises."""
+        """Is the server up and does it have the model? Quick (its own short deadline); never raises."""
         try:
-            with ollama.Client(host=self.host, timeout=CHECK_TIMEOUT_S) as client:
-                listed = client.list()
-        except _UNREACHABLE:
-            return False, (
-                f"Ollama not reachable at {self.host} (is it running? start it with `ollama serve`)"
-            )
-        except httpx.TimeoutException:
-            return False, f"Ollama at {self.host} did not answer within {CHECK_TIMEOUT_S:g} s"
-        except ollama.ResponseError as e:
-            return False, f"Ollama at {self.host} answered with an error: {e}"
-        except (httpx.TransportError, ValueError) as e:  # ValueError covers bad JSON and bad shape
-            return False, f"The server at {self.host} did not answer like Ollama ({type(e).__name__})"
-
+            listed = self._call(self._client.list, CHECK_TIMEOUT_S, _LIST_MAX_BYTES, "the model list")
+        except LLMError as e:
+            return False, str(e)
         wanted = _model_with_tag(self.model)
         present = {_model_with_tag(m.model) for m in listed.models if m.model}
         if wanted in present:
@@ -213,26 +332,72 @@ class OllamaLLM:
             f"run `ollama pull {self.model}`"
         )
 
-    def _unreachable_message(self) -> str:
-        return (
-            f"Cannot reach Ollama at {self.host}: is Ollama running? (ollama serve) "
-            "Or set OLLAMA_HOST to where it runs."
-        )
+    def _call(self, request: Callable[[], T], seconds: float, max_bytes: int, what: str) -> T:
+        """One HTTP call under one total deadline and one size bound, every failure an LLMError.
 
-    def _response_error(self, error: ollama.ResponseError) -> LLMError:
+        This is the only place memrag's Ollama calls are made and their failures named.
+        """
+        token = _limits.set(_CallLimits(time.monotonic() + seconds, max_bytes))
+        try:
+            return request()
+        except _StatusError as e:
+            raise self._response_error(e.status, e.message) from e
+        except ollama.ResponseError as e:  # not raised while `_read_reply` runs first; kept as a guard
+            raise self._response_error(e.status_code, str(e.error)) from e
+        except _UNREACHABLE as e:
+            raise LLMUnavailable(
+                f"Ollama is not reachable at {self.host}: is it running? Start it with `ollama serve`, "
+                "or set OLLAMA_HOST to where it runs."
+            ) from e
+        except httpx.TimeoutException as e:
+            raise LLMCallError(
+                f"Ollama at {self.host} did not finish answering within {seconds:g} s "
+                f"(model {self.model}, {what}). The model may still be loading or the "
+                "machine is too slow for it; try again, or raise the timeout."
+            ) from e
+        except _ReplyTooLarge as e:
+            raise LLMReplyError(
+                f"The reply from {self.host} ({what}) was larger than {max_bytes:,} bytes, far more "
+                "than was asked for; it was not read further and nothing was kept."
+            ) from e
+        except _NotOllama as e:
+            raise LLMReplyError(
+                f"The server at {self.host} did not answer like Ollama ({what}): it sent {e.what}. "
+                "Is OLLAMA_HOST pointing at an Ollama server?", raw=e.raw
+            ) from e
+        except httpx.TransportError as e:
+            raise LLMReplyError(
+                f"The reply from Ollama at {self.host} broke off before it was complete ({e}). "
+                "Nothing was kept; try again."
+            ) from e
+        except pydantic.ValidationError as e:
+            raise LLMReplyError(
+                f"The server at {self.host} did not answer like Ollama ({what}): its reply lacks "
+                f"what Ollama sends ({e.errors()[0].get('loc', '')}). "
+                "Is OLLAMA_HOST pointing at an Ollama server?"
+            ) from e
+        finally:
+            _limits.reset(token)
+
+    def _response_error(self, status: int, error: str) -> LLMError:
+        """An HTTP error status: which ones stop everything, which fail only this call."""
         if _is_missing_model(error):
             return ModelNotFound(
                 f"Ollama at {self.host} does not have the model {self.model}: "
                 f"run `ollama pull {self.model}` and try again."
             )
-        if error.status_code == 404:
+        if status == 404:
             return LLMUnavailable(
-                f"{self.host} answered 404 to a chat request ({error.error}); "
-                "is OLLAMA_HOST pointing at an Ollama server?"
+                f"{self.host} answered 404 ({error}); is OLLAMA_HOST pointing at an Ollama server?"
             )
-        return LLMError(
-            f"Ollama at {self.host} refused the request for {self.model}: {error.error} "
-            f"(HTTP {error.status_code})"
+        if status in (401, 403):
+            return LLMRefused(
+                f"Ollama at {self.host} refused access (HTTP {status}: {error}); "
+                "check OLLAMA_API_KEY or the proxy in front of it."
+            )
+        return LLMCallError(
+            f"Ollama at {self.host} refused the request for {self.model}: {error} (HTTP {status})",
+            raw=error,
         )
 
 
@@ -253,20 +418,19 @@ def _check_request(
         raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
 
 
-def _reply_text(
-    reply: ollama.ChatResponse, schema: dict[str, Any] | None, max_tokens: int, stage: str
-) -> str:
-    """The reply's text, or LLMReplyError when it is incomplete or not the JSON asked for."""
+def _check_reply(
+    reply: ollama.ChatResponse, c: Completion, schema: dict[str, Any] | None, max_tokens: int, stage: str
+) -> None:
+    """LLMReplyError (carrying the completion) when the reply is incomplete or not the JSON asked for."""
     if reply.done is False:
-        raise LLMReplyError(f"Ollama's reply for stage {stage} says it is not finished (done=false).")
-    text = reply.message.content
-    if text is None or not text.strip():
+        raise LLMReplyError(f"Ollama's reply for stage {stage} says it is not finished (done=false).", c)
+    if not c.text.strip():
         raise LLMReplyError(
-            f"Ollama's reply for stage {stage} has no text (done_reason={reply.done_reason!r})."
+            f"Ollama's reply for stage {stage} has no text (done_reason={reply.done_reason!r}).", c
         )
     if schema is not None:
         try:
-            json.loads(text)
+            jsonsafe.loads(c.text)
         except ValueError as e:
             hint = (
                 f" It stopped at the {max_tokens}-token limit before the JSON was closed."
@@ -274,6 +438,5 @@ def _reply_text(
                 else ""
             )
             raise LLMReplyError(
-                f"Ollama's reply for stage {stage} is not valid JSON although a schema was given.{hint}"
+                f"Ollama's reply for stage {stage} is not valid JSON although a schema was given.{hint}", c
             ) from e
-    return text
