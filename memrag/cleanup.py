@@ -42,7 +42,8 @@ PREPOSITIONS = (
 )
 CLAUSE_OPENERS = ("that", "which", "who", "whom", "whose", "where", "when", "while", "and", "but",
                   "because", "if", "whether", "so", "although", "though", "as")
-_EDGE_PUNCT = " \t\n\"'“”‘’`,;:.!?()[]{}"
+_EDGE_PUNCT = " \t\n\"'“”‘’`,;:.!?"  # brackets are trimmed only when unbalanced: "Tekeze (river)"
+_PAIRS = {")": "(", "]": "[", "}": "{"}
 _DATE = re.compile(r"^(?:c\.\s*)?\d{1,4}(?:s)?(?:\s*(?:BC|AD|BCE|CE))?$|"
                    r"^\d{1,2}\s+[A-Z][a-z]+\s+\d{3,4}$|^[A-Z][a-z]+\s+\d{1,2},?\s+\d{3,4}$|"
                    r"^[A-Z][a-z]+\s+\d{3,4}$")
@@ -64,6 +65,20 @@ def passage_scripts(passage: str) -> set[str]:
 
 def _words_of(passage: str) -> set[str]:
     return set(re.findall(r"[^\W\d_][\w'-]*", passage))
+
+
+def trim_edges(s: str) -> str:
+    """Edge punctuation and quotes off; a bracket at an end only when it has no partner inside."""
+    while True:
+        before = s
+        s = s.strip(_EDGE_PUNCT)
+        if s and s[-1] in _PAIRS and s.count(s[-1]) > s.count(_PAIRS[s[-1]]):
+            s = s[:-1]
+        opening = {v: k for k, v in _PAIRS.items()}
+        if s and s[0] in opening and s.count(s[0]) > s.count(opening[s[0]]):
+            s = s[1:]
+        if s == before:
+            return s
 
 
 class NameCleaner:
@@ -103,7 +118,7 @@ class NameCleaner:
     def description(self, s: str, cap: int) -> str:
         s = self.text(s)
         if cap and len(s) >= cap:  # the schema cut it: back to a word boundary
-            cut = s[:cap].rsplit(" ", 1)[0].rstrip(_EDGE_PUNCT)
+            cut = s[:cap].rsplit(" ", 1)[0].rstrip(_EDGE_PUNCT + "([{")
             s = (cut or s[:cap]) + "…"
             self.counts["descriptions cut back to a word"] += 1
         return s
@@ -120,7 +135,7 @@ class NameCleaner:
 
     def _strip(self, s: str, keep_prepositions: bool) -> tuple[str, str]:
         moved: list[str] = []
-        s = s.strip(_EDGE_PUNCT)
+        s = trim_edges(s)
         while True:
             head, _, rest = s.partition(" ")
             if not rest:
@@ -135,7 +150,7 @@ class NameCleaner:
                             else "leading prepositions removed"] += 1
             else:
                 break
-        return s.strip(_EDGE_PUNCT), " ".join(moved)
+        return trim_edges(s), " ".join(moved)
 
 
 def relation_with(relation: str, moved: str) -> str:

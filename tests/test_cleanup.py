@@ -107,3 +107,12 @@ def test_name_quality_counts_what_the_issue_measures():
     assert q["led by an article or preposition %"] == round(100 * 2 / 6, 1)  # 'in 1920', 'the Varrow Coast'
     assert q["over five words %"] == round(100 * 2 / 6, 1)  # titles count here too
     assert q["'the X' / 'X' pairs"] == 1  # 'the Varrow Coast' has its twin; the Black Gale has none
+
+
+def test_brackets_stay_when_balanced_and_markup_stays_as_written():
+    c = NameCleaner()
+    assert c.name("Tekeze (river)") == "Tekeze (river)"
+    assert c.name("onerror=alert(1)") == "onerror=alert(1)"
+    assert c.name("<script>alert(1)</script>") == "<script>alert(1)</script>"
+    assert c.name("(Osric Penhallow") == "Osric Penhallow"
+    assert c.name('"Port Alder",') == "Port Alder"

@@ -473,7 +473,8 @@ def results_page(run_dirs: Sequence[Path], notes: str = "") -> str:
         parts += [notes.strip(), ""]
     for run_dir, s in summaries:
         st = s["stamp"]
-        title = f"{st.get('dataset')} — {s['scope']}, {st.get('questions')} questions"
+        # the folder name tells runs of one scope apart (a change and the previous default)
+        title = f"{st.get('dataset')} — {s['scope']}, {st.get('questions')} questions ({run_dir.name})"
         body = summary_markdown(s, title=title, heading="##", deviations=False)
         parts += [body.rstrip(), "", f"Source: `{_md(run_dir.name)}/summary.json`", ""]
     # The deviations are the same for every run: shown once, at the end of the page.
