@@ -44,6 +44,7 @@ CLAUSE_OPENERS = ("that", "which", "who", "whom", "whose", "where", "when", "whi
                   "because", "if", "whether", "so", "although", "though", "as")
 _EDGE_PUNCT = " \t\n\"'“”‘’`,;:.!?"  # brackets are trimmed only when unbalanced: "Tekeze (river)"
 _PAIRS = {")": "(", "]": "[", "}": "{"}
+_OPENING = {v: k for k, v in _PAIRS.items()}
 _DATE = re.compile(r"^(?:c\.\s*)?\d{1,4}(?:s)?(?:\s*(?:BC|AD|BCE|CE))?$|"
                    r"^\d{1,2}\s+[A-Z][a-z]+\s+\d{3,4}$|^[A-Z][a-z]+\s+\d{1,2},?\s+\d{3,4}$|"
                    r"^[A-Z][a-z]+\s+\d{3,4}$")
@@ -74,8 +75,7 @@ def trim_edges(s: str) -> str:
         s = s.strip(_EDGE_PUNCT)
         if s and s[-1] in _PAIRS and s.count(s[-1]) > s.count(_PAIRS[s[-1]]):
             s = s[:-1]
-        opening = {v: k for k, v in _PAIRS.items()}
-        if s and s[0] in opening and s.count(s[0]) > s.count(opening[s[0]]):
+        if s and s[0] in _OPENING and s.count(s[0]) > s.count(_OPENING[s[0]]):
             s = s[1:]
         if s == before:
             return s

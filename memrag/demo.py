@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -83,8 +84,6 @@ def extract(llm, embedder, memory_dir: Path, *, recorded: bool = False, name: st
         source = rec.replay_llm()
     else:
         source = RecordingLLM(llm)
-    import shutil
-
     for p in memory_dir.glob("v[0-9]*"):
         shutil.rmtree(p)
     (memory_dir / store.CURRENT).unlink(missing_ok=True)

@@ -32,5 +32,5 @@ def test_pairs_by_question_id_and_counts_wins(tmp_path, capsys):
 
 def test_a_damaged_results_file_names_its_line(tmp_path):
     (tmp_path / "results.jsonl").write_text('{"qid": "q1", "methods": {}}\n[1]\n', encoding="utf-8")
-    with pytest.raises(ValueError, match="line 2"):
+    with pytest.raises(ValueError, match=r"results.jsonl:2: "):
         read_records(tmp_path)

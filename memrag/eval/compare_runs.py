@@ -15,24 +15,22 @@ import json
 from pathlib import Path
 from typing import Any
 
+from memrag.eval.runner import RESULTS, read_results
 from memrag.eval.stats import bootstrap_ci, mean, paired_win_loss
 
 DEFAULT_METRICS = ("recall@2", "recall@5", "em", "f1")
 
 
 def read_records(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """qid → record, from a run folder's results.jsonl (the last record of a qid wins)."""
-    path = Path(run_dir) / "results.jsonl"
+    """qid → record, from a run folder's results.jsonl (read as the runner reads it, never
+    repaired: a viewer must not change a run; the last record of a qid wins)."""
+    path = Path(run_dir) / RESULTS
+    if not path.is_file():
+        raise ValueError(f"no {RESULTS} in {run_dir}")
     out: dict[str, dict[str, Any]] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except ValueError as e:
-            raise ValueError(f"{path}, line {n}: not JSON: {e}") from e
-        if not isinstance(rec, dict) or "qid" not in rec or not isinstance(rec.get("methods"), dict):
-            raise ValueError(f"{path}, line {n}: not a question record")
+    for n, rec in enumerate(read_results(path, repair=False), start=1):
+        if not isinstance(rec.get("methods"), dict):
+            raise ValueError(f"{path}, record {n}: not a question record (no methods)")
         out[str(rec["qid"])] = rec
     return out
 

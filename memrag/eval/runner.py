@@ -32,7 +32,7 @@ from typing import Any
 
 import pandas as pd
 
-from memrag import store
+from memrag import jsonsafe, store
 from memrag.ask import METHODS, ask, git_revision, resolve_params
 from memrag.build import build_memory
 from memrag.config import IndexParams, params_dict
@@ -106,7 +106,7 @@ def read_results(path: Path, *, repair: bool = True) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            rec = jsonsafe.loads(line)  # nesting measured first: a damaged file is a ValueError
         except ValueError as e:
             raise ValueError(f"{path}:{lineno}: unreadable result line ({e}); move the file aside or "
                              "remove that line to resume") from e
