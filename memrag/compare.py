@@ -70,6 +70,10 @@ PRESETS: dict[str, list[Preset]] = {
                "Where the valid paths' chunks go: first (the paper and the official code) or alternating with "
                "the completion ranking, so the completion's head is not pushed out by a noisy tracker.",
                {"dp_position": "first"}, {"dp_position": "interleave"}, "D_p first", "interleaved"),
+        Preset("D_p by evidence / first",
+               "Where the valid paths' chunks go: by evidence (fused with the completion rank: a path chunk "
+               "completion also ranks high leads) or first, as the paper and the official code place them.",
+               {"dp_position": "fused"}, {"dp_position": "first"}, "D_p by evidence", "D_p first"),
     ],
     "ecphory": [
         Preset("depth 2 / 0",

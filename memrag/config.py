@@ -84,12 +84,16 @@ class NeuroPathParams:
     coref_top: int = _f(5, "Coreference candidates per entity at query time.")
     coref_threshold: float = _f(0.8, "Coreference cosine threshold at query time.")
     completion: bool = _f(True, "Post-retrieval completion ('replay'): fill with dense retrieval.")
-    dp_position: Literal["first", "after_head", "interleave"] = _f(
-        "interleave", "Where the valid paths' chunks (D_p) go in the ranked list: first = the paper's and the "
+    dp_position: Literal["first", "after_head", "interleave", "fused"] = _f(
+        "fused", "Where the valid paths' chunks (D_p) go in the ranked list: first = the paper's and the "
         "official code's order (D_p, then completion); after_head = after the first dp_head completion chunks; "
-        "interleave = completion and D_p alternate, completion first (a deviation: a small tracker marks "
+        "interleave = completion and D_p alternate, completion first; fused = by evidence: reciprocal-rank "
+        "fusion of the path order and the completion rank, so a path chunk that completion also ranks high "
+        "leads and a lone tracker pick competes with completion's head (a deviation: a small tracker marks "
         "most listed paths valid).")
     dp_head: int = _f(2, "With dp_position=after_head: completion chunks placed before D_p.")
+    dp_fusion_k: int = _f(5, "With dp_position=fused: the constant k in Σ 1/(k + rank); on the order of the "
+                          "answer's passage count, so the heads of both lists decide the top ranks.")
     answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
     seed_floor: float = _f(0.0, "Deviation: minimum similarity for a query entity's seed (0 = paper).")
     verbatim_seeds: bool = _f(False, "Deviation: also seed graph phrases named verbatim (capitalised) in the question.")
@@ -112,8 +116,9 @@ class EcphoryParams:
         "fused = reciprocal-rank fusion of the activation ranking (each chunk at its best activated engram, "
         "rounds ≥ 1 included) and the chunk's own similarity to the question (a deviation)."
     )
-    fusion_k: int = _f(10, "With context_source=fused: the reciprocal-rank constant k in 1/(k + rank); smaller "
-                           "k weighs each list's head more (chosen on the sample corpus: 10).")
+    fusion_k: int = _f(5, "With context_source=fused: the reciprocal-rank constant k in 1/(k + rank); on the "
+                          "order of context_chunks, so the heads of both lists decide the 5-chunk context "
+                          "(chosen on the sample corpus and MuSiQue questions 31–60).")
     answer_facts: int = _f(10, "E_final fact lines given to the answer step, after the passages (0 = none).")
     cue_k: int = _f(5, "Nearest engrams added per cue entity (memrag addition).")
     graph_expansion: bool = _f(True, "Also activate co-occurrence neighbours of the seeds.")

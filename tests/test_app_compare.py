@@ -46,7 +46,7 @@ def test_compare_completion_on_off_then_max_hops_changes_the_table(tiny):
     assert rows["parameter: completion"] == ("True", "False", "changed")
     assert "parameter: max_hops" not in rows
     # without completion the ranked list is only the valid paths' chunks; with it they are
-    # interleaved with the completion ranking (dp_position), in the same order
+    # placed among the completion ranking (dp_position), in the same order
     a, b = (v.trace for v in job.result)
     assert len(b.ranked) < len(a.ranked) and b.ranked_ids() == [c for c in a.ranked_ids() if c in b.ranked_ids()]
     assert rows["top-5 chunks"][0] == ", ".join(map(str, a.ranked_ids()[:5]))

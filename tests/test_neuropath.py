@@ -264,9 +264,8 @@ def test_dp_in_valid_order_then_dense_completion_minus_dp():
     assert t.ranked[4].why.endswith("rank 5")
 
 
-def test_dp_interleaved_with_completion_by_default():
-    t, _ = run(NeuroPathParams(prune_top=2))
-    assert NeuroPathParams().dp_position == "interleave"
+def test_dp_interleaved_with_completion():
+    t, _ = run(NeuroPathParams(prune_top=2, dp_position="interleave"))
     # completion c4, c6, c1, c3, c5, c7 (D_e minus D_p) alternating with D_p c0, c2, completion first
     assert t.ranked_ids() == [4, 0, 6, 2, 1, 3, 5, 7]
     assert [r.source for r in t.ranked] == ["completion", "path", "completion", "path"] + ["completion"] * 4
@@ -274,6 +273,23 @@ def test_dp_interleaved_with_completion_by_default():
     assert "dp_position=interleave" in t.steps[-1].summary
     after, _ = run(NeuroPathParams(prune_top=2, dp_position="after_head", dp_head=1))
     assert after.ranked_ids() == [4, 0, 2, 6, 1, 3, 5, 7]
+
+
+def test_dp_fused_by_evidence_with_the_completion_rank():
+    # k = 10; path order c0, c2 (a chunk no valid path carries counts as rank 3); completion
+    # order c4, c6, c2, c0, c1, c3, c5, c7. c4: 1/13 + 1/11 = .1678; c0: 1/11 + 1/14 = .1623;
+    # c2: 1/12 + 1/13 = c6: 1/13 + 1/12 = .1603 (tie: D_p's order of appearance first); c1: 1/13 + 1/15 ...
+    t, _ = run(NeuroPathParams(prune_top=2, dp_position="fused", dp_fusion_k=10))
+    assert NeuroPathParams().dp_position == "fused"
+    assert t.ranked_ids() == [4, 0, 2, 6, 1, 3, 5, 7]
+    assert [r.source for r in t.ranked] == ["completion", "path", "path"] + ["completion"] * 5
+    assert t.ranked[1].why.endswith("; completion rank 4")
+    assert "dp_position=fused" in t.steps[-1].summary
+    t1, _ = run(NeuroPathParams(prune_top=2, dp_position="fused", dp_fusion_k=1))
+    # k = 1: c0 1/2 + 1/5 = .70, c4 1/4 + 1/2 = .75, c2 1/3 + 1/4 = .583, c6 1/4 + 1/3 = .583
+    assert t1.ranked_ids()[:4] == [4, 0, 2, 6]
+    with pytest.raises(ValueError, match="dp_fusion_k"):
+        run(NeuroPathParams(dp_position="fused", dp_fusion_k=0))
 
 
 def test_completion_off_gives_dp_alone():

@@ -98,3 +98,18 @@ def set_ranked(trace: Trace, memory: Memory, ranked: list[RankedChunk], cite_top
     """The final ranked list; the head (what answers and recall@k read) is cited in full."""
     trace.ranked = ranked
     cite_chunks(trace, memory, [r.chunk_id for r in ranked[:cite_top]])
+
+
+def fuse_ranks(lists: list[list[int]], k: int) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion: Σ 1/(k + rank) over the lists (rank from 1). An id missing from a
+    list counts as tied just past that list's end: activation that never reached a chunk says
+    "last", not "nothing", so dense's best chunk is not buried below every activated one.
+    Best first; ties in order of first appearance."""
+    every = list(dict.fromkeys(i for ranking in lists for i in ranking))
+    score = dict.fromkeys(every, 0.0)
+    for ranking in lists:
+        pos = {i: r for r, i in enumerate(ranking, start=1)}
+        missing = len(ranking) + 1
+        for i in every:
+            score[i] += 1.0 / (k + pos.get(i, missing))
+    return sorted(score.items(), key=lambda x: -x[1])  # stable: dict order breaks ties

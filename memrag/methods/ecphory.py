@@ -26,7 +26,7 @@ import numpy as np
 
 from memrag.config import EcphoryParams, params_dict
 from memrag.memory import Memory
-from memrag.methods.base import QueryContext, new_trace, query_entities, set_ranked
+from memrag.methods.base import QueryContext, fuse_ranks, new_trace, query_entities, set_ranked
 from memrag.methods.dense import dense_ranking
 from memrag.trace import (ActivatedEngram, EcphoryDetail, EcphoryRound, GraphEdge, GraphNode,
                           RankedChunk, Trace)
@@ -434,21 +434,6 @@ def activation_ranking(act: "_Activation", table: "_EntityTable") -> list[tuple[
     _, first = np.unique(chunks, return_index=True)
     keep = np.sort(first)
     return [(int(chunks[i]), int(best[i])) for i in keep]
-
-
-def fuse_ranks(lists: list[list[int]], k: int) -> list[tuple[int, float]]:
-    """Reciprocal-rank fusion: Σ 1/(k + rank) over the lists (rank from 1). An id missing from a
-    list counts as tied just past that list's end: activation that never reached a chunk says
-    "last", not "nothing", so dense's best chunk is not buried below every activated one.
-    Best first; ties in order of first appearance."""
-    every = list(dict.fromkeys(i for ranking in lists for i in ranking))
-    score = dict.fromkeys(every, 0.0)
-    for ranking in lists:
-        pos = {i: r for r, i in enumerate(ranking, start=1)}
-        missing = len(ranking) + 1
-        for i in every:
-            score[i] += 1.0 / (k + pos.get(i, missing))
-    return sorted(score.items(), key=lambda x: -x[1])  # stable: dict order breaks ties
 
 
 def _ranked(params: EcphoryParams, detail: EcphoryDetail, dense: list[tuple[int, float]],

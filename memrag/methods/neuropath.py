@@ -23,7 +23,7 @@ from memrag import prompts
 from memrag.config import NeuroPathParams, params_dict
 from memrag.llm.jsoncall import call_json
 from memrag.memory import Memory
-from memrag.methods.base import QueryContext, cite_chunks, new_trace, query_entities, set_ranked
+from memrag.methods.base import QueryContext, cite_chunks, fuse_ranks, new_trace, query_entities, set_ranked
 from memrag.methods.dense import dense_ranking
 from memrag.methods.paths import (extend_path, first_hop_paths, id_list, listing_line, path_scores,
                                   strip_path_refs, verbatim_keys)
@@ -77,10 +77,15 @@ def _check(params: NeuroPathParams) -> None:
         raise ValueError("max_listed must be at least 1")
     if params.answer_passages < 1:
         raise ValueError("answer_passages must be at least 1")
-    if params.dp_position not in ("first", "after_head", "interleave"):
-        raise ValueError(f"dp_position must be 'first', 'after_head' or 'interleave' (got {params.dp_position!r})")
+    if params.dp_position not in DP_POSITIONS:
+        raise ValueError(f"dp_position must be one of {', '.join(DP_POSITIONS)} (got {params.dp_position!r})")
+    if isinstance(params.dp_fusion_k, bool) or not isinstance(params.dp_fusion_k, int) or params.dp_fusion_k < 1:
+        raise ValueError(f"dp_fusion_k must be a whole number ≥ 1 (got {params.dp_fusion_k!r})")
     if isinstance(params.dp_head, bool) or not isinstance(params.dp_head, int) or params.dp_head < 0:
         raise ValueError(f"dp_head must be a whole number ≥ 0 (got {params.dp_head!r})")
+
+
+DP_POSITIONS = ("first", "after_head", "interleave", "fused")
 
 
 # ---------------------------------------------------------------- the method
@@ -328,17 +333,24 @@ def _complete(ctx: QueryContext, trace: Trace, params: NeuroPathParams, valid: l
     if params.completion:
         vec = ctx.question_vec if detail.de_query == ctx.question else ctx.embed([detail.de_query])[0]
         in_dp = set(detail.dp_chunk_ids)
-        for r, (cid, s) in enumerate(dense_ranking(ctx, vec), start=1):
+        completion = dense_ranking(ctx, vec)
+        for r, (cid, s) in enumerate(completion, start=1):
             if cid not in in_dp:
                 de.append(RankedChunk(cid, 0, s, "completion",
                                       f"completion (dense on question + chain + requirement), rank {r}"))
         placement = {"first": "first", "after_head": f"after the first {params.dp_head} completion chunk(s)",
-                     "interleave": "alternating with completion, completion first"}[params.dp_position]
+                     "interleave": "alternating with completion, completion first",
+                     "fused": f"by reciprocal-rank fusion (k {params.dp_fusion_k}) of path order and "
+                              f"completion rank"}[params.dp_position]
         step.summary = (f"{len(detail.dp_chunk_ids)} chunk(s) from valid paths placed {placement} "
                         f"(dp_position={params.dp_position}) in the dense ranking for: {detail.de_query}")
     else:
+        completion = []
         step.summary = f"{len(detail.dp_chunk_ids)} chunk(s) from valid paths; completion is off."
-    ranked = place_dp(dp, de, params.dp_position, params.dp_head)
+    if params.dp_position == "fused" and de:
+        ranked = fuse_dp(dp, de, [cid for cid, _ in completion], params.dp_fusion_k)
+    else:
+        ranked = place_dp(dp, de, params.dp_position, params.dp_head)
     for r, x in enumerate(ranked):
         x.rank = r
     if not ranked:
@@ -363,6 +375,25 @@ def place_dp(dp: list, de: list, position: str, head: int = 2) -> list:
             out += de[i:i + 1] + dp[i:i + 1]
         return out
     raise ValueError(f"dp_position must be 'first', 'after_head' or 'interleave' (got {position!r})")
+
+
+def fuse_dp(dp: list[RankedChunk], de: list[RankedChunk], completion_order: list[int],
+            k: int) -> list[RankedChunk]:
+    """D_p placed by evidence: reciprocal-rank fusion of the path order (D_p's order; a chunk no
+    valid path carries is tied past its end) and the completion ranking (every chunk, D_p's
+    included). A valid path whose chunk completion also ranks high leads; a lone tracker pick
+    competes with completion's head instead of displacing it."""
+    by_id = {x.chunk_id: x for x in list(dp) + list(de)}
+    comp_rank = {cid: r for r, cid in enumerate(completion_order, start=1)}
+    out = []
+    for cid, _ in fuse_ranks([[x.chunk_id for x in dp], completion_order], k):
+        x = by_id.get(cid)
+        if x is None:
+            continue
+        if x.source == "path" and cid in comp_rank:
+            x.why += f"; completion rank {comp_rank[cid]}"
+        out.append(x)
+    return out
 
 
 # ---------------------------------------------------------------- subgraph for the views
