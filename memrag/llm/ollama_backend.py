@@ -57,6 +57,8 @@ _CONNECT_TIMEOUT_S = 5.0
 _REPLY_BASE_BYTES = 256 * 1024
 _REPLY_BYTES_PER_TOKEN = 256
 _LIST_MAX_BYTES = 4 * 1024 * 1024
+# An embedding as JSON: up to a few thousand numbers of ~20 characters each.
+EMBED_BYTES_PER_TEXT = 128 * 1024
 
 # What "nobody answers at that address" looks like through the client: it turns
 # httpx.ConnectError into the builtin ConnectionError; a bad scheme or a silent
@@ -224,6 +226,12 @@ class OllamaLLM:
         )
         _check_reply(reply, completion, schema, max_tokens, stage)
         return completion
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """This model's embedding vectors for `texts` (POST /api/embed), under one call's limits."""
+        reply = self._call(lambda: self._client.embed(model=self.model, input=texts), self.timeout,
+                           _REPLY_BASE_BYTES + EMBED_BYTES_PER_TEXT * len(texts), "embeddings")
+        return [list(v) for v in reply.embeddings]
 
     def check(self) -> tuple[bool, str]:
         """Is the server up and does it have the model? Quick (its own short deadline); never raises."""
