@@ -121,7 +121,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     summary = None
     todo = done_now = 0
     try:
-        for ev in run_eval(config, llm_factory=llm_factory):
+        from memrag.embed import get_embedder
+
+        for ev in run_eval(config, llm_factory=llm_factory, embedder=get_embedder(settings.embedder)):
             d = ev.data
             if ev.kind == "start":
                 todo = d["todo"]

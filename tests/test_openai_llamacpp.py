@@ -31,7 +31,7 @@ def llamacpp_url():
 
 @pytest.fixture
 def llm(llamacpp_url) -> OpenAICompatibleLLM:
-    llm = OpenAICompatibleLLM(base_url=llamacpp_url, timeout=300)
+    llm = OpenAICompatibleLLM(base_url=llamacpp_url, timeout=900)  # 2 busy cores: minutes per call
     ok, why = llm.check()  # the server lists one model: its alias
     assert ok and llm.model == SERVED_MODEL, why
     return llm
