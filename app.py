@@ -33,15 +33,32 @@ page = st.navigation([
 
 with st.sidebar:
     st.subheader("LLM")
-    app_state.bound(st.radio, "backend", AppState.backend.key, options=["auto", "ollama", "embedded"],
-                    horizontal=True, help="auto = Ollama when it answers and has the model, else the embedded model.")
-    if state.backend != "embedded":
+    app_state.bound(st.radio, "backend", AppState.backend.key, options=["auto", "ollama", "embedded", "openai"],
+                    horizontal=True, help="auto = Ollama when it answers and has the model, else the embedded "
+                                          "model; openai = an OpenAI-compatible server (vLLM, llama.cpp, LM "
+                                          "Studio, OpenAI), never chosen by auto.")
+    if state.backend == "openai":
+        app_state.bound(st.text_input, "Base URL", AppState.openai_base_url.key,
+                        help="e.g. http://127.0.0.1:8000/v1 (vLLM), http://127.0.0.1:8080/v1 (llama.cpp), "
+                             "https://api.openai.com/v1")
+        app_state.bound(st.text_input, "Model", AppState.openai_model.key,
+                        help="The server's model id; empty = the one model a single-model server lists.")
+        app_state.bound(st.text_input, "API key", AppState.openai_api_key.key, type="password",
+                        help="Sent to that server only; never saved in traces, recordings or caches.")
+    elif state.backend != "embedded":
         app_state.bound(st.text_input, "Ollama model", AppState.ollama_model.key,
                         help="Any model pulled into your Ollama.")
+    if state.backend in ("auto", "ollama", "openai"):
+        app_state.bound(st.number_input, "Extraction requests in flight", AppState.extract_parallel.key,
+                        min_value=1, max_value=64, step=1,
+                        help="Chunks extracted at once when building a memory (Ollama or a server; "
+                             "the embedded model runs one at a time).")
     _, choice, error = app_state.backend_choice()
     if choice is not None:
         st.caption(escape_markdown(f"using {choice.backend} / {choice.model}"))
         st.caption(escape_markdown(choice.reason))
+        if choice.warning:  # before any call: the first one is the user's next click
+            st.warning(escape_markdown(choice.warning.capitalize()))
     else:
         st.error(escape_markdown(error))
     if st.button("check again", help="Probe the backend again (e.g. after starting Ollama)."):

@@ -1,6 +1,7 @@
 """Indexing cost on the 1,890-passage MuSiQue OpenIE import, and extraction cost with the embedded model.
 
     python bench/index_bench.py [--quick] [--json] [--no-extract] [--passages N] [--data-dir DIR] [--work DIR]
+                                [--server-slots 1,2 [--server-chunks N]]
 
 Import part (no LLM): seconds for each embedding job (entities, chunks, engrams,
 triples), JSON reading + integration, coreference, graph construction, save;
@@ -11,6 +12,12 @@ Targets: everything that is not embedding ≤ 30% of embedding time; load < 2 s.
 Extraction part (skip with --no-extract): the first passages of the corpus
 through `extract_chunk` with the embedded model (response cache off): seconds,
 prompt and completion tokens per chunk.
+
+Server part (with --server-slots): the same passages extracted through llama.cpp's own
+OpenAI-compatible HTTP server (started from xllamacpp on 127.0.0.1 with the embedded GGUF), once
+per slot count, with as many requests in flight as slots (`build_memory(parallel=slots)`, the
+path `--parallel N` takes): chunks per second side by side. A figure to report, not a target: on
+2 cores the slots share the same cores.
 
 --quick imports only the first 150 passages (a check that the script runs, not
 figures to compare with the targets) and extracts 2 passages. The memory is
@@ -146,6 +153,40 @@ def run_extraction(files: dict[str, Path], n: int) -> dict[str, Any]:
     return {"model_ready_s": ready_s, "chunks": rows}
 
 
+# ------------------------------------------------------------------ extraction through llama.cpp's server
+def run_server_extraction(files: dict[str, Path], n: int, slot_counts: list[int]) -> list[dict[str, Any]]:
+    """Chunks per second through the OpenAI-compatible backend, one server per slot count.
+
+    xllamacpp cannot stop a server, so each slot count gets its own in this process (the idle
+    ones hold memory, not cores)."""
+    from memrag.build import build_memory, run_build
+    from memrag.config import IndexParams, Settings
+    from memrag.embed import get_embedder
+    from memrag.ingest import Document
+    from memrag.llm.cache import CachedLLM
+    from memrag.llm.llamacpp_server import serve_gguf
+    from memrag.llm.model_file import MODEL_FILE, ensure_model
+    from memrag.llm.openai_backend import OpenAICompatibleLLM
+
+    path = Settings().cache_dir / "models" / MODEL_FILE
+    ensure_model(path)
+    corpus = json.loads(files["corpus"].read_text(encoding="utf-8"))[:n]
+    docs = [Document(f"p{i}", p["title"], p["text"], "musique", "benchmark") for i, p in enumerate(corpus)]
+    rows = []
+    for slots in slot_counts:
+        with serve_gguf(path, slots=slots) as url:
+            llm = OpenAICompatibleLLM(base_url=url)
+            llm.check()
+            t0 = time.perf_counter()
+            memory = run_build(build_memory(None, docs, CachedLLM(llm, None), get_embedder(), IndexParams(),
+                                            parallel=slots))
+            wall = time.perf_counter() - t0
+        failed = sum(1 for log in memory.extraction_log.values() if log.status != "ok")
+        rows.append({"slots": slots, "chunks": len(docs), "seconds": wall,
+                     "chunks_per_s": len(docs) / wall if wall else float("nan"), "failed": failed})
+    return rows
+
+
 # ------------------------------------------------------------------ main
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -156,6 +197,9 @@ def main() -> int:
     ap.add_argument("--no-extract", action="store_true", help="skip the embedded-model extraction part")
     ap.add_argument("--data-dir", type=Path, default=C.DEFAULT_DATA_DIR, help="folder of the MuSiQue files")
     ap.add_argument("--work", type=Path, default=None, help="keep the memory in DIR/memory (default: temp)")
+    ap.add_argument("--server-slots", default="",
+                    help="also extract through llama.cpp's HTTP server with these slot counts, e.g. 1,2")
+    ap.add_argument("--server-chunks", type=int, default=6, help="passages extracted per slot count (default 6)")
     ap.add_argument("--_load-child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args._load_child:
@@ -280,6 +324,17 @@ def _run(args: argparse.Namespace, files: dict[str, Path], work: Path, log: Any)
               None, f"{sum(r['ok'] for r in rows)}/{len(rows)}")
         tables.append(t)
         notes.append(f"peak RSS with the embedded model loaded: {C.peak_rss_mib():.0f} MiB")
+
+    if args.server_slots:
+        slot_counts = [int(s) for s in args.server_slots.split(",") if s.strip()]
+        log(f"extracting {args.server_chunks} passages through llama.cpp's server with {slot_counts} slots …")
+        rows = run_server_extraction(files, args.server_chunks, slot_counts)
+        result["server_extraction"] = rows
+        t = C.Table("Extraction through llama.cpp's OpenAI-compatible server (requests in flight = slots)",
+                    ["slots", "chunks", "seconds", "chunks/s", "failed"])
+        for r in rows:
+            t.add(r["slots"], r["chunks"], r["seconds"], r["chunks_per_s"], r["failed"])
+        tables.append(t)
 
     C.emit(args, result, tables, notes)
     return 0

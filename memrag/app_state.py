@@ -60,8 +60,12 @@ class _Key(Generic[T]):
 class AppState:
     """Typed view of the session; `AppState.<name>.key` is the session key of an entry."""
 
-    backend: _Key[str] = _Key(lambda: "auto")  # auto | ollama | embedded (sidebar radio)
+    backend: _Key[str] = _Key(lambda: Settings().backend)  # auto | ollama | embedded | openai (sidebar radio)
     ollama_model: _Key[str] = _Key(lambda: Settings().ollama_model)
+    openai_base_url: _Key[str] = _Key(lambda: Settings().openai_base_url)
+    openai_model: _Key[str] = _Key(lambda: Settings().openai_model)
+    openai_api_key: _Key[str] = _Key(lambda: Settings().openai_api_key)  # held in memory, never written
+    extract_parallel: _Key[int] = _Key(lambda: Settings().extract_parallel)
     llm_check: _Key[int] = _Key(lambda: 0)  # bumped by "check again": a new backend probe
     active_memory: _Key[str | None] = _Key(lambda: None)  # memory folder path
     build_job: _Key[str | None] = _Key(lambda: None)
@@ -122,14 +126,20 @@ def settings() -> Settings:
     cfg = Settings()
     cfg.backend = s.backend  # type: ignore[assignment]
     cfg.ollama_model = (s.ollama_model or "").strip() or "phi4"
+    cfg.openai_base_url = (s.openai_base_url or "").strip()
+    cfg.openai_model = (s.openai_model or "").strip()
+    cfg.openai_api_key = (s.openai_api_key or "").strip()
+    cfg.extract_parallel = max(1, int(s.extract_parallel or 1))
     return cfg
 
 
 @st.cache_resource(show_spinner="checking the LLM backend…", max_entries=8)
-def _choose(backend: str, model: str, host: str, check: int) -> tuple[LLM | None, BackendChoice | None, str]:
+def _choose(backend: str, model: str, host: str, check: int, openai_base_url: str = "", openai_model: str = "",
+            openai_api_key: str = "") -> tuple[LLM | None, BackendChoice | None, str]:
     from memrag.llm.factory import choose_backend
 
-    cfg = Settings(backend=backend, ollama_model=model, ollama_host=host)  # type: ignore[arg-type]
+    cfg = Settings(backend=backend, ollama_model=model, ollama_host=host,  # type: ignore[arg-type]
+                   openai_base_url=openai_base_url, openai_model=openai_model, openai_api_key=openai_api_key)
     try:
         inner, choice = choose_backend(cfg)
     except LLMError as e:
@@ -143,7 +153,8 @@ def backend_choice() -> tuple[LLM | None, BackendChoice | None, str]:
     if injected is not None:
         return injected, BackendChoice(injected.backend, injected.model, "test double injected by a test"), ""
     cfg = settings()
-    return _choose(cfg.backend, cfg.ollama_model, cfg.ollama_host, AppState().llm_check)
+    return _choose(cfg.backend, cfg.ollama_model, cfg.ollama_host, AppState().llm_check,
+                   cfg.openai_base_url, cfg.openai_model, cfg.openai_api_key)
 
 
 def job_llm() -> tuple[LLM | None, BackendChoice | None, str]:
@@ -160,8 +171,11 @@ def job_llm() -> tuple[LLM | None, BackendChoice | None, str]:
 
 
 def extract_parallel(backend: str) -> int:
-    """Extraction requests kept in flight: several for Ollama, one for the embedded engine."""
-    return settings().extract_parallel if backend == "ollama" else 1
+    """Extraction requests kept in flight: the sidebar's number for Ollama or an OpenAI-compatible
+    server, one for the embedded engine."""
+    from memrag.llm.factory import extraction_slots
+
+    return extraction_slots(backend, settings())
 
 
 @st.cache_resource(show_spinner="loading the embedding model…")

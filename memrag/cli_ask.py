@@ -54,7 +54,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     try:
         params = json.loads(args.params)
-        embedder = get_embedder()
+        embedder = get_embedder(_settings(args).embedder)
         memory = store.load(args.memory, embedder.model_id)
         rec = None if args.live else Recordings.open(args.memory)
         if rec is not None and rec.has_question(args.question):
@@ -63,7 +63,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         else:
             llm, choice = make_llm(_settings(args))
-            print(f"LLM: {choice.backend} / {choice.model} ({choice.reason})", file=sys.stderr)
+            print(choice.describe(), file=sys.stderr)
         methods = list(METHODS) if args.method == "all" else [args.method]
         traces = ask(memory, args.question, llm=llm, embedder=embedder, methods=methods, params=params)
     except (LLMError, EmptyMemoryError, store.MemoryFormatError, ValueError) as e:

@@ -43,6 +43,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if not args.backend:
         settings.backend = "embedded"  # the shipped memory and recordings are made with the embedded model
     llm, choice = make_llm(settings)
+    print(choice.describe(), file=sys.stderr)
     # Another LLM's memory and recordings live beside the shipped ones, never over them.
     target = demo.sample_memory_dir(choice.backend, choice.model)
     if args.action == "extract":

@@ -74,7 +74,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from memrag.eval.report import markdown_table
     from memrag.eval.runner import REPORT_HTML, RESULTS, SUMMARY, run_eval
     from memrag.llm.base import LLMError
-    from memrag.llm.factory import make_llm
+    from memrag.llm.factory import extraction_slots, make_llm
     from memrag.openie import OpenIEFormatError
     from memrag.progress import ProgressLine
     from memrag.store import MemoryFormatError
@@ -108,9 +108,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(f"LLM: recordings made with {rec.backend} / {rec.model}", file=sys.stderr)
             return rec.replay_llm()
         llm, choice = make_llm(settings)
-        print(f"LLM: {choice.backend} / {choice.model} ({choice.reason})", file=sys.stderr)
-        if choice.backend == "ollama":
-            config.extract_parallel = settings.extract_parallel
+        print(choice.describe(), file=sys.stderr)
+        config.extract_parallel = extraction_slots(choice.backend, settings)
         if args.replies:
             from memrag.recordings import RecordingLLM
 
@@ -122,7 +121,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     summary = None
     todo = done_now = 0
     try:
-        for ev in run_eval(config, llm_factory=llm_factory):
+        from memrag.embed import get_embedder
+
+        for ev in run_eval(config, llm_factory=llm_factory, embedder=get_embedder(settings.embedder)):
             d = ev.data
             if ev.kind == "start":
                 todo = d["todo"]

@@ -29,14 +29,14 @@ def cmd_index(args: argparse.Namespace) -> int:
     from memrag.embed import get_embedder
     from memrag.ingest import read_paths
     from memrag.llm.base import LLMError
-    from memrag.llm.factory import make_llm
+    from memrag.llm.factory import extraction_slots, make_llm
     from memrag.openie import OpenIEFormatError, import_openie
     from memrag.progress import ProgressLine
     from memrag.store import MemoryFormatError
 
     params = IndexParams()
     settings = _settings(args)
-    embedder = get_embedder()
+    embedder = get_embedder(settings.embedder)
     try:
         if args.import_openie:
             if not args.corpus:
@@ -57,9 +57,9 @@ def cmd_index(args: argparse.Namespace) -> int:
             for dup in report.duplicates:
                 print(f"skipped duplicate: {dup}", file=sys.stderr)
             llm, choice = make_llm(settings)
-            print(f"LLM: {choice.backend} / {choice.model} ({choice.reason})", file=sys.stderr)
+            print(choice.describe(), file=sys.stderr)
             events = build_memory(args.memory, report.documents, llm, embedder, params,
-                                  parallel=settings.extract_parallel if choice.backend == "ollama" else 1,
+                                  parallel=extraction_slots(choice.backend, settings),
                                   retry_failed=args.retry_failed, name=args.name)
         return _drain(events, args, ProgressLine)
     except (LLMError, OpenIEFormatError, MemoryFormatError, ValueError) as e:

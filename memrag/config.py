@@ -39,11 +39,22 @@ def default_cache_dir() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "memrag"
 
 
+def _env_f(name: str, default: str, help: str, **kwargs: Any) -> Any:
+    """A field read from the environment when the object is made (so tests can set it)."""
+    return field(default_factory=lambda: os.environ.get(name, default), metadata={"help": help}, **kwargs)
+
+
+def default_backend() -> str:
+    """A typed MEMRAG_OPENAI_BASE_URL chooses the OpenAI-compatible server; nothing else in the
+    environment does (an OPENAI_API_KEY alone never sends documents anywhere)."""
+    return "openai" if os.environ.get("MEMRAG_OPENAI_BASE_URL", "").strip() else "auto"
+
+
 @dataclass
 class Settings:
-    backend: Literal["auto", "ollama", "embedded"] = _f(
-        "auto", "auto = Ollama when it answers and has the model, else the embedded model."
-    )
+    backend: Literal["auto", "ollama", "embedded", "openai"] = field(default_factory=default_backend, metadata={
+        "help": "auto = Ollama when it answers and has the model, else the embedded model; openai = the "
+                "OpenAI-compatible server at the base URL (auto never picks it)."})
     ollama_host: str = _f(
         os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434"), "Ollama server (OLLAMA_HOST)."
     )
@@ -53,8 +64,18 @@ class Settings:
     data_dir: Path = _f(None, "Memories, cache and model live here (MEMRAG_HOME).")
     cache_dir: Path = _f(None, "Assembled model file lives here (MEMRAG_CACHE_DIR).")
     extract_parallel: int = _f(
-        4, "Extraction requests kept in flight with Ollama (the embedded model runs one at a time)."
+        4, "Extraction requests kept in flight with Ollama or an OpenAI-compatible server "
+           "(the embedded model runs one at a time)."
     )
+    openai_base_url: str = _env_f("MEMRAG_OPENAI_BASE_URL", "", "OpenAI-compatible server, e.g. "
+                                  "http://127.0.0.1:8000/v1 (MEMRAG_OPENAI_BASE_URL).")
+    openai_model: str = _env_f("MEMRAG_OPENAI_MODEL", "", "Model id on that server (MEMRAG_OPENAI_MODEL); "
+                               "empty = the one model a single-model server lists.")
+    # repr=False: a Settings printed in a log or an error never shows the key.
+    openai_api_key: str = _env_f("OPENAI_API_KEY", "", "API key for that server (OPENAI_API_KEY); never "
+                                 "stored in traces, stamps, recordings or cache keys.", repr=False)
+    embedder: str = _env_f("MEMRAG_EMBEDDER", "all-MiniLM-L6-v2", "Embedder: all-MiniLM-L6-v2 (shipped), "
+                           "ollama:MODEL (e.g. ollama:bge-m3) or openai:MODEL (the server's /v1/embeddings).")
 
     def __post_init__(self) -> None:
         if self.data_dir is None:

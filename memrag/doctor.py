@@ -42,15 +42,16 @@ def run_doctor(settings: Settings) -> dict[str, Any]:
             c = llm.complete(prompts.doctor_messages(), schema=prompts.DOCTOR_SCHEMA,
                              max_tokens=prompts.max_tokens_for("doctor"), stage="doctor")
             json.loads(c.text)
+            mode = f", structured output: {c.structured}" if c.structured else ""
             return (f"{c.text.strip()[:60]} ({c.prompt_tokens} prompt + {c.completion_tokens} "
-                    f"completion tokens, {c.seconds:.2f} s)")
+                    f"completion tokens, {c.seconds:.2f} s{mode})")
 
         check("LLM completion", tiny_completion)
 
     def embedding() -> str:
         from memrag.embed import get_embedder
 
-        e = get_embedder()
+        e = get_embedder(settings.embedder)
         report["embedder"] = {"model": e.model_id, "dim": e.dim}
         t0 = time.perf_counter()
         v = e.encode(["memrag doctor"])
@@ -68,6 +69,8 @@ def format_report(report: dict[str, Any]) -> str:
     llm = report.get("llm")
     if llm:
         lines.append(f"LLM:      {llm['backend']} / {llm['model']}  ({llm['reason']})")
+        if llm.get("warning"):
+            lines.append(f"WARNING:  {llm['warning']}")
     emb = report.get("embedder")
     if emb:
         lines.append(f"Embedder: {emb['model']} ({emb['dim']}-d)")

@@ -160,15 +160,20 @@ def _is_mean_pooled_bert(model: Any) -> bool:
         return False
 
 
-_shared: dict[str, SentenceTransformerEmbedder] = {}
+_shared: dict[str, Embedder] = {}
 _shared_lock = threading.Lock()
 
 
-def get_embedder(model_id: str = DEFAULT_EMBEDDER) -> SentenceTransformerEmbedder:
-    """One loaded embedder per model id per process."""
+def get_embedder(model_id: str | None = None) -> Any:
+    """One loaded embedder per model id per process: MiniLM (the default, or MEMRAG_EMBEDDER),
+    or a served model, `ollama:MODEL` / `openai:MODEL` (memrag.served_embedders)."""
+    model_id = model_id or os.environ.get("MEMRAG_EMBEDDER") or DEFAULT_EMBEDDER
     with _shared_lock:
         if model_id not in _shared:
-            _shared[model_id] = SentenceTransformerEmbedder(model_id)
+            from memrag.served_embedders import is_served, served_embedder
+
+            _shared[model_id] = served_embedder(model_id) if is_served(model_id) \
+                else SentenceTransformerEmbedder(model_id)
         return _shared[model_id]
 
 

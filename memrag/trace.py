@@ -48,6 +48,7 @@ class LLMCallRecord:
     backend: str = ""
     key: str = ""  # response-cache key: identical calls shared by methods are counted once in totals
     shared: bool = False  # the query-entity call, used by more than one method
+    structured: str = ""  # the server's structured-output mode, where it has several (see Completion)
 
 
 @dataclass

@@ -194,6 +194,12 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 })
             elif self.path == "/api/chat":
                 self._chat(str(model))
+            elif self.path == "/api/embed":  # a vector per input, its first component the text's length
+                if not fake.has_model(str(model)):
+                    return self._not_found_model(model)
+                texts = body.get("input")
+                texts = texts if isinstance(texts, list) else [texts]
+                self._send(200, {"model": model, "embeddings": [[float(len(t) + 1), 1.0, 1.0] for t in texts]})
             else:
                 self._send(404, b"404 page not found", "text/plain")
 

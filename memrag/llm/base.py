@@ -25,6 +25,9 @@ class Completion:
     backend: str = ""
     stage: str = ""
     raw: dict[str, Any] | None = field(default=None, repr=False)
+    # How the reply's JSON was obtained where a server offers several ways (OpenAI-compatible:
+    # json_schema / json_object / text); "" where there is one way or it is not known (a cache hit).
+    structured: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

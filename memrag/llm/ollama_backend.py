@@ -14,8 +14,6 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpcore
@@ -24,6 +22,7 @@ import ollama
 import pydantic
 
 from memrag import jsonsafe
+from memrag.llm.call_limits import ReplyTooLarge, limited_call, limited_transport
 from memrag.llm.base import (
     Completion,
     LLMCallError,
@@ -58,6 +57,8 @@ _CONNECT_TIMEOUT_S = 5.0
 _REPLY_BASE_BYTES = 256 * 1024
 _REPLY_BYTES_PER_TOKEN = 256
 _LIST_MAX_BYTES = 4 * 1024 * 1024
+# An embedding as JSON: up to a few thousand numbers of ~20 characters each.
+EMBED_BYTES_PER_TEXT = 128 * 1024
 
 # What "nobody answers at that address" looks like through the client: it turns
 # httpx.ConnectError into the builtin ConnectionError; a bad scheme or a silent
@@ -69,26 +70,6 @@ _largest_rung: dict[tuple[str, str], int] = {}
 _largest_rung_lock = threading.Lock()
 
 
-# ---------------------------------------------------------------- one deadline per call
-# httpx's timeouts apply to each read, so a server that drips a byte a second keeps a call alive
-# for as long as it likes (issue 15, item 5). Every socket operation on memrag's Ollama
-# connections goes through `_LimitedStream`, which shortens its timeout to what is left of the
-# current call's deadline and counts the bytes read against the call's bound. The limits are
-# per call (a context variable set by `OllamaLLM._call`), so pooled connections and parallel
-# extraction threads each keep their own.
-@dataclass
-class _CallLimits:
-    deadline: float  # time.monotonic()
-    bytes_left: int
-
-
-_limits: ContextVar[_CallLimits | None] = ContextVar("memrag_ollama_call_limits", default=None)
-
-
-class _ReplyTooLarge(Exception):
-    """The reply passed the call's byte bound (raised inside httpcore, mapped in `_call`)."""
-
-
 class _NotOllama(Exception):
     """A successful HTTP reply whose body is not a JSON object (mapped in `_call`)."""
 
@@ -96,77 +77,6 @@ class _NotOllama(Exception):
         super().__init__(what)
         self.what = what
         self.raw = raw.decode("utf-8", "replace")
-
-
-def _left(timeout: float | None, expired: type[Exception]) -> float | None:
-    """`timeout` shortened to the current call's remaining time; `expired` once none is left."""
-    limits = _limits.get()
-    if limits is None:
-        return timeout
-    left = limits.deadline - time.monotonic()
-    if left <= 0:
-        raise expired("the call's deadline has passed")
-    return left if timeout is None else min(timeout, left)
-
-
-class _LimitedStream(httpcore.NetworkStream):
-    def __init__(self, inner: httpcore.NetworkStream) -> None:
-        self._inner = inner
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        data = self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
-        limits = _limits.get()
-        if limits is not None:
-            limits.bytes_left -= len(data)
-            if limits.bytes_left < 0:
-                raise _ReplyTooLarge()
-        return data
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
-        tls = self._inner.start_tls(ssl_context, server_hostname, _left(timeout, httpcore.ConnectTimeout))
-        return _LimitedStream(tls)
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._inner.get_extra_info(info)
-
-
-class _LimitedBackend(httpcore.NetworkBackend):
-    def __init__(self) -> None:
-        self._inner = httpcore.SyncBackend()
-
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                    local_address: str | None = None, socket_options: Any = None) -> httpcore.NetworkStream:
-        return _LimitedStream(self._inner.connect_tcp(
-            host, port, _left(timeout, httpcore.ConnectTimeout), local_address, socket_options))
-
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Any = None) -> httpcore.NetworkStream:
-        return _LimitedStream(self._inner.connect_unix_socket(
-            path, _left(timeout, httpcore.ConnectTimeout), socket_options))
-
-    def sleep(self, seconds: float) -> None:
-        self._inner.sleep(seconds)
-
-
-class _LimitedTransport(httpx.HTTPTransport):
-    """httpx's own transport over `_LimitedBackend` (httpx takes no backend argument, so the
-    connection pool it builds is replaced by one built the same way with the backend given)."""
-
-    def __init__(self) -> None:
-        super().__init__(verify=False)  # its own pool is replaced: skip loading certificates for it
-        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0)
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=None,  # httpcore builds its verified default when an https host needs it
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry, network_backend=_LimitedBackend())
 
 
 class _StatusError(Exception):
@@ -268,7 +178,7 @@ class OllamaLLM:
         self._client = ollama.Client(
             host=self.host,
             timeout=httpx.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT_S)),
-            transport=_LimitedTransport(),
+            transport=limited_transport(httpx, httpcore),
             event_hooks={"response": [_read_reply]},
         )
 
@@ -317,6 +227,12 @@ class OllamaLLM:
         _check_reply(reply, completion, schema, max_tokens, stage)
         return completion
 
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """This model's embedding vectors for `texts` (POST /api/embed), under one call's limits."""
+        reply = self._call(lambda: self._client.embed(model=self.model, input=texts), self.timeout,
+                           _REPLY_BASE_BYTES + EMBED_BYTES_PER_TEXT * len(texts), "embeddings")
+        return [list(v) for v in reply.embeddings]
+
     def check(self) -> tuple[bool, str]:
         """Is the server up and does it have the model? Quick (its own short deadline); never raises."""
         try:
@@ -337,9 +253,9 @@ class OllamaLLM:
 
         This is the only place memrag's Ollama calls are made and their failures named.
         """
-        token = _limits.set(_CallLimits(time.monotonic() + seconds, max_bytes))
         try:
-            return request()
+            with limited_call(seconds, max_bytes):
+                return request()
         except _StatusError as e:
             raise self._response_error(e.status, e.message) from e
         except ollama.ResponseError as e:  # not raised while `_read_reply` runs first; kept as a guard
@@ -355,7 +271,7 @@ class OllamaLLM:
                 f"(model {self.model}, {what}). The model may still be loading or the "
                 "machine is too slow for it; try again, or raise the timeout."
             ) from e
-        except _ReplyTooLarge as e:
+        except ReplyTooLarge as e:
             raise LLMReplyError(
                 f"The reply from {self.host} ({what}) was larger than {max_bytes:,} bytes, far more "
                 "than was asked for; it was not read further and nothing was kept."
@@ -376,8 +292,6 @@ class OllamaLLM:
                 f"what Ollama sends ({e.errors()[0].get('loc', '')}). "
                 "Is OLLAMA_HOST pointing at an Ollama server?"
             ) from e
-        finally:
-            _limits.reset(token)
 
     def _response_error(self, status: int, error: str) -> LLMError:
         """An HTTP error status: which ones stop everything, which fail only this call."""

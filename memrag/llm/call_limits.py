@@ -1,0 +1,131 @@
+"""One deadline and one size bound per HTTP call, for every HTTP backend.
+
+httpx's timeouts apply to each read, so a server that drips a byte a second keeps a call alive
+for as long as it likes (issue 15, item 5). Every socket operation on a backend's connections
+goes through a limited stream, which shortens its timeout to what is left of the current call's
+deadline and counts the bytes read against the call's bound. The limits are per call (a context
+variable set by `limited_call`), so pooled connections and parallel extraction threads each keep
+their own.
+
+The `ollama` client runs on httpx/httpcore and the `openai` client on httpx2/httpcore2, which
+share one API; `limited_transport(httpx, httpcore)` builds the transport for either pair.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+
+@dataclass
+class _CallLimits:
+    deadline: float  # time.monotonic()
+    bytes_left: int
+
+
+_limits: ContextVar[_CallLimits | None] = ContextVar("memrag_http_call_limits", default=None)
+
+
+class ReplyTooLarge(Exception):
+    """The reply passed the call's byte bound (raised inside the HTTP stack; backends map it)."""
+
+
+@contextlib.contextmanager
+def limited_call(seconds: float, max_bytes: int) -> Iterator[None]:
+    """Every socket operation inside the block shares one deadline and one byte bound."""
+    token = _limits.set(_CallLimits(time.monotonic() + seconds, max_bytes))
+    try:
+        yield
+    finally:
+        _limits.reset(token)
+
+
+def _left(timeout: float | None, expired: type[Exception]) -> float | None:
+    """`timeout` shortened to the current call's remaining time; `expired` once none is left."""
+    limits = _limits.get()
+    if limits is None:
+        return timeout
+    left = limits.deadline - time.monotonic()
+    if left <= 0:
+        raise expired("the call's deadline has passed")
+    return left if timeout is None else min(timeout, left)
+
+
+def _count(data: bytes) -> bytes:
+    limits = _limits.get()
+    if limits is not None:
+        limits.bytes_left -= len(data)
+        if limits.bytes_left < 0:
+            raise ReplyTooLarge()
+    return data
+
+
+_built: dict[str, type] = {}
+
+
+def limited_transport(httpx: ModuleType, httpcore: ModuleType) -> Any:
+    """A new httpx transport (of the given httpx flavour) whose sockets obey `limited_call`."""
+    cls = _built.get(httpx.__name__)
+    if cls is None:
+        cls = _built[httpx.__name__] = _transport_class(httpx, httpcore)
+    return cls()
+
+
+def _transport_class(httpx: ModuleType, httpcore: ModuleType) -> type:
+    class LimitedStream(httpcore.NetworkStream):
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            return _count(self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout)))
+
+        def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))
+
+        def close(self) -> None:
+            self._inner.close()
+
+        def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                      timeout: float | None = None) -> Any:
+            return LimitedStream(self._inner.start_tls(ssl_context, server_hostname,
+                                                       _left(timeout, httpcore.ConnectTimeout)))
+
+        def get_extra_info(self, info: str) -> Any:
+            return self._inner.get_extra_info(info)
+
+    class LimitedBackend(httpcore.NetworkBackend):
+        def __init__(self) -> None:
+            self._inner = httpcore.SyncBackend()
+
+        def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                        local_address: str | None = None, socket_options: Any = None) -> Any:
+            return LimitedStream(self._inner.connect_tcp(
+                host, port, _left(timeout, httpcore.ConnectTimeout), local_address, socket_options))
+
+        def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                socket_options: Any = None) -> Any:
+            return LimitedStream(self._inner.connect_unix_socket(
+                path, _left(timeout, httpcore.ConnectTimeout), socket_options))
+
+        def sleep(self, seconds: float) -> None:
+            self._inner.sleep(seconds)
+
+    class LimitedTransport(httpx.HTTPTransport):
+        """httpx's own transport over `LimitedBackend` (httpx takes no backend argument, so the
+        connection pool it builds is replaced by one built the same way with the backend given)."""
+
+        def __init__(self) -> None:
+            super().__init__(verify=False)  # its own pool is replaced: skip loading certificates for it
+            limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0)
+            self._pool = httpcore.ConnectionPool(
+                ssl_context=None,  # httpcore builds its verified default when an https host needs it
+                max_connections=limits.max_connections,
+                max_keepalive_connections=limits.max_keepalive_connections,
+                keepalive_expiry=limits.keepalive_expiry, network_backend=LimitedBackend())
+
+    return LimitedTransport
