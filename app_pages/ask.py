@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag import app_state, app_views as views, compare_views, jobs
-from memrag.app_state import AppState, METHOD_LABELS
+from memrag.app import state as app_state, views, compare_views, jobs
+from memrag.app.state import AppState, METHOD_LABELS
 from memrag.viz.safe_text import escape_markdown
 
 ORDER = ("neuropath", "ecphory", "dense")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from memrag import app_state, app_views as views, eval_views as ev, jobs
-from memrag.app_state import METHOD_LABELS
+from memrag.app import state as app_state, views, eval_views as ev, jobs
+from memrag.app.state import METHOD_LABELS
 from memrag.eval.datasets import SCOPES
 from memrag.eval.runner import EvalConfig, dense_only
 from memrag.viz.safe_text import escape_markdown

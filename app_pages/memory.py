@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag import app_state, app_views as views, jobs, store
-from memrag.app_state import AppState
+from memrag.app import state as app_state, views, jobs
+from memrag.index import store
+from memrag.app.state import AppState
 from memrag.config import IndexParams
 from memrag.viz.safe_text import escape_markdown
 

@@ -11,13 +11,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from memrag import answer as answer_step
+from memrag.methods import answer as answer_step
 from memrag.config import DenseParams, EcphoryParams, NeuroPathParams, from_dict
 from memrag.embed import Embedder
 from memrag.llm.base import LLM
-from memrag.memory import Memory
+from memrag.index.memory import Memory
 from memrag.methods.base import QueryContext
-from memrag.passages_only import is_passages_only
+from memrag.index.passages_only import is_passages_only
 from memrag.prompts import PROMPT_VERSION
 from memrag.trace import Stamp, Trace
 

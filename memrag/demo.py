@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memrag.ask import METHODS, ask
-from memrag.recordings import EXTRACTION_FILE, RecordingLLM, Recordings
+from memrag.llm.recordings import EXTRACTION_FILE, RecordingLLM, Recordings
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_corpus"
@@ -68,10 +68,10 @@ def extract(llm, embedder, memory_dir: Path, *, recorded: bool = False, name: st
     change to post-processing re-runs from the recordings (`recorded=True`) without the model.
     Returns the memory's build summary (the "done" event's data).
     """
-    from memrag import store
-    from memrag.build import build_memory
+    from memrag.index import store
+    from memrag.index.build import build_memory
     from memrag.config import IndexParams
-    from memrag.ingest import read_paths
+    from memrag.index.ingest import read_paths
 
     memory_dir = Path(memory_dir)
     params = IndexParams()

@@ -1,4 +1,4 @@
-"""memrag.jobs: background work that outlives a page run — progress, ETA, cancel, failures,
+"""memrag.app.jobs: background work that outlives a page run — progress, ETA, cancel, failures,
 and the two job bodies the app uses (build and ask) driven by a scripted LLM."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ import threading
 
 import pytest
 
-from memrag import jobs
+from memrag.app import jobs
 from memrag.config import IndexParams
-from memrag.ingest import Document
+from memrag.index.ingest import Document
 from scripted import HashEmbedder, ScriptedLLM
 
 # The look-alike name (Cyrillic а) is written in the passage itself: extraction keeps names as
-# written, and drops letters of a script the passage does not use (memrag.cleanup).
+# written, and drops letters of a script the passage does not use (memrag.index.cleanup).
 DOCS = [Document("a", "Alpha", "Alpha met Beta in Tollimere; Alph\u0430 stayed.", "t", "sample"),
         Document("b", "Beta", "Beta sailed to Quellhaven.", "t", "sample"),
         Document("c", "Gamma", "Gamma is unreadable.", "t", "sample")]
@@ -153,7 +153,7 @@ def test_a_cancelled_build_keeps_its_journal_and_resumes_without_new_calls(tmp_p
 
 
 def test_ask_work_reports_each_llm_call():
-    from memrag.build import build_memory, run_build
+    from memrag.index.build import build_memory, run_build
 
     llm = ScriptedLLM({"index.extract": extraction,
                        "query.entities": lambda m, s: {"entities": ["Alpha"]},

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from memrag.eval.stats import bootstrap_ci, mean, paired_win_loss
-from memrag.gold import DENSE_FATES, ECPHORY_FATES, NEUROPATH_FATES, fate_order
+from memrag.eval.gold import DENSE_FATES, ECPHORY_FATES, NEUROPATH_FATES, fate_order
 
 SCORES = ("recall@1", "recall@2", "recall@5", "recall@10", "em", "raw_em", "f1")
 PAIRED_SCORES = ("recall@2", "recall@5", "em", "f1")
@@ -120,7 +120,7 @@ def _indexing(run: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, A
 
 def _deviations(methods: list[str]) -> list[dict[str, str]] | None:
     try:
-        from memrag.deviations import all_deviations
+        from memrag.explain.deviations import all_deviations
     except ImportError:
         return None
     return [d for d in all_deviations() if d["method"] in ("all", *methods)]

@@ -6,7 +6,7 @@
 Per question: every method is asked (the query-entity call is shared), the ranked list is
 mapped to the dataset's recall units and deduplicated before recall@1/2/5/10, the answer is
 scored (EM / F1 with SQuAD normalisation, raw EM beside it), each gold passage gets its fate
-(memrag.gold), and tokens, LLM calls and seconds are recorded. The line is appended to
+(memrag.eval.gold), and tokens, LLM calls and seconds are recorded. The line is appended to
 `results.jsonl` and flushed to disk before the next question starts; `summary.json` is
 recomputed from those lines. A rerun with the same settings skips finished questions; a
 torn last line (a crash while writing it) is cut off and that question is done again.
@@ -32,20 +32,21 @@ from typing import Any
 
 import pandas as pd
 
-from memrag import jsonsafe, store
+from memrag import jsonsafe
+from memrag.index import store
 from memrag.ask import METHODS, ask, git_revision, resolve_params
-from memrag.build import build_memory
+from memrag.index.build import build_memory
 from memrag.config import IndexParams, params_dict
 from memrag.durable import write_atomic
 from memrag.embed import Embedder
 from memrag.eval.datasets import SCOPES, Dataset, Passage, Question, load_dataset, question_passages, scoped_corpus
 from memrag.eval.metrics import exact_match, f1_score, raw_exact_match, recall_at_k
-from memrag.gold import NOT_IN_MEMORY, best_fate, gold_fate
-from memrag.ingest import Document, benchmark_document, read_paths
+from memrag.eval.gold import NOT_IN_MEMORY, best_fate, gold_fate
+from memrag.index.ingest import Document, benchmark_document, read_paths
 from memrag.llm.base import LLM
-from memrag.memory import Memory
-from memrag.openie import import_openie
-from memrag.passages_only import PASSAGES_ONLY, build_passages_only, is_passages_only
+from memrag.index.memory import Memory
+from memrag.index.openie import import_openie
+from memrag.index.passages_only import PASSAGES_ONLY, build_passages_only, is_passages_only
 from memrag.prompts import PROMPT_VERSION, STAGE_VERSIONS
 from memrag.trace import Trace
 from memrag.viz.tables import ALL_METHODS, totals_across

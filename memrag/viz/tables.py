@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from memrag.memory import Memory
+from memrag.index.memory import Memory
 from memrag.trace import LLMCallRecord, NeuroPathHop, Trace
 from memrag.viz.safe_text import clip
 

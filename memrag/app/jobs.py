@@ -297,7 +297,7 @@ def build_work(path: Path | None, documents: list, llm: LLM | None, embedder: An
     A cancel stops between events; chunks already extracted stay in the memory's journal,
     so building the same documents again resumes without new tokens.
     """
-    from memrag.build import build_memory
+    from memrag.index.build import build_memory
 
     def work(job: Job) -> Any:
         job.update_state(lambda s: s.update(nodes={}, edges=[], coref_links=[], failures=[], current=None,

@@ -11,7 +11,7 @@ from pathlib import Path
 from memrag.ask import METHODS
 from memrag.eval.datasets import DATASET_NAMES, SCOPES
 
-SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_corpus"
+SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_corpus"
 
 
 def register(sub, add_backend_args) -> dict:
@@ -70,14 +70,14 @@ def config_from_args(args: argparse.Namespace):
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from memrag.cli import _settings
+    from memrag.cli.main import _settings
     from memrag.eval.report import markdown_table
     from memrag.eval.runner import REPORT_HTML, RESULTS, SUMMARY, run_eval
     from memrag.llm.base import LLMError
     from memrag.llm.factory import make_llm
-    from memrag.openie import OpenIEFormatError
-    from memrag.progress import ProgressLine
-    from memrag.store import MemoryFormatError
+    from memrag.index.openie import OpenIEFormatError
+    from memrag.cli.progress import ProgressLine
+    from memrag.index.store import MemoryFormatError
 
     settings = _settings(args)
     try:
@@ -92,14 +92,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
         # Called by the run only when it needs an LLM; the parallelism applies to its memory builds.
         nonlocal recorder
         if args.recorded and args.replies:
-            from memrag.recordings import Recordings
+            from memrag.llm.recordings import Recordings
 
             rec = Recordings.load(args.replies)
             print(f"LLM: replies recorded with {rec.backend} / {rec.model} ({args.replies})", file=sys.stderr)
             return rec.replay_llm()
         if args.recorded:
             from memrag.demo import sample_memory_dir
-            from memrag.recordings import Recordings
+            from memrag.llm.recordings import Recordings
 
             mdir = args.memory or (sample_memory_dir() if args.dataset == "sample" else None)
             rec = Recordings.open(mdir) if mdir else None
@@ -112,7 +112,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if choice.backend == "ollama":
             config.extract_parallel = settings.extract_parallel
         if args.replies:
-            from memrag.recordings import RecordingLLM
+            from memrag.llm.recordings import RecordingLLM
 
             recorder = RecordingLLM(llm)
             return recorder

@@ -26,7 +26,7 @@ def _add_backend_args(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from memrag.doctor import format_report, run_doctor
+    from memrag.cli.doctor import format_report, run_doctor
 
     report = run_doctor(_settings(args))
     if args.json:
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extend_parser(sub: argparse._SubParsersAction) -> None:
     """Subcommands that live in their own modules register here."""
-    for module in ("memrag.cli_index", "memrag.cli_ask", "memrag.cli_eval", "memrag.cli_demo"):
+    for module in ("memrag.cli.index", "memrag.cli.ask", "memrag.cli.eval", "memrag.cli.demo"):
         try:
             mod = __import__(module, fromlist=["register"])
         except ModuleNotFoundError as e:

@@ -20,7 +20,8 @@ from typing import Any, Callable, Generic, Literal, Sequence, TypeVar, get_args,
 
 import streamlit as st
 
-from memrag import jobs, store
+from memrag.app import jobs
+from memrag.index import store
 from memrag.config import DenseParams, EcphoryParams, NeuroPathParams, Settings, help_of
 from memrag.llm.base import LLM, LLMError
 from memrag.llm.factory import BackendChoice
@@ -200,7 +201,7 @@ def read_upload_batch(files: Sequence[Any], params: Any) -> tuple[Any, int]:
     """The ingest report and chunk count of uploaded files (objects with .name, .size, .getvalue()),
     read once per batch: every rerun of the page (any widget touched) would otherwise parse and
     chunk every file again. Keyed by each file's name, size and content hash, and the parameters."""
-    from memrag import ingest
+    from memrag.index import ingest
 
     blobs = [(f.name, f.getvalue()) for f in files]
     key = (tuple((name, len(data), hashlib.sha256(data).hexdigest()) for name, data in blobs), repr(params))
@@ -287,7 +288,7 @@ def active_memory() -> tuple[str | None, Any, str]:
 
 
 def _recordings_mtime(path: str) -> float:
-    from memrag.recordings import FILE_NAME
+    from memrag.llm.recordings import FILE_NAME
 
     f = Path(path) / FILE_NAME
     return f.stat().st_mtime if f.is_file() else 0.0
@@ -295,7 +296,7 @@ def _recordings_mtime(path: str) -> float:
 
 @st.cache_resource(show_spinner=False, max_entries=6)
 def _open_recordings(path: str, mtime: float) -> tuple[Any, str]:
-    from memrag.recordings import Recordings
+    from memrag.llm.recordings import Recordings
 
     try:
         return Recordings.open(Path(path)), ""

@@ -22,9 +22,9 @@ def register(sub, add_backend_args) -> dict:
 def cmd_demo_check(args: argparse.Namespace) -> int:
     import json
 
-    from memrag.cli import _settings
+    from memrag.cli.main import _settings
     from memrag.demo import ROOT
-    from memrag.demo_check import format_demo_report, run_demo_check
+    from memrag.cli.demo_check import format_demo_report, run_demo_check
 
     report = run_demo_check(_settings(args), ROOT, pages=not args.no_pages)
     print(json.dumps(report.to_dict()) if args.json else format_demo_report(report))
@@ -32,10 +32,11 @@ def cmd_demo_check(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from memrag import demo, store
-    from memrag.cli import _settings
+    from memrag import demo
+    from memrag.index import store
+    from memrag.cli.main import _settings
     from memrag.embed import get_embedder
-    from memrag.progress import ProgressLine
+    from memrag.cli.progress import ProgressLine
 
     from memrag.llm.factory import make_llm
 

@@ -24,15 +24,15 @@ def register(sub, add_backend_args) -> dict:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from memrag.build import build_memory
-    from memrag.cli import _settings
+    from memrag.index.build import build_memory
+    from memrag.cli.main import _settings
     from memrag.embed import get_embedder
-    from memrag.ingest import read_paths
+    from memrag.index.ingest import read_paths
     from memrag.llm.base import LLMError
     from memrag.llm.factory import make_llm
-    from memrag.openie import OpenIEFormatError, import_openie
-    from memrag.progress import ProgressLine
-    from memrag.store import MemoryFormatError
+    from memrag.index.openie import OpenIEFormatError, import_openie
+    from memrag.cli.progress import ProgressLine
+    from memrag.index.store import MemoryFormatError
 
     params = IndexParams()
     settings = _settings(args)

@@ -13,13 +13,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterator
 
-from memrag.build import (BuildEvent, embed_new_rows, integrate_chunk, new_memory, refresh_entity_vectors,
+from memrag.index.build import (BuildEvent, embed_new_rows, integrate_chunk, new_memory, refresh_entity_vectors,
                           save_and_finish)
 from memrag.config import IndexParams
 from memrag.embed import Embedder
-from memrag.extract import Extraction, Mention, postprocess
-from memrag.memory import ChunkRow, DocRow, ExtractionLog
-from memrag.normalise import entity_key
+from memrag.index.extract import Extraction, Mention, postprocess
+from memrag.index.memory import ChunkRow, DocRow, ExtractionLog
+from memrag.index.normalise import entity_key
 
 MAX_DESCRIPTION_TRIPLES = 5
 

@@ -3,7 +3,7 @@ and the views of a finished (or opened) run.
 
 The run is memrag.eval.runner's, driven the way `python -m memrag eval` drives it (same config,
 same events, same out folder); numbers, tables and figures are memrag.eval.report's; a question's
-stored traces open in the Ask page's views (memrag.app_views). Text from a run or a benchmark is
+stored traces open in the Ask page's views (memrag.app.views). Text from a run or a benchmark is
 shown through dataframes, `st.text` or escaped markdown only.
 """
 
@@ -21,8 +21,9 @@ from typing import Any, Callable
 import pandas as pd
 import streamlit as st
 
-from memrag import app_state, app_views as views, jobs, store
-from memrag.app_state import METHOD_LABELS, AppState, _Key
+from memrag.app import state as app_state, views, jobs
+from memrag.index import store
+from memrag.app.state import METHOD_LABELS, AppState, _Key
 from memrag.ask import resolve_params
 from memrag.eval import report
 from memrag.eval.datasets import Dataset, load_dataset, scoped_corpus
@@ -33,7 +34,7 @@ from memrag.trace import Trace
 from memrag.viz.safe_text import escape_markdown
 
 BENCH_ENV = "MEMRAG_BENCH"  # where the shared benchmark files are (default: ../shared/bench)
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RECORDED_SECONDS_PER_QUESTION = 2.0  # replayed replies: retrieval and scoring only
 EMBED_SECONDS_PER_PASSAGE = 0.1  # embedding without an LLM (an OpenIE import embeds its entities too), 2 cores
 CONFIRM_ABOVE_S = 600.0  # runs estimated longer than this ask for a confirmation

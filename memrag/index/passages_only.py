@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from memrag.build import BuildEvent, embed_new_rows, new_memory, save_and_finish
+from memrag.index.build import BuildEvent, embed_new_rows, new_memory, save_and_finish
 from memrag.config import IndexParams
 from memrag.embed import Embedder
-from memrag.ingest import Document, chunk_document
-from memrag.memory import ChunkRow, DocRow, ExtractionLog
+from memrag.index.ingest import Document, chunk_document
+from memrag.index.memory import ChunkRow, DocRow, ExtractionLog
 
 PASSAGES_ONLY = "passages-only"
 

@@ -43,14 +43,14 @@ def summarise(trace) -> dict:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from memrag import store
+    from memrag.index import store
     from memrag.ask import ask
-    from memrag.cli import _settings
+    from memrag.cli.main import _settings
     from memrag.embed import get_embedder
     from memrag.llm.base import LLMError
     from memrag.llm.factory import make_llm
     from memrag.methods.base import EmptyMemoryError
-    from memrag.recordings import Recordings
+    from memrag.llm.recordings import Recordings
 
     try:
         params = json.loads(args.params)

@@ -12,9 +12,10 @@ from typing import Any
 
 import streamlit as st
 
-from memrag import app_state, app_views as views, learn
-from memrag.app_state import AppState
-from memrag.recordings import StaleRecording
+from memrag.app import state as app_state, views
+from memrag.explain import lessons as learn
+from memrag.app.state import AppState
+from memrag.llm.recordings import StaleRecording
 from memrag.trace import Trace
 from memrag.viz import trace_graphs
 from memrag.viz.safe_text import escape_markdown

@@ -18,7 +18,7 @@ from typing import Any
 from memrag.durable import write_atomic
 from memrag.llm.base import LLM, Completion, LLMError, Message
 from memrag.llm.cache import cache_key, call_params
-from memrag.store_format import MemoryFormatError
+from memrag.index.store_format import MemoryFormatError
 
 FILE_NAME = "responses.jsonl"  # the demo questions' replies
 EXTRACTION_FILE = "extraction.jsonl"  # the extraction replies the memory was built from

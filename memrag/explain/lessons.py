@@ -306,7 +306,7 @@ def teachable(traces: list[Trace]) -> dict[str, Trace]:
 
 def demo_traces(memory: Any, recordings: Any, embedder: Any, question: str) -> list[Trace]:
     """Both methods on a recorded demo question, replayed from the memory's recordings
-    (raises `memrag.recordings.StaleRecording` when the recordings lack a call)."""
+    (raises `memrag.llm.recordings.StaleRecording` when the recordings lack a call)."""
     from memrag.ask import ask
 
     return ask(memory, question, llm=recordings.replay_llm(), embedder=embedder, methods=list(TEACHABLE))

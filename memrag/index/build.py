@@ -21,15 +21,15 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from memrag import store
-from memrag.cleanup import name_quality
+from memrag.index import store
+from memrag.index.cleanup import name_quality
 from memrag.config import IndexParams, params_dict
 from memrag.embed import Embedder
-from memrag.extract import Extraction, ExtractOutcome, Mention, extract_chunk, postprocess
-from memrag.ingest import ChunkText, Document, chunk_document
+from memrag.index.extract import Extraction, ExtractOutcome, Mention, extract_chunk, postprocess
+from memrag.index.ingest import ChunkText, Document, chunk_document
 from memrag.llm.base import LLM, LLMBackendError
-from memrag.memory import ChunkRow, DocRow, EngramRow, ExtractionLog, Memory, TripleRow
-from memrag.normalise import entity_key
+from memrag.index.memory import ChunkRow, DocRow, EngramRow, ExtractionLog, Memory, TripleRow
+from memrag.index.normalise import entity_key
 from memrag import prompts
 from memrag.prompts import version_for
 

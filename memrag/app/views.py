@@ -1,6 +1,6 @@
 """Rendering helpers the pages share: background-job progress, memory tabs, trace views.
 
-Pages stay thin: they read state, start work through `memrag.jobs`, and call these.
+Pages stay thin: they read state, start work through `memrag.app.jobs`, and call these.
 Every piece of document or model text goes through `text()` (escaped markdown),
 `st.text`, `st.code` or a dataframe — never raw into `st.markdown`, a label or HTML.
 Graphs come from `memrag.viz` and are shown with `st.iframe`.
@@ -16,9 +16,10 @@ from typing import Any, Callable, Iterable, Sequence
 import pandas as pd
 import streamlit as st
 
-from memrag import jobs, jsonsafe
-from memrag.app_state import METHOD_LABELS, AppState
-from memrag.deviations import deviations_for
+from memrag.app import jobs
+from memrag import jsonsafe
+from memrag.app.state import METHOD_LABELS, AppState
+from memrag.explain.deviations import deviations_for
 from memrag.eval.metrics import exact_match, f1_score, recall_at_k
 from memrag.trace import GraphEdge, GraphNode, Trace
 from memrag.viz import charts, graph_html, memory_graphs, tables, trace_graphs
@@ -308,7 +309,7 @@ def gold_scores(trace: Trace, gold: Gold, memory: Any) -> dict[str, float | None
 def gold_fates(trace: Trace, gold: Gold, memory: Any) -> pd.DataFrame | None:
     """Where each gold passage was found or lost, or None when the gold-fate module is missing."""
     try:
-        from memrag.gold import gold_fate
+        from memrag.eval.gold import gold_fate
     except ImportError:
         return None
     rows = gold_fate(trace, gold.chunk_ids, k=5, unit_of=_unit_of(trace, memory))
@@ -450,7 +451,7 @@ def trace_details(trace: Trace, gold: Gold | None, memory: Any, key: str) -> Non
                 fates = gold_fates(trace, gold, memory)
                 st.caption("Where each gold passage was found or lost (k = 5).")
                 if fates is None:
-                    st.info("Gold fates need memrag.gold, which this installation lacks.")
+                    st.info("Gold fates need memrag.eval.gold, which this installation lacks.")
                 else:
                     st.dataframe(fates, hide_index=True)
             else:

@@ -11,7 +11,7 @@ Every file is fsynced before its rename (`memrag.durable`), so a power cut
 cannot leave CURRENT naming bytes that never reached the disk. One writer at a
 time per folder (`writing`, an OS file lock held by a build from load to save);
 temporaries of saves that were killed are removed by the next save. Loading
-goes through `memrag.store_format`, which refuses a damaged folder with the reason.
+goes through `memrag.index.store_format`, which refuses a damaged folder with the reason.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ import numpy as np
 from filelock import FileLock, Timeout
 
 from memrag.durable import fsync_dir, fsync_file, write_atomic, write_file
-from memrag import store_format as fmt
-from memrag.store_format import MemoryFormatError, MemoryStoreError, damaged
-from memrag.memory import (FORMAT_VERSION, ChunkRow, DocRow, EngramRow, ExtractionLog, Memory,
+from memrag.index import store_format as fmt
+from memrag.index.store_format import MemoryFormatError, MemoryStoreError, damaged
+from memrag.index.memory import (FORMAT_VERSION, ChunkRow, DocRow, EngramRow, ExtractionLog, Memory,
                            TripleRow)
 
 CURRENT = "CURRENT"

@@ -28,7 +28,7 @@ import re
 import unicodedata
 from collections import Counter
 
-from memrag.normalise import entity_key
+from memrag.index.normalise import entity_key
 from memrag.textsafe import repair_text
 
 MAX_NAME_WORDS = 5

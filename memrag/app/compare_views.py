@@ -12,9 +12,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from memrag import app_state, app_views as views, compare, jobs
-from memrag.app_state import METHOD_LABELS, AppState
-from memrag.compare import CUSTOM, Variant
+from memrag.app import state as app_state, views, jobs
+from memrag.explain import ablations as compare
+from memrag.app.state import METHOD_LABELS, AppState
+from memrag.explain.ablations import CUSTOM, Variant
 from memrag.viz.safe_text import escape_markdown
 
 SIDES = ("A", "B")

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memrag import prompts
-from memrag.cleanup import NameCleaner, is_entity_name, relation_with, value_type
+from memrag.index.cleanup import NameCleaner, is_entity_name, relation_with, value_type
 from memrag.llm.base import LLM
 from memrag.llm.jsoncall import call_json
-from memrag.normalise import entity_key
+from memrag.index.normalise import entity_key
 from memrag.trace import LLMCallRecord
 
 MAX_NAME = 120
@@ -104,7 +104,7 @@ def validate_extraction(obj: Any, passage: str = "") -> Extraction:
 
     Tolerated: a bare array (of entities or of triples), entities given as plain
     strings, importance as text, missing types. Rejected: nothing usable at all.
-    Names are cleaned against `passage` (the chunk's title and text; see memrag.cleanup).
+    Names are cleaned against `passage` (the chunk's title and text; see memrag.index.cleanup).
     """
     if isinstance(obj, list):
         if obj and all(isinstance(x, (list, tuple)) for x in obj):

@@ -6,7 +6,7 @@ one mention of it in one chunk (name, type, description, importance); a
 *triple* belongs to the chunk it was extracted from. Chunk, engram and triple
 ids are their positions in the lists, so vectors line up with rows.
 
-Building and persistence live in `memrag.build` and `memrag.store`; this module
+Building and persistence live in `memrag.index.build` and `memrag.index.store`; this module
 holds the data and the read-side queries the methods use.
 """
 
@@ -27,7 +27,7 @@ import numpy as np
 # one thread is several times faster than OpenMP's team on a busy 2-core machine.
 faiss.omp_set_num_threads(1)
 
-from memrag.normalise import entity_key
+from memrag.index.normalise import entity_key
 from memrag.trace import CorefMember
 
 FORMAT_VERSION = 1

@@ -16,9 +16,9 @@ from typing import Any, Callable
 
 from memrag.ask import make_stamp, run_method
 from memrag.config import PAPER_SETTINGS, EcphoryParams, NeuroPathParams
-from memrag.jobs import Job, JobLLM, expected_ask_calls
+from memrag.app.jobs import Job, JobLLM, expected_ask_calls
 from memrag.methods.base import QueryContext
-from memrag.recordings import StaleRecording
+from memrag.llm.recordings import StaleRecording
 from memrag.trace import Trace
 from memrag.viz.safe_text import clip
 

@@ -55,7 +55,7 @@ def check_backend(settings: Settings) -> str:
 
 
 def check_sample_memory() -> str:
-    from memrag import store
+    from memrag.index import store
     from memrag.demo import gold_chunk_ids, sample_memory_dir, sample_questions
     from memrag.embed import get_embedder
 
@@ -68,11 +68,11 @@ def check_sample_memory() -> str:
 
 
 def check_recordings() -> str:
-    from memrag import store
+    from memrag.index import store
     from memrag.ask import METHODS, ask
     from memrag.demo import sample_memory_dir, sample_questions
     from memrag.embed import get_embedder
-    from memrag.recordings import Recordings
+    from memrag.llm.recordings import Recordings
 
     rec = Recordings.open(sample_memory_dir())
     if rec is None:
@@ -109,7 +109,7 @@ def _no_bare_mode_notice(record: logging.LogRecord) -> bool:
 
 
 def run_demo_check(settings: Settings, root: Path, pages: bool = True) -> DemoReport:
-    from memrag.recordings import RERECORD_COMMAND
+    from memrag.llm.recordings import RERECORD_COMMAND
     from memrag.demo import EXTRACT_COMMAND
 
     # Rendering pages and caches outside `streamlit run` makes Streamlit warn "missing
