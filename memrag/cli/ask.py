@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from memrag.ask import METHODS
+from memrag.cli.common import add_backend_args, settings_from
 
 
-def register(sub, add_backend_args) -> dict:
+def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
     p = sub.add_parser("ask", help="ask a memory a question with one or all methods")
     p.add_argument("question")
     p.add_argument("--memory", required=True, type=Path, help="memory folder")
@@ -45,7 +47,6 @@ def summarise(trace) -> dict:
 def cmd_ask(args: argparse.Namespace) -> int:
     from memrag.index import store
     from memrag.ask import ask
-    from memrag.cli.main import _settings
     from memrag.embed import get_embedder
     from memrag.llm.base import LLMError
     from memrag.llm.factory import make_llm
@@ -62,7 +63,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             print(f"answering from recordings made with {rec.backend} / {rec.model} (use --live to run it now)",
                   file=sys.stderr)
         else:
-            llm, choice = make_llm(_settings(args))
+            llm, choice = make_llm(settings_from(args))
             print(f"LLM: {choice.backend} / {choice.model} ({choice.reason})", file=sys.stderr)
         methods = list(METHODS) if args.method == "all" else [args.method]
         traces = ask(memory, args.question, llm=llm, embedder=embedder, methods=methods, params=params)

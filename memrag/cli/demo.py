@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+
+from memrag.cli.common import add_backend_args, settings_from
 
 
-def register(sub, add_backend_args) -> dict:
+def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
     p = sub.add_parser("demo", help="re-record the sample questions, or re-extract the sample memory")
     p.add_argument("action", choices=["record", "extract"])
     p.add_argument("--recorded", action="store_true",
@@ -22,11 +25,10 @@ def register(sub, add_backend_args) -> dict:
 def cmd_demo_check(args: argparse.Namespace) -> int:
     import json
 
-    from memrag.cli.main import _settings
     from memrag.demo import ROOT
     from memrag.cli.demo_check import format_demo_report, run_demo_check
 
-    report = run_demo_check(_settings(args), ROOT, pages=not args.no_pages)
+    report = run_demo_check(settings_from(args), ROOT, pages=not args.no_pages)
     print(json.dumps(report.to_dict()) if args.json else format_demo_report(report))
     return 0 if report.ok else 1
 
@@ -34,13 +36,12 @@ def cmd_demo_check(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from memrag import demo
     from memrag.index import store
-    from memrag.cli.main import _settings
     from memrag.embed import get_embedder
     from memrag.cli.progress import ProgressLine
 
     from memrag.llm.factory import make_llm
 
-    settings = _settings(args)
+    settings = settings_from(args)
     if not args.backend:
         settings.backend = "embedded"  # the shipped memory and recordings are made with the embedded model
     llm, choice = make_llm(settings)

@@ -6,15 +6,17 @@ import argparse
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from memrag.ask import METHODS
+from memrag.cli.common import add_backend_args, settings_from
 from memrag.eval.datasets import DATASET_NAMES, SCOPES
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_corpus"
 
 
-def register(sub, add_backend_args) -> dict:
+def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
     p = sub.add_parser("eval", help="evaluate methods on a benchmark (recall@k, EM/F1, gold fate, cost); resumable")
     p.add_argument("--dataset", required=True, choices=DATASET_NAMES)
     p.add_argument("--data", type=Path, help="questions file (for sample: the sample folder; default: the repo's)")
@@ -70,7 +72,6 @@ def config_from_args(args: argparse.Namespace):
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from memrag.cli.main import _settings
     from memrag.eval.report import markdown_table
     from memrag.eval.runner import REPORT_HTML, RESULTS, SUMMARY, run_eval
     from memrag.llm.base import LLMError
@@ -79,7 +80,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from memrag.cli.progress import ProgressLine
     from memrag.index.store import MemoryFormatError
 
-    settings = _settings(args)
+    settings = settings_from(args)
     try:
         config = config_from_args(args)
     except (OSError, ValueError) as e:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+from memrag.cli.common import add_backend_args, settings_from
 from memrag.config import IndexParams
 
 
-def register(sub, add_backend_args) -> dict:
+def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
     p = sub.add_parser("index", help="build or extend a memory from documents, or import an OpenIE file")
     p.add_argument("paths", nargs="*", type=Path, help="files or folders (.txt .md .pdf .html)")
     p.add_argument("--memory", required=True, type=Path, help="memory folder (created or extended)")
@@ -25,7 +27,6 @@ def register(sub, add_backend_args) -> dict:
 
 def cmd_index(args: argparse.Namespace) -> int:
     from memrag.index.build import build_memory
-    from memrag.cli.main import _settings
     from memrag.embed import get_embedder
     from memrag.index.ingest import read_paths
     from memrag.llm.base import LLMError
@@ -35,7 +36,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from memrag.index.store import MemoryFormatError
 
     params = IndexParams()
-    settings = _settings(args)
+    settings = settings_from(args)
     embedder = get_embedder()
     try:
         if args.import_openie:

@@ -6,29 +6,14 @@ import argparse
 import json
 import sys
 
-from memrag.config import Settings
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    s = Settings()
-    if getattr(args, "backend", None):
-        s.backend = args.backend
-    if getattr(args, "model", None):
-        s.ollama_model = args.model
-    if getattr(args, "no_cache", False):
-        s.response_cache = False
-    return s
-
-
-def _add_backend_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", choices=["auto", "ollama", "embedded"], help="LLM backend (default auto)")
-    p.add_argument("--model", help="Ollama model (default phi4)")
+from memrag.cli import ask, demo, eval as eval_command, index
+from memrag.cli.common import add_backend_args, settings_from
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from memrag.cli.doctor import format_report, run_doctor
 
-    report = run_doctor(_settings(args))
+    report = run_doctor(settings_from(args))
     if args.json:
         print(json.dumps(report))
     else:
@@ -36,35 +21,24 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0 if report["ok"] else 1
 
 
-COMMANDS = {"doctor": cmd_doctor}
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> tuple[argparse.ArgumentParser, dict]:
+    """The parser and the command each subcommand name runs."""
     parser = argparse.ArgumentParser(prog="python -m memrag", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("doctor", help="check backend, model and embedder with real calls")
-    _add_backend_args(p)
+    add_backend_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    _extend_parser(sub)
-    return parser
-
-
-def _extend_parser(sub: argparse._SubParsersAction) -> None:
-    """Subcommands that live in their own modules register here."""
-    for module in ("memrag.cli.index", "memrag.cli.ask", "memrag.cli.eval", "memrag.cli.demo"):
-        try:
-            mod = __import__(module, fromlist=["register"])
-        except ModuleNotFoundError as e:
-            if e.name == module:
-                continue
-            raise
-        COMMANDS.update(mod.register(sub, _add_backend_args))
+    commands = {"doctor": cmd_doctor}
+    for module in (index, ask, eval_command, demo):
+        commands.update(module.register(sub))
+    return parser, commands
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser, commands = build_parser()
+    args = parser.parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        return commands[args.command](args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
