@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from memrag.app import state as app_state, views, compare_views, jobs
+from memrag.app.work import ask_work
 from memrag.app.state import AppState, METHOD_LABELS
 from memrag.viz.safe_text import escape_markdown
 
@@ -69,7 +70,7 @@ if st.button("Ask", type="primary", disabled=running or not methods or not quest
     else:
         params = {m: app_state.method_params(m) for m in methods}
         mode, model = ("live", llm.model) if live else ("recorded", rec.model)
-        work = jobs.ask_work(memory, question, llm, app_state.embedder(), methods, params)
+        work = ask_work(memory, question, llm, app_state.embedder(), methods, params)
         job = app_state.start_job("ask", f"asking {len(methods)} method(s)", work,
                              estimate_s=jobs.ask_estimate_s(methods, backend) if live else 5.0,
                              meta={"backend": llm.backend, "question": question, "record": record,

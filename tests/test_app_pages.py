@@ -17,6 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from memrag.app import state as app_state, views as app_views, jobs
+from memrag.app.work import build_work
 from memrag import demo
 from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
@@ -259,7 +260,7 @@ def test_a_running_build_shows_the_chunk_being_read_failures_and_the_growing_gra
     llm = ScriptedLLM({"index.extract": extract})
     docs = [DOCS[2], DOCS[0], DOCS[1]]  # the hostile one fails, Ada's is read, Port Alder's waits
     path = home / "memories" / "live"
-    job = jobs.start_job("build", "building live", jobs.build_work(path, docs, llm, embedder(), IndexParams()),
+    job = jobs.start_job("build", "building live", build_work(path, docs, llm, embedder(), IndexParams()),
                          total=3)
     try:
         deadline = time.time() + 20

@@ -8,6 +8,7 @@ import threading
 import pytest
 
 from memrag.app import jobs
+from memrag.app.work import build_work, ask_work
 from memrag.config import IndexParams
 from memrag.index.ingest import Document
 from scripted import HashEmbedder, ScriptedLLM
@@ -108,7 +109,7 @@ def test_build_work_grows_the_graph_records_failures_and_resumes(tmp_path):
     path = tmp_path / "mem"
     llm = ScriptedLLM({"index.extract": extraction})
     emb = HashEmbedder(overrides={"Alpha": [1, 0], "Alphа": [0.95, 0.31]})
-    job = jobs.start_job("build", "b", jobs.build_work(path, DOCS, llm, emb, IndexParams(), name="m"))
+    job = jobs.start_job("build", "b", build_work(path, DOCS, llm, emb, IndexParams(), name="m"))
     assert job.wait(30) and job.status == jobs.DONE, job.error
     s = job.state
     assert set(s["nodes"]) == {"alpha", "alph\u0430", "beta", "quellhaven"}  # the second Alpha has a Cyrillic a
@@ -121,7 +122,7 @@ def test_build_work_grows_the_graph_records_failures_and_resumes(tmp_path):
     assert job.result["path"] == str(path) and job.result["memory"].stats()["failures"] == 1
     calls = len(llm.calls)
     # the same documents again: nothing new to read, no new LLM calls
-    again = jobs.start_job("build", "b2", jobs.build_work(path, DOCS, llm, emb, IndexParams()))
+    again = jobs.start_job("build", "b2", build_work(path, DOCS, llm, emb, IndexParams()))
     assert again.wait(30) and again.status == jobs.DONE
     assert len(llm.calls) == calls and [e.kind for e in again.events].count("skipped") == 3
 
@@ -138,14 +139,14 @@ def test_a_cancelled_build_keeps_its_journal_and_resumes_without_new_calls(tmp_p
 
     llm = ScriptedLLM({"index.extract": slow})
     emb = HashEmbedder()
-    job = jobs.start_job("build", "b", jobs.build_work(path, DOCS[:2], llm, emb, IndexParams()))
+    job = jobs.start_job("build", "b", build_work(path, DOCS[:2], llm, emb, IndexParams()))
     first_done.wait(5)
     job.cancel()
     gate.set()
     assert job.wait(30) and job.status == jobs.CANCELLED
     made = len(llm.calls)
     assert made >= 1
-    resumed = jobs.start_job("build", "b", jobs.build_work(path, DOCS[:2], llm, emb, IndexParams()))
+    resumed = jobs.start_job("build", "b", build_work(path, DOCS[:2], llm, emb, IndexParams()))
     assert resumed.wait(30) and resumed.status == jobs.DONE
     done = [e.data for e in resumed.events if e.kind == "chunk_done"]
     assert done[0]["resumed"] is True  # read before the cancel: taken from the journal
@@ -163,7 +164,7 @@ def test_ask_work_reports_each_llm_call():
                        "answer": lambda m, s: {"reasoning": "r", "answer": "Beta", "cited": [1]}})
     emb = HashEmbedder()
     memory = run_build(build_memory(None, DOCS[:2], llm, emb, IndexParams()))
-    job = jobs.start_job("ask", "a", jobs.ask_work(memory, "Whom did Alpha meet?", llm, emb,
+    job = jobs.start_job("ask", "a", ask_work(memory, "Whom did Alpha meet?", llm, emb,
                                                    ["neuropath", "dense"], {}))
     assert job.wait(30) and job.status == jobs.DONE, job.error
     assert [t.method for t in job.result] == ["neuropath", "dense"]

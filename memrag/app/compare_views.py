@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from memrag.app import state as app_state, views, jobs
+from memrag.app.work import compare_work
 from memrag.explain import ablations as compare
 from memrag.app.state import METHOD_LABELS, AppState
 from memrag.explain.ablations import CUSTOM, Variant
@@ -100,7 +101,7 @@ def compare_mode(memory: Any, question: str, record: dict[str, Any] | None, rec:
             st.error(escape_markdown(llm_error))
         else:
             la, lb = _labels(method, a, b)
-            work = compare.compare_work(memory, question, llm, app_state.embedder(), method,
+            work = compare_work(memory, question, llm, app_state.embedder(), method,
                                         [Variant(la, a), Variant(lb, b)])
             mode, model = ("live", llm.model) if live else ("recorded", rec.model)
             job = app_state.start_job("compare", f"comparing two {METHOD_LABELS[method]} parameter sets", work,

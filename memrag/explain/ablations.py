@@ -1,8 +1,8 @@
 """Compare mode: one question, one method, two parameter sets — the papers' ablations on a user's question.
 
-`PRESETS` names the ablations of both papers as pairs of parameter overrides; `compare_work`
-runs both variants as one background job on one query context (so the query-entity call is
-made once); `what_changed` lists the parameters that differ and what that did to the result.
+`PRESETS` names the ablations of both papers as pairs of parameter overrides; `run_variants`
+runs both variants on one query context (so the query-entity call is made once; the app runs it
+as a background job, memrag.app.work.compare_work); `what_changed` lists the parameters that differ and what that did to the result.
 
 Recordings hold replies for default parameters only. A variant whose retrieval asks the model
 something new cannot be replayed at all; one whose retrieval replays but whose answer prompt
@@ -12,11 +12,10 @@ changed (other passages) keeps its retrieval and says that its answer needs a li
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any, Callable
+from typing import Any
 
 from memrag.ask import make_stamp, run_method
 from memrag.config import PAPER_SETTINGS, EcphoryParams, NeuroPathParams
-from memrag.app.jobs import Job, JobLLM, expected_ask_calls
 from memrag.methods.base import QueryContext
 from memrag.llm.recordings import StaleRecording
 from memrag.trace import Trace
@@ -148,22 +147,6 @@ def run_variants(memory: Any, question: str, llm: Any, embedder: Any, method: st
     return variants
 
 
-def compare_work(memory: Any, question: str, llm: Any, embedder: Any, method: str,
-                 variants: list[Variant]) -> Callable[[Job], list[Variant]]:
-    """A job body running both variants, every LLM call through `JobLLM` (progress and cancel)."""
-    if method not in METHODS:
-        raise ValueError(f"compare mode is for {', '.join(METHODS)}, not {method!r}")
-
-    def work(job: Job) -> list[Variant]:
-        hops = max((getattr(v.params, "max_hops", 0) for v in variants), default=0) or 2
-        # the query-entity call is shared by both variants
-        wrapped = JobLLM(llm, job, expected_calls=len(variants) * expected_ask_calls([method], hops) - 1)
-        job.report("start", {"method": method}, total=wrapped.expected_calls, done=0, note="embedding the question")
-        return run_variants(memory, question, wrapped, embedder, method, variants)
-
-    return work
-
-
 # ------------------------------------------------------------------ what changed
 def _tokens(trace: Trace) -> int | None:
     total = 0
@@ -263,4 +246,4 @@ def what_changed(a: Variant, b: Variant, *,
 
 
 __all__ = ["PRESETS", "CUSTOM", "Preset", "Variant", "preset", "preset_params", "differing", "run_variants",
-           "compare_work", "what_changed", "retrieval_facts", "METHODS", "NEEDS_LIVE"]
+           "what_changed", "retrieval_facts", "METHODS", "NEEDS_LIVE"]
