@@ -87,28 +87,12 @@ def check_recordings() -> str:
     return f"{len(qs)} questions × {len(METHODS)} methods replay from recordings made with {rec.model}"
 
 
-def check_pages(root: Path) -> str:
-    from streamlit.testing.v1 import AppTest
-
-    done = []
-    # Pages live in app_pages/, not pages/: a pages/ folder would make Streamlit add its own
-    # navigation beside st.navigation's.
-    for page in sorted((root / "app_pages").glob("*.py")):
-        at = AppTest.from_file(str(page), default_timeout=120)
-        at.run()
-        if at.exception:
-            raise RuntimeError(f"{page.name}: {at.exception[0].message}")
-        done.append(page.stem)
-    if not done:
-        raise FileNotFoundError("no pages found")
-    return "rendered without errors: " + ", ".join(done)
-
-
 def _no_bare_mode_notice(record: logging.LogRecord) -> bool:
     return "missing ScriptRunContext" not in record.getMessage()
 
 
 def run_demo_check(settings: Settings, root: Path, pages: bool = True) -> DemoReport:
+    from memrag.app.page_check import render_pages
     from memrag.llm.recordings import RERECORD_COMMAND
     from memrag.demo import EXTRACT_COMMAND
 
@@ -121,7 +105,7 @@ def run_demo_check(settings: Settings, root: Path, pages: bool = True) -> DemoRe
     _run(report, "sample memory", check_sample_memory, f"rebuild it: {EXTRACT_COMMAND}")
     _run(report, "recordings", check_recordings, f"re-record: {RERECORD_COMMAND}")
     if pages:
-        _run(report, "pages", lambda: check_pages(root), "run `streamlit run app.py` and read the error on that page")
+        _run(report, "pages", lambda: render_pages(root), "run `streamlit run app.py` and read the error on that page")
     return report
 
 
