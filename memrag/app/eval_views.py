@@ -27,8 +27,10 @@ from memrag.app.state import METHOD_LABELS, AppState, _Key
 from memrag.ask import resolve_params
 from memrag.eval import report
 from memrag.eval.datasets import Dataset, load_dataset, scoped_corpus
-from memrag.eval.runner import (RESULTS, RUN, EvalConfig, _pooled_memory_path, _safe_dir_name, dense_only,
-                                read_results, run_eval, run_identity)
+from memrag.eval import rundir
+from memrag.eval.config import EvalConfig
+from memrag.eval.rundir import RESULTS, RUN, SUMMARY, read_results
+from memrag.eval.runner import dense_only, run_eval, run_identity
 from memrag.llm.base import LLM
 from memrag.trace import Trace
 from memrag.viz.safe_text import escape_markdown
@@ -185,8 +187,8 @@ def _passages_to_index(config: EvalConfig, ds: Dataset, todo_qids: set[str]) -> 
     questions, passages = scoped_corpus(ds, config.scope, config.limit)
     if config.scope == "per-question":
         return sum(len(q.passage_ids) for q in questions if q.qid in todo_qids
-                   and not store.is_memory_dir(Path(config.out) / "memories" / _safe_dir_name(q.qid)))
-    if not todo_qids or store.is_memory_dir(_pooled_memory_path(config)):
+                   and not store.is_memory_dir(rundir.question_memory_dir(config.out, q.qid)))
+    if not todo_qids or store.is_memory_dir(rundir.pooled_memory_path(config)):
         return 0  # an existing memory is opened (or only extended)
     return sum(1 for p in passages if p.text.strip())
 
@@ -399,14 +401,14 @@ def load_run(folder: str | Path) -> EvalRun:
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder")
-    files = (folder / "summary.json", folder / RESULTS, folder / RUN)
+    files = (folder / SUMMARY, folder / RESULTS, folder / RUN)
     return _load_run(str(folder.resolve()), tuple(_mtime(f) for f in files))
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _load_run(folder_name: str, stamp: tuple[float, ...]) -> EvalRun:
     folder = Path(folder_name)
-    summary = check_summary(report.load_summary(folder), folder / "summary.json")
+    summary = check_summary(report.load_summary(folder), folder / SUMMARY)
     lines = _parse(folder / RESULTS, lambda: read_results(folder / RESULTS, repair=False))
     seen: set[str] = set()
     records = [r for r in lines if not (r["qid"] in seen or seen.add(r["qid"]))]  # the first line of a qid wins

@@ -55,7 +55,7 @@ def _params(text: str) -> dict:
 
 
 def config_from_args(args: argparse.Namespace):
-    from memrag.eval.runner import EvalConfig
+    from memrag.eval.config import EvalConfig
 
     data = args.data
     if data is None:
@@ -73,7 +73,8 @@ def config_from_args(args: argparse.Namespace):
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from memrag.eval.report import markdown_table
-    from memrag.eval.runner import REPORT_HTML, RESULTS, SUMMARY, run_eval
+    from memrag.eval.rundir import REPORT_HTML, RESULTS, SUMMARY, SUMMARY_MD
+    from memrag.eval.runner import run_eval
     from memrag.llm.base import LLMError
     from memrag.llm.factory import make_llm
     from memrag.index.openie import OpenIEFormatError
@@ -159,5 +160,5 @@ def cmd_eval(args: argparse.Namespace) -> int:
         bar.close()
     assert summary is not None
     print(markdown_table(summary))
-    print(f"\n{config.out / SUMMARY}, {config.out / 'summary.md'}, {config.out / REPORT_HTML}", file=sys.stderr)
+    print(f"\n{config.out / SUMMARY}, {config.out / SUMMARY_MD}, {config.out / REPORT_HTML}", file=sys.stderr)
     return 0
