@@ -63,7 +63,7 @@ with st.sidebar:
         st.caption("No memory yet: pick or build one on the Memory page.")
 
     st.subheader("Method parameters")
-    for method in ("neuropath", "ecphory", "dense"):
+    for method in METHOD_LABELS:  # display order
         with st.expander(METHOD_LABELS[method]):
             app_state.param_widgets(method)
 

@@ -12,17 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from memrag.methods import answer as answer_step
-from memrag.config import DenseParams, EcphoryParams, NeuroPathParams, from_dict
+from memrag.config import EcphoryParams, from_dict
 from memrag.embed import Embedder
 from memrag.llm.base import LLM
 from memrag.index.memory import Memory
+from memrag.methods import registry
 from memrag.methods.base import QueryContext
 from memrag.index.passages_only import is_passages_only
 from memrag.prompts import PROMPT_VERSION
 from memrag.trace import Stamp, Trace
 
-METHODS = ("dense", "neuropath", "ecphory")
-PARAM_TYPES = {"dense": DenseParams, "neuropath": NeuroPathParams, "ecphory": EcphoryParams}
+METHODS = registry.NAMES
 
 
 @lru_cache(maxsize=1)
@@ -47,26 +47,13 @@ def make_stamp(memory: Memory, llm: LLM | None, embedder: Embedder, corpus: str 
                  corpus=corpus or f"{memory.name or 'memory'}@{memory.fingerprint()}")
 
 
-def _retrieve(method: str, ctx: QueryContext, params: Any) -> Trace:
-    if method == "dense":
-        from memrag.methods import dense
-        return dense.retrieve(ctx, params)
-    if method == "neuropath":
-        from memrag.methods import neuropath
-        return neuropath.retrieve(ctx, params)
-    if method == "ecphory":
-        from memrag.methods import ecphory
-        return ecphory.retrieve(ctx, params)
-    raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
-
-
 def context_size(params: Any) -> int:
     """How many chunks from the head of the ranked list the answer step reads."""
     return params.context_chunks if isinstance(params, EcphoryParams) else params.answer_passages
 
 
 def resolve_params(method: str, params: dict[str, Any] | Any | None) -> Any:
-    cls = PARAM_TYPES[method]
+    cls = registry.get(method).params
     if params is None:
         return cls()
     if isinstance(params, cls):
@@ -81,7 +68,7 @@ def ask(memory: Memory, question: str, *, llm: LLM | None, embedder: Embedder,
 
     The query-entity call is made once and shared between methods.
     """
-    unknown = [m for m in methods if m not in PARAM_TYPES]
+    unknown = [m for m in methods if m not in registry.BY_NAME]
     if unknown:
         raise ValueError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
     if is_passages_only(memory) and (answer or any(m != "dense" for m in methods)):
@@ -98,7 +85,7 @@ def run_method(ctx: QueryContext, method: str, params: dict[str, Any] | Any | No
     """One method on an open query context (several runs on one context share its query-entity call)."""
     p = resolve_params(method, params)
     t0 = time.perf_counter()
-    trace = _retrieve(method, ctx, p)
+    trace = registry.get(method).retrieve(ctx, p)
     if answer:
         answer_step.answer(ctx, trace, context_size(p), facts=trace.context_facts)
     trace.seconds = time.perf_counter() - t0

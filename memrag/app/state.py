@@ -25,13 +25,14 @@ from memrag.index import store
 from memrag.config import DenseParams, EcphoryParams, NeuroPathParams, Settings, help_of
 from memrag.llm.base import LLM, LLMError
 from memrag.llm.factory import BackendChoice
+from memrag.methods import registry
 
 TEST_LLM_KEY = "_memrag_test_llm"
 TEST_EMBEDDER_KEY = "_memrag_test_embedder"
 PREFIX = "memrag_"
 WIDGET_PREFIX = "w_"  # widget keys are WIDGET_PREFIX + the session key that stores the value
 PARAM_CLASSES: dict[str, type] = {"dense": DenseParams, "neuropath": NeuroPathParams, "ecphory": EcphoryParams}
-METHOD_LABELS = {"neuropath": "NeuroPath", "ecphory": "EcphoryRAG", "dense": "Dense"}
+METHOD_LABELS = registry.LABELS  # in display order
 
 T = TypeVar("T")
 

@@ -20,6 +20,7 @@ from memrag.app import jobs
 from memrag import jsonsafe
 from memrag.app.state import METHOD_LABELS, AppState
 from memrag.explain.deviations import deviations_for
+from memrag.methods import registry
 from memrag.eval.metrics import exact_match, f1_score, recall_at_k
 from memrag.trace import GraphEdge, GraphNode, Trace
 from memrag.viz import charts, graph_html, memory_graphs, tables, trace_graphs
@@ -411,10 +412,10 @@ def overview_graph(trace: Trace, gold: Gold | None, height: int = 420) -> None:
         # narrow column: the rank as the index, and only what compares with the graphs beside it
         st.dataframe(head.set_index("position")[["title", "score", "gold"]], height=height)
         return
-    if trace.method == "neuropath" and trace.neuropath is not None and trace.neuropath.hops:
-        graph(trace_graphs.neuropath_overview(trace, gold_chunk_ids=ids, height=height), height)
-    elif trace.method == "ecphory" and trace.ecphory is not None:
-        graph(trace_graphs.ecphory_activation_graph(trace, gold_chunk_ids=ids, height=height), height)
+    drawable = ((trace.method == "neuropath" and trace.neuropath is not None and trace.neuropath.hops)
+                or (trace.method == "ecphory" and trace.ecphory is not None))
+    if drawable:
+        graph(registry.get(trace.method).renderer(trace, gold_chunk_ids=ids, height=height), height)
     else:
         if trace.method == "neuropath" and trace.neuropath is not None:
             # no hop ran: say why the picture is a dense ranking rather than paths

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memrag.methods import registry
+
 
 @dataclass
 class EvalConfig:
@@ -14,7 +16,7 @@ class EvalConfig:
     out: Path
     scope: str = "pooled"
     limit: int | None = None
-    methods: tuple[str, ...] = ("dense", "neuropath", "ecphory")
+    methods: tuple[str, ...] = registry.NAMES
     corpus: Path | None = None  # MuSiQue corpus file, or the sample documents folder
     import_openie: Path | None = None  # MuSiQue/HippoRAG OpenIE file: the graph without LLM extraction
     memory: Path | None = None  # pooled scopes: open or build the memory here instead of out/memory

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from memrag.methods import registry
+
 
 @dataclass(frozen=True)
 class Deviation:
@@ -111,7 +113,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "the same reference for every method; reproduces the figures in DESIGN §6"),
 )
 
-METHOD_NAMES = {"neuropath": "NeuroPath", "ecphory": "EcphoryRAG", "dense": "Dense", "all": "All methods"}
+METHOD_NAMES = {**registry.LABELS, "all": "All methods"}
 
 
 def deviations_for(method: str, *, include_shared: bool = True) -> list[dict[str, str]]:
