@@ -20,7 +20,9 @@ from streamlit.testing.v1 import AppTest
 
 from memrag.app import state as app_state, eval_views as ev, jobs
 from memrag.eval import report
-from memrag.eval.runner import RESULTS, EvalConfig, run_eval, run_to_end
+from memrag.eval.config import EvalConfig
+from memrag.eval.rundir import RESULTS
+from memrag.eval.runner import run_eval, run_to_end
 from scripted import HashEmbedder
 from test_eval_runner import FIX, scripted
 

@@ -12,8 +12,9 @@ import pytest
 from memrag.index import store
 from memrag.eval import report
 from memrag.eval.datasets import load_dataset, question_passages
-from memrag.eval.runner import (RESULTS, SUMMARY, ChunkUnits, EvalConfig, read_results, run_eval, run_to_end,
-                                unit_fates)
+from memrag.eval.config import EvalConfig
+from memrag.eval.rundir import RESULTS, SUMMARY, read_results
+from memrag.eval.runner import ChunkUnits, run_eval, run_to_end, unit_fates
 from memrag.eval.gold import NOT_IN_MEMORY
 from memrag.llm.base import LLMUnavailable
 from memrag.trace import RankedChunk, Trace
