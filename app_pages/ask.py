@@ -8,6 +8,7 @@ import streamlit as st
 from memrag.app import state as app_state, views, compare_views, jobs
 from memrag.app.work import ask_work
 from memrag.app.state import AppState, METHOD_LABELS
+from memrag.tracefile import read_traces
 from memrag.viz.safe_text import escape_markdown
 
 ORDER = ("neuropath", "ecphory", "dense")
@@ -97,7 +98,7 @@ with st.expander("Open traces from a file"):
     upload = st.file_uploader("a memrag traces file (.json)", type=["json"], key="ask_trace_file")
     if upload is not None and st.button("Open these traces"):
         try:
-            traces, meta = views.read_traces(upload.getvalue())
+            traces, meta = read_traces(upload.getvalue())
         except ValueError as e:
             st.error(escape_markdown(str(e)))
         else:

@@ -32,7 +32,7 @@ from memrag.eval.config import EvalConfig
 from memrag.eval.rundir import RESULTS, RUN, SUMMARY, read_results
 from memrag.eval.runner import dense_only, run_eval, run_identity
 from memrag.llm.base import LLM
-from memrag.trace import Trace
+from memrag.tracefile import record_traces
 from memrag.viz.safe_text import escape_markdown
 
 BENCH_ENV = "MEMRAG_BENCH"  # where the shared benchmark files are (default: ../shared/bench)
@@ -493,7 +493,7 @@ def drill_result(record: dict[str, Any], run: EvalRun, memory: Any) -> dict[str,
     """A question's stored traces as an Ask-page result (app_views.ask_results), with its gold:
     the sample's gold units are document ids; elsewhere the gold chunks the fates name are mapped
     to their documents through the memory (or the traces' own passages)."""
-    traces = [Trace.from_dict(e["trace"]) for e in record["methods"].values()]
+    traces = record_traces(record)
     if run.summary["stamp"].get("dataset") == "sample":
         gold_docs = [str(u) for u in record.get("gold_units", [])]
     else:

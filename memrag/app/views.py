@@ -8,7 +8,6 @@ Graphs come from `memrag.viz` and are shown with `st.iframe`.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
@@ -17,17 +16,17 @@ import pandas as pd
 import streamlit as st
 
 from memrag.app import jobs
-from memrag import jsonsafe
 from memrag.app.state import METHOD_LABELS, AppState
 from memrag.explain.deviations import deviations_for
 from memrag.methods import registry
 from memrag.eval.metrics import exact_match, f1_score, recall_at_k
+from memrag.tracefile import traces_json
+from memrag.tracefile import MAX_TRACE_BYTES, read_traces  # noqa: F401  (kept under the views' names tests use)
 from memrag.trace import GraphEdge, GraphNode, Trace
 from memrag.viz import charts, graph_html, memory_graphs, tables, trace_graphs
 from memrag.viz.safe_text import clip, escape_markdown
 
 LEGEND_PX = 40  # the legend line above a graph
-MAX_TRACE_BYTES = 20_000_000
 GROWING_GRAPH_NODES = 150
 
 
@@ -566,42 +565,6 @@ def llm_inspector(trace: Trace, key: str) -> None:
     st.code(c.raw_reply or "(empty)", language=None, wrap_lines=True)
     for err in c.parse_errors:
         st.error(escape_markdown(err))
-
-
-# ------------------------------------------------------------------ trace files
-def traces_json(traces: Sequence[Trace], meta: dict[str, Any]) -> str:
-    return json.dumps({"memrag": "traces", "version": 1, "meta": meta, "traces": [t.to_dict() for t in traces]},
-                      ensure_ascii=False)
-
-
-def read_traces(data: bytes) -> tuple[list[Trace], dict[str, Any]]:
-    """Traces from a downloaded file (or a single trace), validated; ValueError says what is wrong."""
-    if len(data) > MAX_TRACE_BYTES:
-        raise ValueError(f"the file is {len(data):,} bytes; traces are at most {MAX_TRACE_BYTES:,}")
-    try:
-        obj = jsonsafe.loads(data)
-    except ValueError as e:  # bad UTF-8, bad JSON, nested too deep
-        raise ValueError(f"not a JSON trace file: {e}") from e
-    if isinstance(obj, dict) and obj.get("memrag") == "traces":
-        items, meta = obj.get("traces"), obj.get("meta") or {}
-        if not isinstance(items, list) or not items or not isinstance(meta, dict):
-            raise ValueError("a trace file needs a non-empty 'traces' list")
-    elif isinstance(obj, dict):
-        items, meta = [obj], {}
-    else:
-        raise ValueError("not a trace file: expected a JSON object")
-    traces = []
-    for n, item in enumerate(items, start=1):
-        if not isinstance(item, dict):
-            raise ValueError(f"trace {n} is not an object")
-        try:
-            trace = Trace.from_dict(item)
-        except (ValueError, TypeError) as e:
-            raise ValueError(f"trace {n} is not a valid memrag trace: {e}") from e
-        if trace.method not in METHOD_LABELS:
-            raise ValueError(f"trace {n} is of an unknown method; expected one of {', '.join(METHOD_LABELS)}")
-        traces.append(trace)
-    return traces, {k: v for k, v in meta.items() if isinstance(v, (str, int, float, bool)) or v is None}
 
 
 # ------------------------------------------------------------------ an ask's results
