@@ -22,7 +22,7 @@ from memrag.methods import registry
 from memrag.eval.metrics import exact_match, f1_score, recall_at_k
 from memrag.tracefile import traces_json
 from memrag.tracefile import MAX_TRACE_BYTES, read_traces  # noqa: F401  (kept under the views' names tests use)
-from memrag.trace import GraphEdge, GraphNode, Trace
+from memrag.trace import GraphEdge, GraphNode, Trace, token_sum
 from memrag.viz import charts, graph_html, memory_graphs, tables, trace_graphs
 from memrag.viz.safe_text import clip, escape_markdown
 
@@ -331,8 +331,7 @@ def recorded_totals(traces: Sequence[Trace]) -> tuple[float, int | None]:
                 continue
             seen.add(ident)
             seconds += c.seconds
-            tokens = None if tokens is None or c.prompt_tokens is None or c.completion_tokens is None \
-                else tokens + c.prompt_tokens + c.completion_tokens
+            tokens = token_sum((tokens, c.prompt_tokens, c.completion_tokens))
     return seconds, tokens
 
 

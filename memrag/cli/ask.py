@@ -12,6 +12,7 @@ from pathlib import Path
 from memrag.ask import METHODS
 from memrag.cli.common import add_backend_args, settings_from
 from memrag.durable import write_atomic
+from memrag.trace import token_sum
 from memrag.tracefile import traces_json
 
 
@@ -36,8 +37,7 @@ def summarise(trace) -> dict:
     calls = trace.llm_calls
 
     def total(attr):
-        vals = [getattr(c, attr) for c in calls]
-        return None if any(v is None for v in vals) else sum(vals)
+        return token_sum(getattr(c, attr) for c in calls)
     return {
         "method": trace.method,
         "answer": trace.answer.answer if trace.answer else None,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from memrag.cli.common import add_backend_args, settings_from
 from memrag.config import IndexParams
+from memrag.trace import token_sum
 
 
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
@@ -70,8 +71,6 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def _drain(events, args, ProgressLine) -> int:
     bar = None
-    prompt_tokens = completion_tokens = 0
-    unknown = False
     summary = None
     for ev in events:
         d = ev.data
@@ -86,20 +85,14 @@ def _drain(events, args, ProgressLine) -> int:
             print(f"skipped {d['title']!r}: {d['reason']}", file=sys.stderr)
         elif ev.kind == "done":
             summary = dict(d)
-            m = ev.memory
-            for r in m.ledger_rows:
-                if r.get("cached"):
-                    continue
-                if r.get("prompt_tokens") is None or r.get("completion_tokens") is None:
-                    unknown = True
-                else:
-                    prompt_tokens += r["prompt_tokens"]
-                    completion_tokens += r["completion_tokens"]
+            fresh = [r for r in ev.memory.ledger_rows if not r.get("cached")]
+            # an unknown count in either column leaves both unknown, as before
+            known = token_sum(n for r in fresh for n in (r.get("prompt_tokens"), r.get("completion_tokens")))
+            summary["prompt_tokens"] = None if known is None else token_sum(r["prompt_tokens"] for r in fresh)
+            summary["completion_tokens"] = None if known is None else token_sum(r["completion_tokens"] for r in fresh)
     if bar is not None:
         bar.close()
     assert summary is not None
-    summary["prompt_tokens"] = None if unknown else prompt_tokens
-    summary["completion_tokens"] = None if unknown else completion_tokens
     keys = ["documents", "chunks", "entities", "engrams", "triples", "coref_sets", "failures",
             "prompt_tokens", "completion_tokens", "seconds"]
     out = {k: summary.get(k) for k in keys}

@@ -46,7 +46,7 @@ from memrag.index.memory import Memory
 from memrag.index.openie import import_openie
 from memrag.index.passages_only import PASSAGES_ONLY, build_passages_only, is_passages_only
 from memrag.prompts import PROMPT_VERSION, STAGE_VERSIONS
-from memrag.trace import Trace
+from memrag.trace import Trace, token_sum
 from memrag.viz.tables import ALL_METHODS, totals_across
 
 RECALL_KS = (1, 2, 5, 10)
@@ -181,14 +181,9 @@ def score_question(q: Question, traces: list[Trace], units: ChunkUnits, fate_k: 
 # ------------------------------------------------------------------ memories
 def memory_indexing(memory: Memory) -> dict[str, Any]:
     """What the memory holds and what building it cost (from its own ledger and log)."""
-    prompt = completion = 0
-    unknown = False
-    for r in memory.ledger_rows:
-        if r.get("prompt_tokens") is None or r.get("completion_tokens") is None:
-            unknown = True
-        else:
-            prompt += r["prompt_tokens"]
-            completion += r["completion_tokens"]
+    rows = memory.ledger_rows
+    # an unknown count in either column leaves both unknown
+    known = token_sum(n for r in rows for n in (r.get("prompt_tokens"), r.get("completion_tokens"))) is not None
     return {
         "fingerprint": memory.fingerprint(),
         "llm": dict(memory.llm),
@@ -196,8 +191,8 @@ def memory_indexing(memory: Memory) -> dict[str, Any]:
         "engrams": len(memory.engrams), "triples": len(memory.triples),
         "failures": sum(1 for x in memory.extraction_log.values() if x.status == "failed"),
         "llm_calls": len(memory.ledger_rows),
-        "prompt_tokens": None if unknown else prompt,
-        "completion_tokens": None if unknown else completion,
+        "prompt_tokens": token_sum(r["prompt_tokens"] for r in rows) if known else None,
+        "completion_tokens": token_sum(r["completion_tokens"] for r in rows) if known else None,
         "extraction_seconds": round(sum(x.seconds for x in memory.extraction_log.values()), 3),
     }
 

@@ -18,7 +18,7 @@ from memrag.ask import make_stamp, run_method
 from memrag.config import PAPER_SETTINGS, EcphoryParams, NeuroPathParams
 from memrag.methods.base import QueryContext
 from memrag.llm.recordings import StaleRecording
-from memrag.trace import Trace
+from memrag.trace import Trace, token_sum
 from memrag.viz.safe_text import clip
 
 METHODS = ("neuropath", "ecphory")
@@ -149,12 +149,7 @@ def run_variants(memory: Any, question: str, llm: Any, embedder: Any, method: st
 
 # ------------------------------------------------------------------ what changed
 def _tokens(trace: Trace) -> int | None:
-    total = 0
-    for c in trace.llm_calls:
-        if c.prompt_tokens is None or c.completion_tokens is None:
-            return None
-        total += c.prompt_tokens + c.completion_tokens
-    return total
+    return token_sum(n for c in trace.llm_calls for n in (c.prompt_tokens, c.completion_tokens))
 
 
 def _fmt(v: Any, none: str = "–") -> str:

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from memrag.llm.base import Completion
+from memrag.trace import token_sum
 
 
 @dataclass
@@ -31,10 +32,7 @@ class CallRecord:
 
 
 def _add(total: int | None, value: int | None) -> int | None:
-    # Unknown stays unknown: a sum that includes an unknown count is not a count.
-    if total is None or value is None:
-        return None
-    return total + value
+    return token_sum((total, value))
 
 
 @dataclass
