@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TextIO
 
 
 class ProgressLine:
-    def __init__(self, label: str, total: int, stream=sys.stderr) -> None:
-        self.label, self.total, self.stream = label, max(total, 0), stream
+    def __init__(self, label: str, total: int, stream: TextIO | None = None) -> None:
+        # sys.stderr looked up now, not at import: a redirected stderr (pytest's capture) may be gone by then
+        self.label, self.total, self.stream = label, max(total, 0), stream or sys.stderr
         self.start = time.perf_counter()
         self.done = 0
 
