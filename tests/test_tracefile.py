@@ -14,7 +14,7 @@ from memrag.tracefile import read_traces, record_traces, traces_json
 
 
 def _traces() -> list[Trace]:
-    return [Trace(method=m, question="Who?", answer=AnswerResult(answer=f"{m} says Alder"))
+    return [Trace(method=m, question="Who?", answer=AnswerResult(answer=f"{m} says Alder", raw_answer=""))
             for m in ("dense", "neuropath")]
 
 
