@@ -20,8 +20,7 @@ from memrag.app.state import METHOD_LABELS, AppState
 from memrag.explain.deviations import deviations_for
 from memrag.methods import registry
 from memrag.eval.metrics import exact_match, f1_score, recall_at_k
-from memrag.tracefile import traces_json
-from memrag.tracefile import MAX_TRACE_BYTES, read_traces  # noqa: F401  (kept under the views' names tests use)
+from memrag.tracefile import MAX_TRACE_BYTES, read_traces, traces_json  # noqa: F401  (also under the views' names)
 from memrag.trace import GraphEdge, GraphNode, Trace, token_sum
 from memrag.viz import charts, graph_html, memory_graphs, tables, trace_graphs
 from memrag.viz.safe_text import clip, escape_markdown
