@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import time
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any, Callable
 
 from memrag.ask import METHODS, ask
 from memrag.llm.recordings import EXTRACTION_FILE, RecordingLLM, Recordings
+from memrag.textsafe import slug
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_corpus"
@@ -23,8 +23,7 @@ def sample_memory_dir(backend: str = "embedded", model: str = "") -> Path:
     for a memory built with another LLM (`memory-ollama-phi4`, …): never over the shipped one."""
     if backend == "embedded":
         return SAMPLE_DIR / "memory"
-    slug = re.sub(r"[^a-z0-9]+", "-", f"{backend}-{model}".lower()).strip("-")
-    return SAMPLE_DIR / f"memory-{slug}"
+    return SAMPLE_DIR / f"memory-{slug(f'{backend}-{model}', ascii_fold=False)}"
 
 
 def sample_docs_dir() -> Path:

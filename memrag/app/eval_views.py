@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from memrag.eval.runner import dense_only, run_eval, run_identity
 from memrag.llm.base import LLM
 from memrag.tracefile import record_traces
 from memrag.viz.safe_text import escape_markdown
+from memrag.textsafe import slug
 
 BENCH_ENV = "MEMRAG_BENCH"  # where the shared benchmark files are (default: ../shared/bench)
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,7 +103,7 @@ def save_upload(name: str, data: bytes, root: Path) -> Path:
     """Keep an uploaded benchmark file under the app's data folder, named by its content (the same
     file uploaded again is the same path, so its runs resume)."""
     ext = ".jsonl" if name.lower().endswith(".jsonl") else ".json"
-    stem = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(name).stem).strip("-")[:40] or "upload"
+    stem = slug(Path(name).stem, keep="A-Za-z0-9_-", ascii_fold=False, lower=False)[:40] or "upload"
     root.mkdir(parents=True, exist_ok=True)
     path = root / f"{stem}-{hashlib.sha256(data).hexdigest()[:12]}{ext}"
     if not path.exists():

@@ -12,8 +12,6 @@ Tests may inject a scripted LLM and a test embedder by setting `TEST_LLM_KEY` /
 from __future__ import annotations
 
 import hashlib
-import re
-import unicodedata
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Callable, Generic, Literal, Sequence, TypeVar, get_args, get_origin, get_type_hints
@@ -26,6 +24,7 @@ from memrag.config import DenseParams, EcphoryParams, NeuroPathParams, Settings,
 from memrag.llm.base import LLM, LLMError
 from memrag.llm.factory import BackendChoice
 from memrag.methods import registry
+from memrag.textsafe import slug
 
 TEST_LLM_KEY = "_memrag_test_llm"
 TEST_EMBEDDER_KEY = "_memrag_test_embedder"
@@ -188,14 +187,9 @@ def embedder_id() -> str:
 
 
 # ------------------------------------------------------------------ memories
-_NAME_CHARS = re.compile(r"[^a-z0-9_-]+")
-
-
 def safe_memory_name(name: str) -> str:
     """A folder name from user text: lower-case ASCII letters, digits, '-' and '_' only."""
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
-    cleaned = _NAME_CHARS.sub("-", ascii_name).strip("-_")[:60].strip("-_")
-    return cleaned or "memory"
+    return slug(name, keep="a-z0-9_-", trim="-_", limit=60) or "memory"
 
 
 def read_upload_batch(files: Sequence[Any], params: Any) -> tuple[Any, int]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from memrag import jsonsafe
 from memrag.durable import write_atomic
 from memrag.eval.config import EvalConfig
 from memrag.index import store
+from memrag.textsafe import slug
 
 RESULTS = "results.jsonl"
 RUN = "run.json"
@@ -74,7 +74,7 @@ def write_json_atomic(path: Path, obj: Any) -> None:
 
 def question_memory_dir(out: Path, qid: str) -> Path:
     """A per-question memory's folder; ids that need changing get a hash so two never collide."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", qid).strip("._")[:80]
+    safe = slug(qid, keep="A-Za-z0-9_.-", sep="_", trim="._", ascii_fold=False, lower=False)[:80]
     if safe != qid or not safe:
         safe = f"{safe or 'q'}-{hashlib.sha1(qid.encode()).hexdigest()[:8]}"
     return Path(out) / MEMORIES / safe

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterable
 
 from memrag.config import IndexParams
+from memrag.textsafe import slug
 
 SUPPORTED_SUFFIXES: dict[str, str] = {
     ".txt": "txt",
@@ -141,11 +142,7 @@ def safe_file_name(name: str) -> str:
 def doc_id_for(name: str) -> str:
     """A lower-case ASCII slug of the file stem; non-Latin names get a stable hash id."""
     stem = Path(safe_file_name(name)).stem
-    ascii_stem = unicodedata.normalize("NFKD", stem).encode("ascii", "ignore").decode()
-    slug = re.sub(r"[^a-z0-9]+", "-", ascii_stem.lower()).strip("-")[:60].strip("-")
-    if not slug:
-        slug = "doc-" + hashlib.sha1(stem.encode()).hexdigest()[:8]
-    return slug
+    return slug(stem, limit=60) or "doc-" + hashlib.sha1(stem.encode()).hexdigest()[:8]
 
 
 def _title_from_name(name: str) -> str:
