@@ -39,12 +39,17 @@ def git_revision() -> str:
         return "unknown"
 
 
-def make_stamp(memory: Memory, llm: LLM | None, embedder: Embedder, corpus: str = "") -> Stamp:
+def stamp_for(llm: LLM | None, embedder_id: str, *, params: dict[str, Any] | None = None, corpus: str = "") -> Stamp:
+    """The one reproducibility stamp: code revision, LLM (and its file), embedder, prompts."""
     ident = llm.identity() if llm is not None else {}
     return Stamp(memrag_revision=git_revision(), llm_backend=getattr(llm, "backend", ""),
                  llm_model=getattr(llm, "model", ""), llm_file_sha256=ident.get("sha256"),
-                 embedder=embedder.model_id, prompt_version=PROMPT_VERSION,
-                 corpus=corpus or f"{memory.name or 'memory'}@{memory.fingerprint()}")
+                 embedder=embedder_id, params=dict(params or {}), prompt_version=PROMPT_VERSION, corpus=corpus)
+
+
+def make_stamp(memory: Memory, llm: LLM | None, embedder: Embedder, corpus: str = "") -> Stamp:
+    """A question's stamp; the corpus is named by the memory's fingerprint unless given."""
+    return stamp_for(llm, embedder.model_id, corpus=corpus or f"{memory.name or 'memory'}@{memory.fingerprint()}")
 
 
 def context_size(params: Any) -> int:

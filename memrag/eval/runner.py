@@ -19,6 +19,7 @@ memory per question, kept under `out/memories/<qid>` so a rerun reuses it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import time
@@ -30,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from memrag.index import store
-from memrag.ask import METHODS, ask, git_revision, resolve_params
+from memrag.ask import METHODS, ask, resolve_params, stamp_for
 from memrag.index.build import build_memory
 from memrag.config import IndexParams, params_dict
 from memrag.embed import Embedder
@@ -45,7 +46,7 @@ from memrag.llm.base import LLM
 from memrag.index.memory import Memory
 from memrag.index.openie import import_openie
 from memrag.index.passages_only import PASSAGES_ONLY, build_passages_only, is_passages_only
-from memrag.prompts import PROMPT_VERSION, STAGE_VERSIONS
+from memrag.prompts import STAGE_VERSIONS
 from memrag.trace import Trace, token_sum
 from memrag.viz.tables import ALL_METHODS, totals_across
 
@@ -341,19 +342,14 @@ def run_identity(config: EvalConfig, params: dict[str, Any], llm: LLM | None, em
     return ident
 
 
-def make_stamp(config: EvalConfig, identity: dict[str, Any], questions: list[Question], passages: list[Passage],
-               llm: LLM | None) -> dict[str, Any]:
-    """The reproducibility stamp (DESIGN §8) of the whole run."""
-    ident = llm.identity() if llm is not None else {}
-    stamp = {
-        "memrag_revision": git_revision(),
-        "llm_backend": getattr(llm, "backend", "") if llm is not None else "",
-        "llm_model": getattr(llm, "model", "") if llm is not None else "",
-        "llm_file_sha256": ident.get("sha256"),
-        "embedder": identity["embedder"],
-        "params": identity["params"],
+def run_stamp(config: EvalConfig, identity: dict[str, Any], questions: list[Question], passages: list[Passage],
+              llm: LLM | None) -> dict[str, Any]:
+    """The reproducibility stamp (DESIGN §8) of the whole run: a question's stamp (its corpus
+    named by the run's files below instead), and what the run was asked to do."""
+    stamp = dataclasses.asdict(stamp_for(llm, identity["embedder"], params=identity["params"]))
+    del stamp["corpus"]
+    stamp |= {
         "index_params": params_dict(IndexParams()),
-        "prompt_version": PROMPT_VERSION,
         "stage_versions": dict(STAGE_VERSIONS),
         "scope": config.scope,
         "dataset": config.dataset,
@@ -444,7 +440,7 @@ def run_eval(config: EvalConfig, *, llm: LLM | None = None, embedder: Embedder |
         from memrag.embed import get_embedder
         embedder = get_embedder()
     identity = run_identity(config, params, llm, embedder)
-    run = open_run(out, identity, make_stamp(config, identity, questions, passages, llm))
+    run = open_run(out, identity, run_stamp(config, identity, questions, passages, llm))
     yield EvalEvent("start", {"questions": len(questions), "done": len(questions) - len(todo), "todo": len(todo),
                               "scope": config.scope, "corpus_size": len(passages)})
 
