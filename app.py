@@ -12,9 +12,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from memrag import app_state
-from memrag.app_state import AppState, METHOD_LABELS
-from memrag.app_views import seconds_text
+from memrag.app import state as app_state
+from memrag.app.state import AppState, METHOD_LABELS
+from memrag.app.views import seconds_text
 from memrag.viz import graph_html
 from memrag.viz.safe_text import escape_markdown
 
@@ -80,7 +80,7 @@ with st.sidebar:
         st.caption("No memory yet: pick or build one on the Memory page.")
 
     st.subheader("Method parameters")
-    for method in ("neuropath", "ecphory", "dense"):
+    for method in METHOD_LABELS:  # display order
         with st.expander(METHOD_LABELS[method]):
             app_state.param_widgets(method)
 

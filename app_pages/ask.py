@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag import app_state, app_views as views, compare_views, jobs
-from memrag.app_state import AppState, METHOD_LABELS
+from memrag.app import state as app_state, views, compare_views, jobs
+from memrag.app.work import ask_work
+from memrag.app.state import AppState, METHOD_LABELS
+from memrag.tracefile import read_traces
 from memrag.viz.safe_text import escape_markdown
 
 ORDER = ("neuropath", "ecphory", "dense")
@@ -69,7 +71,7 @@ if st.button("Ask", type="primary", disabled=running or not methods or not quest
     else:
         params = {m: app_state.method_params(m) for m in methods}
         mode, model = ("live", llm.model) if live else ("recorded", rec.model)
-        work = jobs.ask_work(memory, question, llm, app_state.embedder(), methods, params)
+        work = ask_work(memory, question, llm, app_state.embedder(), methods, params)
         job = app_state.start_job("ask", f"asking {len(methods)} method(s)", work,
                              estimate_s=jobs.ask_estimate_s(methods, backend) if live else 5.0,
                              meta={"backend": llm.backend, "question": question, "record": record,
@@ -96,7 +98,7 @@ with st.expander("Open traces from a file"):
     upload = st.file_uploader("a memrag traces file (.json)", type=["json"], key="ask_trace_file")
     if upload is not None and st.button("Open these traces"):
         try:
-            traces, meta = views.read_traces(upload.getvalue())
+            traces, meta = read_traces(upload.getvalue())
         except ValueError as e:
             st.error(escape_markdown(str(e)))
         else:

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from memrag import app_state, app_views as views, eval_views as ev, jobs
-from memrag.app_state import METHOD_LABELS
+from memrag.app import state as app_state, views, eval_views as ev, jobs
+from memrag.app.state import METHOD_LABELS
 from memrag.eval.datasets import SCOPES
-from memrag.eval.runner import EvalConfig, dense_only
+from memrag.eval.config import EvalConfig
+from memrag.eval.rundir import SUMMARY
+from memrag.eval.runner import dense_only
 from memrag.viz.safe_text import escape_markdown
 
 ORDER = ("neuropath", "ecphory", "dense")
@@ -127,7 +129,7 @@ elif job is not None:
             st.code(job.error_detail, language=None)
     if state.eval_seen_job != job.id:  # show its results once; opening another run later wins
         state.eval_seen_job = job.id
-        if (Path(out) / "summary.json").is_file():
+        if (Path(out) / SUMMARY).is_file():
             state.eval_shown = out
 
 with st.expander("Open a finished run"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag import app_state, learn_views
+from memrag.app import state as app_state, learn_views
 
 st.title("Learn")
 st.caption("NeuroPath is modelled on how the hippocampus maps places and plans routes; EcphoryRAG on how a cue "

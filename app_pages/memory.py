@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag import app_state, app_views as views, jobs, store
-from memrag.app_state import AppState
+from memrag.app import state as app_state, views, jobs
+from memrag.app.work import build_work
+from memrag.index import store
+from memrag.app.state import AppState
 from memrag.config import IndexParams
 from memrag.viz.safe_text import escape_markdown
 
@@ -25,7 +27,7 @@ def start_build(docs: list, name: str, chunks: int) -> None:
         st.error("A build into that memory is already running.")
         return
     parallel = app_state.extract_parallel(choice.backend)
-    work = jobs.build_work(path, docs, llm, app_state.embedder(), IndexParams(), parallel=parallel, name=name)
+    work = build_work(path, docs, llm, app_state.embedder(), IndexParams(), parallel=parallel, name=name)
     job = app_state.start_job("build", f"building {path.name}", work, total=chunks,
                          estimate_s=jobs.build_estimate_s(chunks, choice.backend, parallel),
                          meta={"backend": choice.backend, "path": str(path)})

@@ -195,7 +195,7 @@ def corpus_slice(files: dict[str, Path], work: Path, passages: int | None) -> Co
 def import_memory(sl: CorpusSlice, path: Path, embedder: Any) -> tuple[Any, list[Any], float]:
     """Run the OpenIE import into `path`; returns (memory, build events, wall seconds)."""
     from memrag.config import IndexParams
-    from memrag.openie import import_openie
+    from memrag.index.openie import import_openie
 
     t0 = time.perf_counter()
     events = list(import_openie(sl.openie, sl.corpus, embedder, IndexParams(), path=path,
@@ -211,7 +211,7 @@ def cached_memory(sl: CorpusSlice, work: Path, embedder: Any, log: Any = print) 
     """The imported memory of this slice under `work`: loaded if a complete one is there, else built.
 
     Returns (memory, built_now)."""
-    from memrag import store
+    from memrag.index import store
 
     path = sl.memory_dir(work)
     if store.is_memory_dir(path):

@@ -222,8 +222,9 @@ def main() -> int:
     if repeat < 1:
         raise SystemExit(f"--repeat must be at least 1 (got {repeat})")
 
-    from memrag import demo, store
-    from memrag.recordings import FILE_NAME
+    from memrag import demo
+    from memrag.index import store
+    from memrag.llm.recordings import FILE_NAME
 
     sample = demo.sample_memory_dir()
     if not store.is_memory_dir(sample) or not (sample / FILE_NAME).is_file():

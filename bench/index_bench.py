@@ -46,7 +46,7 @@ LOAD_TARGET_S = 2.0
 def run_import(sl: C.CorpusSlice, path: Path, embedder: Any, log: Any) -> dict[str, Any]:
     """The import with each event's arrival time, so the stages between events can be timed too."""
     from memrag.config import IndexParams
-    from memrag.openie import import_openie
+    from memrag.index.openie import import_openie
 
     t0 = time.perf_counter()
     events = []
@@ -92,7 +92,7 @@ def time_graphs(memory: Any) -> dict[str, float]:
 def load_child(path: str) -> None:
     """Run in a fresh interpreter: time imports, load, and each structure the first query builds."""
     t0 = time.perf_counter()
-    from memrag import store
+    from memrag.index import store
     from memrag.methods import ecphory
     t_imports = time.perf_counter() - t0
     steps: dict[str, float] = {}
@@ -126,7 +126,7 @@ def load_in_fresh_process(path: Path) -> dict[str, Any]:
 # ------------------------------------------------------------------ extraction with the embedded model
 def run_extraction(files: dict[str, Path], n: int) -> dict[str, Any]:
     from memrag.config import Settings
-    from memrag.extract import extract_chunk
+    from memrag.index.extract import extract_chunk
     from memrag.llm.factory import make_llm
 
     llm, _ = make_llm(Settings(backend="embedded", response_cache=False))
@@ -159,10 +159,10 @@ def run_server_extraction(files: dict[str, Path], n: int, slot_counts: list[int]
 
     xllamacpp cannot stop a server, so each slot count gets its own in this process (the idle
     ones hold memory, not cores)."""
-    from memrag.build import build_memory, run_build
+    from memrag.index.build import build_memory, run_build
     from memrag.config import IndexParams, Settings
     from memrag.embed import get_embedder
-    from memrag.ingest import Document
+    from memrag.index.ingest import Document
     from memrag.llm.cache import CachedLLM
     from memrag.llm.llamacpp_server import serve_gguf
     from memrag.llm.model_file import MODEL_FILE, ensure_model
@@ -223,7 +223,7 @@ def main() -> int:
 
 
 def _run(args: argparse.Namespace, files: dict[str, Path], work: Path, log: Any) -> int:
-    from memrag import store
+    from memrag.index import store
     from memrag.embed import get_embedder
 
     t0 = time.perf_counter()
@@ -265,7 +265,7 @@ def _run(args: argparse.Namespace, files: dict[str, Path], work: Path, log: Any)
     t.add("import wall (incl. embedding)", None, imp["wall_s"], None)
     tables.append(t)
 
-    t = C.Table("Entity names after the clean-up (memrag.cleanup)", ["figure", "value"])
+    t = C.Table("Entity names after the clean-up (memrag.index.cleanup)", ["figure", "value"])
     for name, v in (imp["stats"].get("names") or {}).items():
         t.add(name, v)
     for name, v in (imp["stats"].get("cleanup") or {}).items():

@@ -1,6 +1,6 @@
 """memrag: NeuroPath and EcphoryRAG made visible.
 
-The public entry points are `memrag.memory.Memory` (index documents) and
+The public entry points are `memrag.index.memory.Memory` (index documents) and
 `memrag.ask.ask` (retrieve with one or more methods and answer).
 """
 

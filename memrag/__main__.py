@@ -1,3 +1,3 @@
-from memrag.cli import main
+from memrag.cli.main import main
 
 raise SystemExit(main())

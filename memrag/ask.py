@@ -11,18 +11,18 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from memrag import answer as answer_step
-from memrag.config import DenseParams, EcphoryParams, NeuroPathParams, from_dict
+from memrag.methods import answer as answer_step
+from memrag.config import EcphoryParams, from_dict
 from memrag.embed import Embedder
 from memrag.llm.base import LLM
-from memrag.memory import Memory
+from memrag.index.memory import Memory
+from memrag.methods import registry
 from memrag.methods.base import QueryContext
-from memrag.passages_only import is_passages_only
+from memrag.index.passages_only import is_passages_only
 from memrag.prompts import PROMPT_VERSION
 from memrag.trace import Stamp, Trace
 
-METHODS = ("dense", "neuropath", "ecphory")
-PARAM_TYPES = {"dense": DenseParams, "neuropath": NeuroPathParams, "ecphory": EcphoryParams}
+METHODS = registry.NAMES
 
 
 @lru_cache(maxsize=1)
@@ -39,25 +39,17 @@ def git_revision() -> str:
         return "unknown"
 
 
-def make_stamp(memory: Memory, llm: LLM | None, embedder: Embedder, corpus: str = "") -> Stamp:
+def stamp_for(llm: LLM | None, embedder_id: str, *, params: dict[str, Any] | None = None, corpus: str = "") -> Stamp:
+    """The one reproducibility stamp: code revision, LLM (and its file), embedder, prompts."""
     ident = llm.identity() if llm is not None else {}
     return Stamp(memrag_revision=git_revision(), llm_backend=getattr(llm, "backend", ""),
                  llm_model=getattr(llm, "model", ""), llm_file_sha256=ident.get("sha256"),
-                 embedder=embedder.model_id, prompt_version=PROMPT_VERSION,
-                 corpus=corpus or f"{memory.name or 'memory'}@{memory.fingerprint()}")
+                 embedder=embedder_id, params=dict(params or {}), prompt_version=PROMPT_VERSION, corpus=corpus)
 
 
-def _retrieve(method: str, ctx: QueryContext, params: Any) -> Trace:
-    if method == "dense":
-        from memrag.methods import dense
-        return dense.retrieve(ctx, params)
-    if method == "neuropath":
-        from memrag.methods import neuropath
-        return neuropath.retrieve(ctx, params)
-    if method == "ecphory":
-        from memrag.methods import ecphory
-        return ecphory.retrieve(ctx, params)
-    raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
+def make_stamp(memory: Memory, llm: LLM | None, embedder: Embedder, corpus: str = "") -> Stamp:
+    """A question's stamp; the corpus is named by the memory's fingerprint unless given."""
+    return stamp_for(llm, embedder.model_id, corpus=corpus or f"{memory.name or 'memory'}@{memory.fingerprint()}")
 
 
 def context_size(params: Any) -> int:
@@ -66,7 +58,7 @@ def context_size(params: Any) -> int:
 
 
 def resolve_params(method: str, params: dict[str, Any] | Any | None) -> Any:
-    cls = PARAM_TYPES[method]
+    cls = registry.get(method).params
     if params is None:
         return cls()
     if isinstance(params, cls):
@@ -81,7 +73,7 @@ def ask(memory: Memory, question: str, *, llm: LLM | None, embedder: Embedder,
 
     The query-entity call is made once and shared between methods.
     """
-    unknown = [m for m in methods if m not in PARAM_TYPES]
+    unknown = [m for m in methods if m not in registry.BY_NAME]
     if unknown:
         raise ValueError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
     if is_passages_only(memory) and (answer or any(m != "dense" for m in methods)):
@@ -98,7 +90,7 @@ def run_method(ctx: QueryContext, method: str, params: dict[str, Any] | Any | No
     """One method on an open query context (several runs on one context share its query-entity call)."""
     p = resolve_params(method, params)
     t0 = time.perf_counter()
-    trace = _retrieve(method, ctx, p)
+    trace = registry.get(method).retrieve(ctx, p)
     if answer:
         answer_step.answer(ctx, trace, context_size(p), facts=trace.context_facts)
     trace.seconds = time.perf_counter() - t0

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 from memrag.ask import METHODS, ask
-from memrag.recordings import EXTRACTION_FILE, RecordingLLM, Recordings
+from memrag.llm.recordings import EXTRACTION_FILE, RecordingLLM, Recordings
+from memrag.textsafe import slug
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_corpus"
@@ -23,8 +23,7 @@ def sample_memory_dir(backend: str = "embedded", model: str = "") -> Path:
     for a memory built with another LLM (`memory-ollama-phi4`, …): never over the shipped one."""
     if backend == "embedded":
         return SAMPLE_DIR / "memory"
-    slug = re.sub(r"[^a-z0-9]+", "-", f"{backend}-{model}".lower()).strip("-")
-    return SAMPLE_DIR / f"memory-{slug}"
+    return SAMPLE_DIR / f"memory-{slug(f'{backend}-{model}', ascii_fold=False)}"
 
 
 def sample_docs_dir() -> Path:
@@ -68,10 +67,10 @@ def extract(llm, embedder, memory_dir: Path, *, recorded: bool = False, name: st
     change to post-processing re-runs from the recordings (`recorded=True`) without the model.
     Returns the memory's build summary (the "done" event's data).
     """
-    from memrag import store
-    from memrag.build import build_memory
+    from memrag.index import store
+    from memrag.index.build import build_memory
     from memrag.config import IndexParams
-    from memrag.ingest import read_paths
+    from memrag.index.ingest import read_paths
 
     memory_dir = Path(memory_dir)
     params = IndexParams()

@@ -175,10 +175,3 @@ def get_embedder(model_id: str | None = None) -> Any:
             _shared[model_id] = served_embedder(model_id) if is_served(model_id) \
                 else SentenceTransformerEmbedder(model_id)
         return _shared[model_id]
-
-
-def normalise_rows(v: np.ndarray) -> np.ndarray:
-    v = np.asarray(v, dtype=np.float32)
-    n = np.linalg.norm(v, axis=-1, keepdims=True)
-    n[n == 0] = 1.0
-    return (v / n).astype(np.float32)

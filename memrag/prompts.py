@@ -59,7 +59,7 @@ def _str(n: int) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- extraction
-DESCRIPTION_MAX_CHARS = 90  # a description this long was cut by the schema (memrag.cleanup trims it)
+DESCRIPTION_MAX_CHARS = 90  # a description this long was cut by the schema (memrag.index.cleanup trims it)
 
 EXTRACT_SCHEMA: dict[str, Any] = {
     "type": "object",

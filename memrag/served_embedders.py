@@ -26,6 +26,14 @@ class _EmbeddingServer(Protocol):
     def embed(self, texts: list[str]) -> list[list[float]]: ...
 
 
+def normalise_rows(v: np.ndarray) -> np.ndarray:
+    """Unit-length rows (a zero row stays zero): the cosine the memory's indexes expect."""
+    v = np.asarray(v, dtype=np.float32)
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    n[n == 0] = 1.0
+    return (v / n).astype(np.float32)
+
+
 def is_served(spec: str) -> bool:
     return spec.startswith((OLLAMA_PREFIX, OPENAI_PREFIX))
 
@@ -48,8 +56,6 @@ class ServedEmbedder:
         return self._dim  # type: ignore[return-value]
 
     def encode(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
-        from memrag.embed import normalise_rows
-
         texts = [valid_text(t) or " " for t in texts]  # a server may refuse an empty input
         step = batch_size or self._batch_size
         rows: list[np.ndarray] = []

@@ -11,6 +11,7 @@ were repaired so a build summary can count them.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # C0 controls except \t \n \r, DEL, C1 controls; lone surrogates (a str can hold them).
 _BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
@@ -27,3 +28,16 @@ def repair_text(s: str) -> tuple[str, int]:
 def valid_text(s: str) -> str:
     """`repair_text` without the count."""
     return repair_text(s)[0]
+
+
+def slug(text: str, *, keep: str = "a-z0-9", sep: str = "-", trim: str = "-", limit: int | None = None,
+         ascii_fold: bool = True, lower: bool = True) -> str:
+    """The one way a name becomes part of a path: runs of characters outside `keep` (a regex
+    character class body) become `sep`, the ends are trimmed of `trim`; with `limit`, cut and
+    trimmed again. `ascii_fold` turns accented letters into plain ones first (é → e)."""
+    if ascii_fold:
+        text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    if lower:
+        text = text.lower()
+    out = re.sub(f"[^{keep}]+", sep, text).strip(trim)
+    return out if limit is None else out[:limit].strip(trim)

@@ -12,6 +12,7 @@ import json
 import types
 import typing
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 TRACE_VERSION = 1
@@ -29,6 +30,17 @@ class Stamp:
     params: dict[str, Any] = field(default_factory=dict)
     prompt_version: str = ""
     corpus: str = ""
+
+
+def token_sum(counts: Iterable[int | None]) -> int | None:
+    """The one rule for adding token counts: unknown stays unknown (a sum that includes an
+    unknown count is not a count), never 0."""
+    total = 0
+    for c in counts:
+        if c is None:
+            return None
+        total += c
+    return total
 
 
 @dataclass

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memrag import app_state, compare, jobs
+from memrag.app import state as app_state, jobs
+from memrag.explain import ablations as compare
 from memrag.config import EcphoryParams, NeuroPathParams
 from memrag.trace import AnswerResult, LLMCallRecord, RankedChunk, Trace
 from test_app_pages import (QUESTION, app, assert_nothing_raw, frames, no_exception, plain, recorded,  # noqa: F401

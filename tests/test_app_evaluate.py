@@ -1,5 +1,5 @@
 """The Evaluate page under streamlit's AppTest, with a scripted LLM and a hash embedder, plus the
-library functions behind it (memrag.eval_views).
+library functions behind it (memrag.app.eval_views).
 
 A tiny HotpotQA-format file stands in for ../shared/bench (MEMRAG_BENCH points at a temporary
 folder); runs go to the app's data folder under a temporary MEMRAG_HOME. Nothing here loads the
@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from memrag import app_state, eval_views as ev, jobs
+from memrag.app import state as app_state, eval_views as ev, jobs
 from memrag.eval import report
-from memrag.eval.runner import RESULTS, EvalConfig, run_eval, run_to_end
+from memrag.eval.config import EvalConfig
+from memrag.eval.rundir import RESULTS
+from memrag.eval.runner import run_eval, run_to_end
 from scripted import HashEmbedder
 from test_eval_runner import FIX, scripted
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from memrag import app_state, demo, jobs, learn, store
+from memrag.app import state as app_state, jobs
+from memrag import demo
+from memrag.explain import lessons as learn
+from memrag.index import store
 from memrag.ask import ask as run_ask
 from memrag.config import NeuroPathParams
-from memrag.learn_views import DEMO, LAST_ASK
+from memrag.app.learn_views import DEMO, LAST_ASK
 from memrag.viz import trace_graphs
 from scripted import ScriptedLLM
 from test_app_pages import (QUESTION, app, assert_nothing_raw, embedder, frames, no_exception, plain,  # noqa: F401

@@ -9,8 +9,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fake_openai import running_fake_openai
-from memrag import app_state
-from memrag.app_state import AppState
+from memrag.app import state as app_state
+from memrag.app.state import AppState
 from memrag.llm import openai_backend
 from scripted import HashEmbedder
 

@@ -16,10 +16,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from memrag import app_state, app_views, demo, jobs
-from memrag.build import build_memory, run_build
+from memrag.app import state as app_state, views as app_views, jobs
+from memrag.app.work import build_work
+from memrag import demo
+from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
-from memrag.ingest import Document
+from memrag.index.ingest import Document
 from memrag.viz.graph_html import graph_data
 from scripted import HashEmbedder, ScriptedLLM
 
@@ -197,7 +199,7 @@ def test_upload_builds_in_the_background_and_opens_the_new_memory(home):
 
 
 def test_an_upload_is_parsed_once_not_on_every_rerun(home, monkeypatch):
-    from memrag import ingest
+    from memrag.index import ingest
 
     reads, chunkings = [], []
     real_read, real_chunk = ingest.read_bytes, ingest.chunk_document
@@ -258,7 +260,7 @@ def test_a_running_build_shows_the_chunk_being_read_failures_and_the_growing_gra
     llm = ScriptedLLM({"index.extract": extract})
     docs = [DOCS[2], DOCS[0], DOCS[1]]  # the hostile one fails, Ada's is read, Port Alder's waits
     path = home / "memories" / "live"
-    job = jobs.start_job("build", "building live", jobs.build_work(path, docs, llm, embedder(), IndexParams()),
+    job = jobs.start_job("build", "building live", build_work(path, docs, llm, embedder(), IndexParams()),
                          total=3)
     try:
         deadline = time.time() + 20
@@ -364,7 +366,7 @@ def test_ecphory_replay_slider_and_inspector(tiny):
 @pytest.fixture()
 def recorded(tiny, monkeypatch):
     """The tiny memory stands in for the sample, with gold questions and recordings."""
-    from memrag import store
+    from memrag.index import store
 
     questions = [{"id": "t1", "question": QUESTION, "answer": "Vell River", "answer_aliases": ["the Vell"],
                   "gold_docs": ["ada", "port"], "hops": 2, "kind": "bridge"}]

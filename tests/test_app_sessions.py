@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from memrag import app_state, jobs
+from memrag.app import state as app_state, jobs
 
 
 def test_a_session_sees_its_own_jobs_and_orphans_but_not_another_open_sessions(monkeypatch):

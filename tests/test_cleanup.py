@@ -1,10 +1,10 @@
-"""Entity-name clean-up of extraction replies (memrag.cleanup, used by memrag.extract)."""
+"""Entity-name clean-up of extraction replies (memrag.index.cleanup, used by memrag.index.extract)."""
 
 from __future__ import annotations
 
-from memrag.cleanup import NameCleaner, is_entity_name, name_quality, relation_with, value_type
-from memrag.extract import validate_extraction
-from memrag.normalise import entity_key
+from memrag.index.cleanup import NameCleaner, is_entity_name, name_quality, relation_with, value_type
+from memrag.index.extract import validate_extraction
+from memrag.index.normalise import entity_key
 
 PASSAGE = ("Fenwold Quarry\nGranite from the Fenwold Quarry paved the quays of Port Alder. By 1900 Port Alder "
            "had about 11,400 inhabitants. The Black Gale at Alder Point is a painting by Wenna Thorold.")

@@ -11,10 +11,10 @@ from scripted import HashEmbedder, ScriptedLLM
 
 from memrag.ask import ask
 from memrag.config import EcphoryParams
-from memrag.memory import ChunkRow, DocRow, EngramRow, Memory
+from memrag.index.memory import ChunkRow, DocRow, EngramRow, Memory
 from memrag.methods import dense, ecphory
 from memrag.methods.base import QueryContext
-from memrag.normalise import entity_key
+from memrag.index.normalise import entity_key
 from memrag.trace import Trace
 
 DIM = 8

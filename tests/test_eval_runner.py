@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from memrag import store
+from memrag.index import store
 from memrag.eval import report
 from memrag.eval.datasets import load_dataset, question_passages
-from memrag.eval.runner import (RESULTS, SUMMARY, ChunkUnits, EvalConfig, read_results, run_eval, run_to_end,
-                                unit_fates)
-from memrag.gold import NOT_IN_MEMORY
+from memrag.eval.config import EvalConfig
+from memrag.eval.rundir import RESULTS, SUMMARY, read_results
+from memrag.eval.runner import ChunkUnits, run_eval, run_to_end, unit_fates
+from memrag.eval.gold import NOT_IN_MEMORY
 from memrag.llm.base import LLMUnavailable
 from memrag.trace import RankedChunk, Trace
 from scripted import HashEmbedder, ScriptedLLM
@@ -331,7 +332,7 @@ def test_bad_settings_are_refused_before_any_work(tmp_path):
 def test_cli_eval_and_the_results_page(tmp_path, monkeypatch, capsys):
     import memrag.embed
     import memrag.llm.factory
-    from memrag.cli import main
+    from memrag.cli.main import main
 
     monkeypatch.setattr(memrag.embed, "get_embedder", lambda *a, **k: HashEmbedder())
     monkeypatch.setattr(memrag.llm.factory, "make_llm", lambda *a, **k: no_llm())
@@ -410,7 +411,7 @@ def test_a_run_on_replayed_replies_says_its_seconds_are_a_replays(tmp_path):
     llm = scripted()
     live = run_to_end(run_eval(sample_config(tmp_path / "live", methods=("dense",)), llm=llm,
                                embedder=HashEmbedder()))
-    llm.replays = True  # what memrag.recordings.ReplayLLM says of itself
+    llm.replays = True  # what memrag.llm.recordings.ReplayLLM says of itself
     replay = run_to_end(run_eval(sample_config(tmp_path / "replay", methods=("dense",)), llm=llm,
                                  embedder=HashEmbedder()))
     assert live["stamp"]["replies"] == "live" and replay["stamp"]["replies"] == "recorded"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memrag.extract import extract_chunk, validate_extraction
+from memrag.index.extract import extract_chunk, validate_extraction
 from memrag.llm.jsoncall import parse_json
-from memrag.normalise import entity_key
+from memrag.index.normalise import entity_key
 from scripted import ScriptedLLM
 
 GOOD = {"entities": [{"name": "Ada Brennick", "type": "person", "description": "a baker", "importance": 4}],

@@ -13,10 +13,10 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from memrag.answer import _validate as validate_answer
-from memrag.app_views import read_traces
+from memrag.methods.answer import _validate as validate_answer
+from memrag.app.views import read_traces
 from memrag.eval.datasets import load_dataset
-from memrag.extract import extract_chunk
+from memrag.index.extract import extract_chunk
 from memrag.llm.jsoncall import parse_json
 from memrag.methods.neuropath import _validate_track
 from memrag.textsafe import valid_text

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memrag import store
-from memrag.build import build_memory, run_build
+from memrag.index import store
+from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
-from memrag.ingest import benchmark_document
-from memrag.recordings import FILE_NAME, Recordings
+from memrag.index.ingest import benchmark_document
+from memrag.llm.recordings import FILE_NAME, Recordings
 from scripted import HashEmbedder, ScriptedLLM
 
 FAST = settings(max_examples=60, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memrag.gold import (NOT_IN_MEMORY, NEUROPATH_FATES, best_fate, ecphory_outside_context, fate_order,
+from memrag.eval.gold import (NOT_IN_MEMORY, NEUROPATH_FATES, best_fate, ecphory_outside_context, fate_order,
                          gold_fate)
 from memrag.trace import (ActivatedEngram, EcphoryDetail, EcphoryRound, NeuroPathDetail, NeuroPathHop,
                           PathCandidate, RankedChunk, Trace)

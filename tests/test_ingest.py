@@ -1,4 +1,4 @@
-"""Tests for memrag.ingest: reading each format, refusing bad files, duplicates, ids, chunking."""
+"""Tests for memrag.index.ingest: reading each format, refusing bad files, duplicates, ids, chunking."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memrag import ingest
+from memrag.index import ingest
 from memrag.config import IndexParams
-from memrag.ingest import (
+from memrag.index.ingest import (
     Document,
     IngestError,
     benchmark_document,

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from memrag import store
+from memrag.index import store
 from memrag.ask import ask
-from memrag.build import build_memory, run_build
+from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams, Settings
 from memrag.embed import get_embedder
-from memrag.ingest import benchmark_document
+from memrag.index.ingest import benchmark_document
 from memrag.llm.factory import make_llm
 from memrag.trace import Trace
 

@@ -1,4 +1,4 @@
-"""memrag.jobs: background work that outlives a page run — progress, ETA, cancel, failures,
+"""memrag.app.jobs: background work that outlives a page run — progress, ETA, cancel, failures,
 and the two job bodies the app uses (build and ask) driven by a scripted LLM."""
 
 from __future__ import annotations
@@ -7,13 +7,14 @@ import threading
 
 import pytest
 
-from memrag import jobs
+from memrag.app import jobs
+from memrag.app.work import build_work, ask_work
 from memrag.config import IndexParams
-from memrag.ingest import Document
+from memrag.index.ingest import Document
 from scripted import HashEmbedder, ScriptedLLM
 
 # The look-alike name (Cyrillic а) is written in the passage itself: extraction keeps names as
-# written, and drops letters of a script the passage does not use (memrag.cleanup).
+# written, and drops letters of a script the passage does not use (memrag.index.cleanup).
 DOCS = [Document("a", "Alpha", "Alpha met Beta in Tollimere; Alph\u0430 stayed.", "t", "sample"),
         Document("b", "Beta", "Beta sailed to Quellhaven.", "t", "sample"),
         Document("c", "Gamma", "Gamma is unreadable.", "t", "sample")]
@@ -108,7 +109,7 @@ def test_build_work_grows_the_graph_records_failures_and_resumes(tmp_path):
     path = tmp_path / "mem"
     llm = ScriptedLLM({"index.extract": extraction})
     emb = HashEmbedder(overrides={"Alpha": [1, 0], "Alphа": [0.95, 0.31]})
-    job = jobs.start_job("build", "b", jobs.build_work(path, DOCS, llm, emb, IndexParams(), name="m"))
+    job = jobs.start_job("build", "b", build_work(path, DOCS, llm, emb, IndexParams(), name="m"))
     assert job.wait(30) and job.status == jobs.DONE, job.error
     s = job.state
     assert set(s["nodes"]) == {"alpha", "alph\u0430", "beta", "quellhaven"}  # the second Alpha has a Cyrillic a
@@ -121,7 +122,7 @@ def test_build_work_grows_the_graph_records_failures_and_resumes(tmp_path):
     assert job.result["path"] == str(path) and job.result["memory"].stats()["failures"] == 1
     calls = len(llm.calls)
     # the same documents again: nothing new to read, no new LLM calls
-    again = jobs.start_job("build", "b2", jobs.build_work(path, DOCS, llm, emb, IndexParams()))
+    again = jobs.start_job("build", "b2", build_work(path, DOCS, llm, emb, IndexParams()))
     assert again.wait(30) and again.status == jobs.DONE
     assert len(llm.calls) == calls and [e.kind for e in again.events].count("skipped") == 3
 
@@ -138,14 +139,14 @@ def test_a_cancelled_build_keeps_its_journal_and_resumes_without_new_calls(tmp_p
 
     llm = ScriptedLLM({"index.extract": slow})
     emb = HashEmbedder()
-    job = jobs.start_job("build", "b", jobs.build_work(path, DOCS[:2], llm, emb, IndexParams()))
+    job = jobs.start_job("build", "b", build_work(path, DOCS[:2], llm, emb, IndexParams()))
     first_done.wait(5)
     job.cancel()
     gate.set()
     assert job.wait(30) and job.status == jobs.CANCELLED
     made = len(llm.calls)
     assert made >= 1
-    resumed = jobs.start_job("build", "b", jobs.build_work(path, DOCS[:2], llm, emb, IndexParams()))
+    resumed = jobs.start_job("build", "b", build_work(path, DOCS[:2], llm, emb, IndexParams()))
     assert resumed.wait(30) and resumed.status == jobs.DONE
     done = [e.data for e in resumed.events if e.kind == "chunk_done"]
     assert done[0]["resumed"] is True  # read before the cancel: taken from the journal
@@ -153,7 +154,7 @@ def test_a_cancelled_build_keeps_its_journal_and_resumes_without_new_calls(tmp_p
 
 
 def test_ask_work_reports_each_llm_call():
-    from memrag.build import build_memory, run_build
+    from memrag.index.build import build_memory, run_build
 
     llm = ScriptedLLM({"index.extract": extraction,
                        "query.entities": lambda m, s: {"entities": ["Alpha"]},
@@ -163,7 +164,7 @@ def test_ask_work_reports_each_llm_call():
                        "answer": lambda m, s: {"reasoning": "r", "answer": "Beta", "cited": [1]}})
     emb = HashEmbedder()
     memory = run_build(build_memory(None, DOCS[:2], llm, emb, IndexParams()))
-    job = jobs.start_job("ask", "a", jobs.ask_work(memory, "Whom did Alpha meet?", llm, emb,
+    job = jobs.start_job("ask", "a", ask_work(memory, "Whom did Alpha meet?", llm, emb,
                                                    ["neuropath", "dense"], {}))
     assert job.wait(30) and job.status == jobs.DONE, job.error
     assert [t.method for t in job.result] == ["neuropath", "dense"]

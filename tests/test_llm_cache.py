@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memrag.ledger import Ledger
+from memrag.llm.ledger import Ledger
 from memrag.llm.base import Completion, LLMReplyError
 from memrag.llm.cache import CachedLLM, ResponseCache
 from scripted import ScriptedLLM

@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memrag import store
-from memrag.build import build_memory, run_build
+from memrag.index import store
+from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
-from memrag.ingest import benchmark_document
-from memrag.memory import Memory
-from memrag.openie import import_openie
+from memrag.index.ingest import benchmark_document
+from memrag.index.memory import Memory
+from memrag.index.openie import import_openie
 from scripted import HashEmbedder, ScriptedLLM
 
 
@@ -57,7 +57,7 @@ def test_mentions_gather_into_entity_nodes_and_triples_keep_their_chunk():
 
 def _memory_with_name_vectors(vectors: dict[str, list[float]]) -> Memory:
     m = Memory("hand", 3)
-    from memrag.memory import EngramRow
+    from memrag.index.memory import EngramRow
     for i, name in enumerate(vectors):
         m.engrams.append(EngramRow(i, name.lower(), name, "x", "", 1, 0))
     m.rebuild_derived()
@@ -223,7 +223,7 @@ def test_openie_import_makes_descriptions_from_the_mention_own_triples(tmp_path)
 
 
 def test_openie_import_refuses_misaligned_files(tmp_path):
-    from memrag.openie import OpenIEFormatError
+    from memrag.index.openie import OpenIEFormatError
 
     oi, corpus = _openie_fixture(tmp_path)
     corpus.write_text(json.dumps([{"title": "x", "text": "y"}]))

@@ -25,14 +25,14 @@ import math
 import numpy as np
 import pytest
 
-from memrag.build import build_memory, run_build
+from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams, NeuroPathParams
-from memrag.ingest import Document
-from memrag.memory import ChunkRow, DocRow, EngramRow, Memory, TripleRow
+from memrag.index.ingest import Document
+from memrag.index.memory import ChunkRow, DocRow, EngramRow, Memory, TripleRow
 from memrag.methods import neuropath
 from memrag.methods.base import EmptyMemoryError, QueryContext
 from memrag.methods.paths import strip_path_refs, verbatim_keys
-from memrag.normalise import entity_key
+from memrag.index.normalise import entity_key
 from memrag.trace import Trace
 from scripted import HashEmbedder, LLMUnavailable, ScriptedLLM
 

@@ -252,16 +252,17 @@ def test_choosing_the_server_when_it_is_down_says_so() -> None:
 
 
 def test_cli_parallel_and_base_url_reach_the_settings() -> None:
-    from memrag.cli import _settings, build_parser
+    from memrag.cli.common import settings_from
+    from memrag.cli.main import build_parser
 
-    args = build_parser().parse_args(["index", "x.txt", "--memory", "m", "--backend", "openai",
+    args = build_parser()[0].parse_args(["index", "x.txt", "--memory", "m", "--backend", "openai",
                                       "--base-url", "http://127.0.0.1:8000/v1", "--model", "qwen",
                                       "--parallel", "8", "--embedder", "ollama:bge-m3"])
-    s = _settings(args)
+    s = settings_from(args)
     assert (s.backend, s.openai_base_url, s.openai_model, s.extract_parallel, s.embedder) == \
         ("openai", "http://127.0.0.1:8000/v1", "qwen", 8, "ollama:bge-m3")
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["index", "x", "--memory", "m", "--parallel", "0"])
+        build_parser()[0].parse_args(["index", "x", "--memory", "m", "--parallel", "0"])
 
 
 # ------------------------------------------------------------------ parallel extraction
@@ -281,8 +282,8 @@ def _extraction_responder(seen: list[str], fail_titles: set[str] = frozenset()):
 
 
 def test_extraction_fans_out_keeps_chunk_order_and_resumes(fake, tmp_path) -> None:
-    from memrag.build import BuildStopped, build_memory, run_build
-    from memrag.ingest import Document
+    from memrag.index.build import BuildStopped, build_memory, run_build
+    from memrag.index.ingest import Document
     from scripted import HashEmbedder
 
     docs = [Document(f"d{i}", f"Doc {i}", f"Passage number {i} about things.", "test", "text") for i in range(1, 6)]
@@ -321,8 +322,8 @@ def test_openai_embeddings_are_normalised_and_named_by_server(fake, monkeypatch)
 
 
 def test_ollama_embeddings_and_a_memory_refuses_another_embedder(tmp_path) -> None:
-    from memrag import store
-    from memrag.build import build_memory, run_build
+    from memrag.index import store
+    from memrag.index.build import build_memory, run_build
     from memrag.served_embedders import served_embedder
 
     with running_fake_ollama(models=["bge-m3"]) as fake:

@@ -12,7 +12,7 @@ import pytest
 
 from memrag import prompts
 from memrag.config import Settings
-from memrag.extract import extract_chunk
+from memrag.index.extract import extract_chunk
 from memrag.llm.jsoncall import call_json
 from memrag.llm.llamacpp_server import SERVED_MODEL, serve_gguf
 from memrag.llm.model_file import MODEL_FILE, ensure_model

@@ -9,11 +9,11 @@ import pytest
 
 from memrag import prompts
 from memrag.ask import ask
-from memrag.build import build_memory, run_build
+from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
 from memrag.demo import record
-from memrag.ingest import benchmark_document
-from memrag.recordings import FILE_NAME, RERECORD_COMMAND, Recordings, StaleRecording
+from memrag.index.ingest import benchmark_document
+from memrag.llm.recordings import FILE_NAME, RERECORD_COMMAND, Recordings, StaleRecording
 from scripted import HashEmbedder, ScriptedLLM
 
 DOCS = [benchmark_document("d1", "Ada Brennick", "Ada Brennick was born in Port Alder.", "t"),

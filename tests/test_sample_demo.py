@@ -7,12 +7,13 @@ import shutil
 
 import pytest
 
-from memrag import prompts, store
+from memrag import prompts
+from memrag.index import store
 from memrag.ask import METHODS, ask
 from memrag.demo import gold_chunk_ids, sample_docs_dir, sample_memory_dir, sample_questions
 from memrag.embed import get_embedder
 from memrag.eval.datasets import load_sample
-from memrag.recordings import FILE_NAME, RERECORD_COMMAND, Recordings, StaleRecording
+from memrag.llm.recordings import FILE_NAME, RERECORD_COMMAND, Recordings, StaleRecording
 
 QUESTION_KEYS = {"id", "question", "answer", "answer_aliases", "gold_docs", "hops", "kind"}
 
@@ -90,8 +91,8 @@ def test_changing_one_recorded_tracking_response_changes_the_result(sample, tmp_
 @pytest.mark.model
 def test_re_extracting_one_document_gives_schema_valid_output():
     from memrag.config import IndexParams, Settings
-    from memrag.extract import extract_chunk
-    from memrag.ingest import read_paths
+    from memrag.index.extract import extract_chunk
+    from memrag.index.ingest import read_paths
     from memrag.llm.factory import make_llm
 
     llm, _ = make_llm(Settings(backend="embedded", response_cache=False))
@@ -105,7 +106,7 @@ def test_re_extracting_one_document_gives_schema_valid_output():
 
 def test_a_sample_memory_of_another_llm_lives_beside_the_shipped_one(monkeypatch, capsys):
     import memrag.llm.factory
-    from memrag.cli import main
+    from memrag.cli.main import main
     from memrag.llm.factory import BackendChoice
     from scripted import ScriptedLLM
 
@@ -126,7 +127,7 @@ def test_the_memory_rebuilds_from_its_recorded_extraction_replies(sample, tmp_pa
     """extraction.jsonl holds every reply the memory was built from: a post-processing change
     re-runs without the model, and a memory out of step with its replies fails here."""
     from memrag.demo import extract
-    from memrag.recordings import EXTRACTION_FILE
+    from memrag.llm.recordings import EXTRACTION_FILE
 
     m, emb, _ = sample
     copy = tmp_path / "mem"
@@ -142,7 +143,7 @@ def test_the_memory_rebuilds_from_its_recorded_extraction_replies(sample, tmp_pa
 
 def test_the_sample_memory_names_are_clean(sample):
     """Issue 14's bar for the shipped memory's entity names and descriptions."""
-    from memrag.cleanup import name_quality
+    from memrag.index.cleanup import name_quality
 
     m, _, _ = sample
     q = name_quality([n.name for n in m.entities])

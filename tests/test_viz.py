@@ -13,9 +13,9 @@ import string
 
 import pytest
 
-from memrag.build import build_memory, run_build
+from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
-from memrag.ingest import benchmark_document
+from memrag.index.ingest import benchmark_document
 from memrag.trace import (ActivatedEngram, AnswerResult, ChunkRef, CorefMember, EcphoryDetail, EcphoryRound,
                           GraphEdge, GraphNode, LLMCallRecord, NeuroPathDetail, NeuroPathHop, NeuroPathSeed,
                           PathCandidate, PathTriple, RankedChunk, Trace)

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memrag.eval.runner import RESULTS, read_results
+from memrag.eval.rundir import RESULTS, read_results
 from memrag.eval.stats import bootstrap_ci, mean, paired_win_loss
 
 DEFAULT_METRICS = ("recall@2", "recall@5", "em", "f1")

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from memrag.eval.stats import bootstrap_ci, mean, paired_win_loss
-from memrag.gold import DENSE_FATES, ECPHORY_FATES, NEUROPATH_FATES, fate_order
+from memrag.eval.rundir import REPORT_HTML, SUMMARY, SUMMARY_MD, write_json_atomic
+from memrag.eval.gold import DENSE_FATES, ECPHORY_FATES, NEUROPATH_FATES, fate_order
 
 SCORES = ("recall@1", "recall@2", "recall@5", "recall@10", "em", "raw_em", "f1")
 PAIRED_SCORES = ("recall@2", "recall@5", "em", "f1")
@@ -120,7 +121,7 @@ def _indexing(run: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, A
 
 def _deviations(methods: list[str]) -> list[dict[str, str]] | None:
     try:
-        from memrag.deviations import all_deviations
+        from memrag.explain.deviations import all_deviations
     except ImportError:
         return None
     return [d for d in all_deviations() if d["method"] in ("all", *methods)]
@@ -149,8 +150,6 @@ def summarise(records: list[dict[str, Any]], run: dict[str, Any]) -> dict[str, A
 
 
 def write_summary(out: Path, run: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
-    from memrag.eval.runner import SUMMARY, write_json_atomic
-
     summary = summarise(records, run)
     write_json_atomic(Path(out) / SUMMARY, summary)
     return summary
@@ -158,8 +157,6 @@ def write_summary(out: Path, run: dict[str, Any], records: list[dict[str, Any]])
 
 def write_outputs(out: Path, run: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
     """summary.json, summary.md and report.html."""
-    from memrag.eval.runner import REPORT_HTML, SUMMARY_MD
-
     summary = write_summary(out, run, records)
     (Path(out) / SUMMARY_MD).write_text(summary_markdown(summary), encoding="utf-8")
     (Path(out) / REPORT_HTML).write_text(html_report(summary, records), encoding="utf-8")
@@ -445,7 +442,7 @@ def html_report(summary: dict[str, Any], records: Sequence[dict[str, Any]] | Non
 
 # ------------------------------------------------------------------ docs/results.md
 def load_summary(run_dir: Path) -> dict[str, Any]:
-    path = Path(run_dir) / "summary.json"
+    path = Path(run_dir) / SUMMARY
     if not path.is_file():
         raise FileNotFoundError(f"no summary.json in {run_dir}: give the --out folder of an evaluation run")
     try:
@@ -494,7 +491,7 @@ def _replace_section(page_path: Path, heading_prefix: str, run_dirs: Sequence[Pa
     body: list[str] = []
     n = None
     for run_dir in run_dirs:
-        s = json.loads((Path(run_dir) / "summary.json").read_text(encoding="utf-8"))
+        s = json.loads((Path(run_dir) / SUMMARY).read_text(encoding="utf-8"))
         n = max(v["n"] for v in s["methods"].values())
         cmd = (s.get("stamp") or {}).get("command", "")
         body += [f"Generated from `{_md(Path(run_dir).name)}/summary.json` by `{cmd}` and "

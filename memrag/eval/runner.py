@@ -6,7 +6,7 @@
 Per question: every method is asked (the query-entity call is shared), the ranked list is
 mapped to the dataset's recall units and deduplicated before recall@1/2/5/10, the answer is
 scored (EM / F1 with SQuAD normalisation, raw EM beside it), each gold passage gets its fate
-(memrag.gold), and tokens, LLM calls and seconds are recorded. The line is appended to
+(memrag.eval.gold), and tokens, LLM calls and seconds are recorded. The line is appended to
 `results.jsonl` and flushed to disk before the next question starts; `summary.json` is
 recomputed from those lines. A rerun with the same settings skips finished questions; a
 torn last line (a crash while writing it) is cut off and that question is done again.
@@ -19,11 +19,9 @@ memory per question, kept under `out/memories/<qid>` so a rerun reuses it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
-import hashlib
 import json
-import os
-import re
 import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
@@ -32,101 +30,34 @@ from typing import Any
 
 import pandas as pd
 
-from memrag import jsonsafe, store
-from memrag.ask import METHODS, ask, git_revision, resolve_params
-from memrag.build import build_memory
+from memrag.index import store
+from memrag.ask import METHODS, ask, resolve_params, stamp_for
+from memrag.index.build import build_memory
 from memrag.config import IndexParams, params_dict
-from memrag.durable import write_atomic
 from memrag.embed import Embedder
+from memrag.eval import rundir
+from memrag.eval.config import EvalConfig
 from memrag.eval.datasets import SCOPES, Dataset, Passage, Question, load_dataset, question_passages, scoped_corpus
 from memrag.eval.metrics import exact_match, f1_score, raw_exact_match, recall_at_k
-from memrag.gold import NOT_IN_MEMORY, best_fate, gold_fate
-from memrag.ingest import Document, benchmark_document, read_paths
+from memrag.eval.gold import NOT_IN_MEMORY, best_fate, gold_fate
+from memrag.eval.rundir import RESULTS, RUN, append_record, read_results, write_json_atomic
+from memrag.index.ingest import Document, benchmark_document, read_paths
 from memrag.llm.base import LLM
-from memrag.memory import Memory
-from memrag.openie import import_openie
-from memrag.passages_only import PASSAGES_ONLY, build_passages_only, is_passages_only
-from memrag.prompts import PROMPT_VERSION, STAGE_VERSIONS
-from memrag.trace import Trace
+from memrag.index.memory import Memory
+from memrag.index.openie import import_openie
+from memrag.index.passages_only import PASSAGES_ONLY, build_passages_only, is_passages_only
+from memrag.prompts import STAGE_VERSIONS
+from memrag.trace import Trace, token_sum
 from memrag.viz.tables import ALL_METHODS, totals_across
 
 RECALL_KS = (1, 2, 5, 10)
 RANKED_KEPT = 100  # ranked entries kept in each stored trace; recall and fates are computed before the cut
 TOP_PASSAGES = 10  # distinct passages listed per method in each record, for drill-down
 
-RESULTS = "results.jsonl"
-RUN = "run.json"
-SUMMARY = "summary.json"
-SUMMARY_MD = "summary.md"
-REPORT_HTML = "report.html"
-
-
-@dataclass
-class EvalConfig:
-    dataset: str
-    data: Path
-    out: Path
-    scope: str = "pooled"
-    limit: int | None = None
-    methods: tuple[str, ...] = ("dense", "neuropath", "ecphory")
-    corpus: Path | None = None  # MuSiQue corpus file, or the sample documents folder
-    import_openie: Path | None = None  # MuSiQue/HippoRAG OpenIE file: the graph without LLM extraction
-    memory: Path | None = None  # pooled scopes: open or build the memory here instead of out/memory
-    answer: bool = True  # False: retrieval only (no answer step, no EM/F1)
-    params: dict[str, dict[str, Any]] = field(default_factory=dict)  # method → parameter overrides
-    fate_k: int = 5  # gold fate: "top k" cut
-    extract_parallel: int = 1  # extraction requests in flight when a memory is built (Ollama)
-    command: str = ""  # the command line, for the stamp
-
-
 @dataclass
 class EvalEvent:
     kind: str  # start | index | memory | question | done
     data: dict[str, Any] = field(default_factory=dict)
-
-
-# ------------------------------------------------------------------ results file
-def read_results(path: Path, *, repair: bool = True) -> list[dict[str, Any]]:
-    """The finished questions. A last line without its newline is a write cut short by a crash:
-    it is removed from the file (that question will be done again); with `repair=False` (a viewer,
-    perhaps while a run still writes) it is only skipped. Any other unreadable line means the file
-    was damaged, and the run stops rather than guess."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    complete = data.rfind(b"\n") + 1
-    if complete < len(data) and repair:
-        with path.open("r+b") as fh:
-            fh.truncate(complete)
-            fh.flush()
-            os.fsync(fh.fileno())
-    records = []
-    for lineno, line in enumerate(data[:complete].decode("utf-8").split("\n")[:-1], start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = jsonsafe.loads(line)  # nesting measured first: a damaged file is a ValueError
-        except ValueError as e:
-            raise ValueError(f"{path}:{lineno}: unreadable result line ({e}); move the file aside or "
-                             "remove that line to resume") from e
-        if not isinstance(rec, dict) or "qid" not in rec:
-            raise ValueError(f"{path}:{lineno}: not a result record")
-        records.append(rec)
-    return records
-
-
-def append_record(path: Path, record: dict[str, Any]) -> None:
-    """One line, written and forced to disk before the run moves on."""
-    line = json.dumps(record, ensure_ascii=False) + "\n"
-    with Path(path).open("a", encoding="utf-8") as fh:
-        fh.write(line)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def write_json_atomic(path: Path, obj: Any) -> None:
-    write_atomic(path, json.dumps(obj, ensure_ascii=False, indent=1))
 
 
 # ------------------------------------------------------------------ chunks → recall units
@@ -251,14 +182,9 @@ def score_question(q: Question, traces: list[Trace], units: ChunkUnits, fate_k: 
 # ------------------------------------------------------------------ memories
 def memory_indexing(memory: Memory) -> dict[str, Any]:
     """What the memory holds and what building it cost (from its own ledger and log)."""
-    prompt = completion = 0
-    unknown = False
-    for r in memory.ledger_rows:
-        if r.get("prompt_tokens") is None or r.get("completion_tokens") is None:
-            unknown = True
-        else:
-            prompt += r["prompt_tokens"]
-            completion += r["completion_tokens"]
+    rows = memory.ledger_rows
+    # an unknown count in either column leaves both unknown
+    known = token_sum(n for r in rows for n in (r.get("prompt_tokens"), r.get("completion_tokens"))) is not None
     return {
         "fingerprint": memory.fingerprint(),
         "llm": dict(memory.llm),
@@ -266,18 +192,10 @@ def memory_indexing(memory: Memory) -> dict[str, Any]:
         "engrams": len(memory.engrams), "triples": len(memory.triples),
         "failures": sum(1 for x in memory.extraction_log.values() if x.status == "failed"),
         "llm_calls": len(memory.ledger_rows),
-        "prompt_tokens": None if unknown else prompt,
-        "completion_tokens": None if unknown else completion,
+        "prompt_tokens": token_sum(r["prompt_tokens"] for r in rows) if known else None,
+        "completion_tokens": token_sum(r["completion_tokens"] for r in rows) if known else None,
         "extraction_seconds": round(sum(x.seconds for x in memory.extraction_log.values()), 3),
     }
-
-
-def _safe_dir_name(qid: str) -> str:
-    """A folder name for a question id; ids that need changing get a hash so two never collide."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", qid).strip("._")[:80]
-    if safe != qid or not safe:
-        safe = f"{safe or 'q'}-{hashlib.sha1(qid.encode()).hexdigest()[:8]}"
-    return safe
 
 
 def _sample_docs_dir(config: EvalConfig) -> Path:
@@ -384,17 +302,6 @@ def ready_memory(config: EvalConfig, ds: Dataset, passages: list[Passage], path:
     return memory, units, info
 
 
-def _pooled_memory_path(config: EvalConfig) -> Path:
-    if config.memory is not None:
-        return Path(config.memory)
-    if config.dataset == "sample" and config.scope == "pooled":
-        data = Path(config.data)
-        shipped = (data if data.is_dir() else data.parent) / "memory"
-        if store.is_memory_dir(shipped):
-            return shipped
-    return Path(config.out) / "memory"
-
-
 # ------------------------------------------------------------------ the run record (run.json)
 def _check_config(config: EvalConfig) -> None:
     if config.scope not in SCOPES:
@@ -435,19 +342,14 @@ def run_identity(config: EvalConfig, params: dict[str, Any], llm: LLM | None, em
     return ident
 
 
-def make_stamp(config: EvalConfig, identity: dict[str, Any], questions: list[Question], passages: list[Passage],
-               llm: LLM | None) -> dict[str, Any]:
-    """The reproducibility stamp (DESIGN §8) of the whole run."""
-    ident = llm.identity() if llm is not None else {}
-    stamp = {
-        "memrag_revision": git_revision(),
-        "llm_backend": getattr(llm, "backend", "") if llm is not None else "",
-        "llm_model": getattr(llm, "model", "") if llm is not None else "",
-        "llm_file_sha256": ident.get("sha256"),
-        "embedder": identity["embedder"],
-        "params": identity["params"],
+def run_stamp(config: EvalConfig, identity: dict[str, Any], questions: list[Question], passages: list[Passage],
+              llm: LLM | None) -> dict[str, Any]:
+    """The reproducibility stamp (DESIGN §8) of the whole run: a question's stamp (its corpus
+    named by the run's files below instead), and what the run was asked to do."""
+    stamp = dataclasses.asdict(stamp_for(llm, identity["embedder"], params=identity["params"]))
+    del stamp["corpus"]
+    stamp |= {
         "index_params": params_dict(IndexParams()),
-        "prompt_version": PROMPT_VERSION,
         "stage_versions": dict(STAGE_VERSIONS),
         "scope": config.scope,
         "dataset": config.dataset,
@@ -538,7 +440,7 @@ def run_eval(config: EvalConfig, *, llm: LLM | None = None, embedder: Embedder |
         from memrag.embed import get_embedder
         embedder = get_embedder()
     identity = run_identity(config, params, llm, embedder)
-    run = open_run(out, identity, make_stamp(config, identity, questions, passages, llm))
+    run = open_run(out, identity, run_stamp(config, identity, questions, passages, llm))
     yield EvalEvent("start", {"questions": len(questions), "done": len(questions) - len(todo), "todo": len(todo),
                               "scope": config.scope, "corpus_size": len(passages)})
 
@@ -547,7 +449,7 @@ def run_eval(config: EvalConfig, *, llm: LLM | None = None, embedder: Embedder |
 
     memory = units = None
     if config.scope != "per-question" and todo:
-        memory, units, info = yield from ready_memory(config, ds, passages, _pooled_memory_path(config),
+        memory, units, info = yield from ready_memory(config, ds, passages, rundir.pooled_memory_path(config),
                                                       f"{config.dataset}-{config.scope}", embedder, llm)
         before = run.get("indexing")
         if before and before.get("fingerprint") != info["fingerprint"]:
@@ -566,7 +468,7 @@ def run_eval(config: EvalConfig, *, llm: LLM | None = None, embedder: Embedder |
         t0 = time.perf_counter()
         q_info = None
         if config.scope == "per-question":
-            path = out / "memories" / _safe_dir_name(q.qid)
+            path = rundir.question_memory_dir(out, q.qid)
             memory, units, q_info = yield from ready_memory(config, ds, question_passages(ds, q), path,
                                                             f"{config.dataset}-{q.qid}", embedder, llm)
         assert memory is not None and units is not None
@@ -599,5 +501,5 @@ def run_to_end(events: Iterator[EvalEvent]) -> dict[str, Any]:
     return summary
 
 
-__all__ = ["EvalConfig", "EvalEvent", "RECALL_KS", "ChunkUnits", "append_record", "map_chunks", "read_results",
+__all__ = ["EvalConfig", "EvalEvent", "RECALL_KS", "ChunkUnits", "map_chunks",
            "ready_memory", "run_eval", "run_to_end", "score_question", "unit_fates"]

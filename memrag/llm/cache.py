@@ -21,7 +21,7 @@ from typing import Any, Callable, TypeVar
 
 from filelock import FileLock
 
-from memrag.ledger import Ledger
+from memrag.llm.ledger import Ledger
 from memrag.llm.base import LLM, Completion, Message
 
 _SCHEMA = """

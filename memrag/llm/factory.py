@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from memrag.config import Settings
-from memrag.ledger import Ledger
+from memrag.llm.ledger import Ledger
 from memrag.llm.base import LLM, LLMUnavailable
 from memrag.llm.cache import CachedLLM, ResponseCache
 

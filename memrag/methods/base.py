@@ -11,7 +11,7 @@ from memrag import prompts
 from memrag.embed import Embedder
 from memrag.llm.base import LLM
 from memrag.llm.jsoncall import call_json
-from memrag.memory import Memory
+from memrag.index.memory import Memory
 from memrag.trace import ChunkRef, LLMCallRecord, RankedChunk, Stamp, Trace
 
 

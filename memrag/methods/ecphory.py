@@ -25,7 +25,7 @@ import weakref
 import numpy as np
 
 from memrag.config import EcphoryParams, params_dict
-from memrag.memory import Memory
+from memrag.index.memory import Memory
 from memrag.methods.base import QueryContext, fuse_ranks, new_trace, query_entities, set_ranked
 from memrag.methods.dense import dense_ranking
 from memrag.trace import (ActivatedEngram, EcphoryDetail, EcphoryRound, GraphEdge, GraphNode,

@@ -22,7 +22,7 @@ import numpy as np
 from memrag import prompts
 from memrag.config import NeuroPathParams, params_dict
 from memrag.llm.jsoncall import call_json
-from memrag.memory import Memory
+from memrag.index.memory import Memory
 from memrag.methods.base import QueryContext, cite_chunks, fuse_ranks, new_trace, query_entities, set_ranked
 from memrag.methods.dense import dense_ranking
 from memrag.methods.paths import (extend_path, first_hop_paths, id_list, listing_line, path_scores,

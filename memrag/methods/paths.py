@@ -13,8 +13,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from memrag.memory import Memory, TripleRow
-from memrag.normalise import entity_key
+from memrag.index.memory import Memory, TripleRow
+from memrag.index.normalise import entity_key
 from memrag.trace import PathCandidate, PathTriple
 
 ARROW = " → "

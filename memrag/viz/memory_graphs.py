@@ -13,8 +13,8 @@ from collections import Counter
 import networkx as nx
 import pandas as pd
 
-from memrag.memory import Memory
-from memrag.normalise import entity_key
+from memrag.index.memory import Memory
+from memrag.index.normalise import entity_key
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz.graph_html import MAX_NODES, group_colour, render
 from memrag.viz.safe_text import clip

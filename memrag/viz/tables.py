@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from memrag.memory import Memory
-from memrag.trace import LLMCallRecord, NeuroPathHop, Trace
+from memrag.index.memory import Memory
+from memrag.trace import LLMCallRecord, NeuroPathHop, Trace, token_sum
 from memrag.viz.safe_text import clip
 
 COUNT_COLUMNS = ["prompt tokens", "cached-prefix tokens", "completion tokens", "total tokens"]
@@ -30,7 +30,7 @@ def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
 
 
 def _add(total: int | None, value: int | None) -> int | None:
-    return None if total is None or value is None else total + value
+    return token_sum((total, value))
 
 
 def origin(call: LLMCallRecord) -> str:

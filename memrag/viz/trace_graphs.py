@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
-from memrag.normalise import entity_key
+from memrag.index.normalise import entity_key
 from memrag.trace import (ActivatedEngram, EcphoryDetail, GraphEdge, GraphNode, NeuroPathDetail,
                           NeuroPathHop, PathCandidate, Trace)
 from memrag.viz.graph_html import group_colour, render

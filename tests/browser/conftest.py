@@ -78,7 +78,8 @@ def _need(what: str, ok: bool) -> None:
 @pytest.fixture(scope="session")
 def sample_memory() -> Path:
     """The prebuilt sample memory."""
-    from memrag import demo, store
+    from memrag import demo
+    from memrag.index import store
 
     path = demo.sample_memory_dir()
     _need(f"the sample memory {path}", store.is_memory_dir(path))
@@ -88,7 +89,7 @@ def sample_memory() -> Path:
 @pytest.fixture(scope="session")
 def sample_recordings(sample_memory) -> Path:
     """The sample memory's recorded replies for its demo questions."""
-    from memrag.recordings import FILE_NAME
+    from memrag.llm.recordings import FILE_NAME
 
     _need(f"the recordings {sample_memory / FILE_NAME}", (sample_memory / FILE_NAME).is_file())
     return sample_memory

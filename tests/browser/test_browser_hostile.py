@@ -42,11 +42,11 @@ def _scripted():
 def build_hostile_memory(home) -> None:
     """The memory, saved under `home`, and recordings of every call its question makes."""
     from memrag.ask import ask
-    from memrag.build import build_memory, run_build
+    from memrag.index.build import build_memory, run_build
     from memrag.config import IndexParams
     from memrag.embed import get_embedder
-    from memrag.ingest import Document
-    from memrag.recordings import RecordingLLM
+    from memrag.index.ingest import Document
+    from memrag.llm.recordings import RecordingLLM
 
     path = home / "memories" / MEMORY
     doc = Document("page", "The page with src=//cdn.example.org/x.js", TEXT, "test", "file")

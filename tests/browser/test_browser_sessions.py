@@ -151,7 +151,7 @@ def overview_frames(page) -> list[set[str]]:
 
 
 def test_two_sessions_build_and_ask_at_once(browser, shared_server, held_ollama, sample_recordings):
-    from memrag import store
+    from memrag.index import store
 
     url, home = shared_server
     fake, release = held_ollama

@@ -16,10 +16,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1]), str(HERE.parent)]
 
-from memrag import store  # noqa: E402
-from memrag.build import build_memory, run_build  # noqa: E402
+from memrag.index import store  # noqa: E402
+from memrag.index.build import build_memory, run_build  # noqa: E402
 from memrag.config import IndexParams  # noqa: E402
-from memrag.ingest import benchmark_document  # noqa: E402
+from memrag.index.ingest import benchmark_document  # noqa: E402
 from scripted import HashEmbedder, ScriptedLLM  # noqa: E402
 
 

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from fake_ollama import ChatReply, FakeOllama, closed_port_host, running_fake_ollama
-from memrag import store
-from memrag.build import build_memory, run_build
+from memrag.index import store
+from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams, Settings
-from memrag.extract import extract_chunk
-from memrag.ingest import benchmark_document
+from memrag.index.extract import extract_chunk
+from memrag.index.ingest import benchmark_document
 from memrag.llm.base import LLMCallError, LLMError, LLMReplyError, LLMUnavailable, ModelNotFound
 from memrag.llm.factory import choose_backend
 from memrag.llm.jsoncall import parse_json
@@ -168,7 +168,7 @@ def test_deep_extraction_reply() -> None:
 
 @probe("a traces file nested 100,000 deep", "read_traces raises ValueError", group="parsers")
 def test_deep_traces_file() -> None:
-    from memrag.app_views import read_traces
+    from memrag.app.views import read_traces
 
     with pytest.raises(ValueError, match="nested"):
         read_traces(('{"traces": ' + DEEP + "}").encode())

@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memrag import durable, store
-from memrag.build import build_memory, run_build
+from memrag import durable
+from memrag.index import store
+from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
-from memrag.ingest import benchmark_document
+from memrag.index.ingest import benchmark_document
 from scripted import HashEmbedder, ScriptedLLM
 
 probe = pytest.mark.probe
@@ -172,7 +173,7 @@ def test_an_undamaged_folder_still_opens_and_old_memories_without_counts_too(mem
 def test_the_saved_memory_list_marks_a_damaged_folder_and_keeps_the_others(tmp_path, monkeypatch):
     import shutil
 
-    from memrag import app_state
+    from memrag.app import state as app_state
 
     root = tmp_path / "memories"
     build(root / "good")
@@ -192,7 +193,8 @@ def test_the_saved_memory_list_marks_a_damaged_folder_and_keeps_the_others(tmp_p
        "prints 'error: this memory cannot be opened: …' and exits non-zero, no traceback", group=MEM)
 @pytest.mark.parametrize("damage", ["manifest is a JSON list", "sqlite lacks a table", "npy header declares 10^9 x 384"])
 def test_cli_ask_on_a_damaged_memory_prints_the_reason(mem, damage, monkeypatch, capsys):
-    from memrag import cli, embed
+    from memrag.cli import main as cli
+    from memrag import embed
 
     DAMAGE[damage](mem)
     monkeypatch.setattr(embed, "get_embedder", lambda *a, **k: HashEmbedder())
@@ -225,7 +227,7 @@ RECORDINGS = {
        group=MEM)
 @pytest.mark.parametrize("case", list(RECORDINGS))
 def test_damaged_recordings_are_refused_with_the_reason(tmp_path, case):
-    from memrag.recordings import FILE_NAME, Recordings
+    from memrag.llm.recordings import FILE_NAME, Recordings
 
     (tmp_path / FILE_NAME).write_text(RECORDINGS[case], encoding="utf-8")
     with pytest.raises(store.MemoryFormatError, match="recordings .*cannot be read: "):
@@ -233,7 +235,7 @@ def test_damaged_recordings_are_refused_with_the_reason(tmp_path, case):
 
 
 def test_good_recordings_still_load(tmp_path):
-    from memrag.recordings import FILE_NAME, Recordings
+    from memrag.llm.recordings import FILE_NAME, Recordings
 
     (tmp_path / FILE_NAME).write_text(_GOOD_HEADER + "\n" + _GOOD_LINE + "\n\n", encoding="utf-8")
     rec = Recordings.open(tmp_path)

@@ -15,9 +15,9 @@ from dataclasses import replace
 
 import pytest
 
-from memrag import eval_views as ev
+from memrag.app import eval_views as ev
 from memrag.config import IndexParams
-from memrag.ingest import IngestError, read_bytes, read_paths, read_uploads
+from memrag.index.ingest import IngestError, read_bytes, read_paths, read_uploads
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import graph_html, memory_graphs, trace_graphs
 from memrag.viz.graph_html import graph_data, render
@@ -165,8 +165,8 @@ def test_index_does_not_follow_links(tmp_path):
 # ================================================================== graph pages
 @pytest.fixture(scope="module")
 def hostile_memory():
-    from memrag.build import build_memory, run_build
-    from memrag.ingest import benchmark_document
+    from memrag.index.build import build_memory, run_build
+    from memrag.index.ingest import benchmark_document
     from scripted import HashEmbedder, ScriptedLLM
 
     names = ["Ada Brennick"] + HOSTILE_TEXT

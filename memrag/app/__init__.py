@@ -1,0 +1,1 @@
+"""app: see README 'How it works'."""

@@ -1,0 +1,165 @@
+"""The Ask page's compare mode: pick a method and an ablation (or edit both parameter sets),
+run both as one background job, then the two runs side by side and a what-changed table.
+
+The two sets live in the session like the sidebar's parameters, under the scopes in `SCOPES`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from memrag.app import state as app_state, views, jobs
+from memrag.app.work import compare_work
+from memrag.explain import ablations as compare
+from memrag.app.state import METHOD_LABELS, AppState
+from memrag.explain.ablations import CUSTOM, Variant
+from memrag.viz.safe_text import escape_markdown
+
+SIDES = ("A", "B")
+SCOPES = {"A": "cmp_a", "B": "cmp_b"}
+METHOD_KEY = "cmp_method"
+ROW_PX = 35  # a dataframe row's height
+
+
+def preset_key(method: str) -> str:
+    return f"cmp_preset_{method}"
+
+
+def _apply_preset(method: str) -> None:
+    """Set both sets from the chosen preset and the sidebar's parameters (a widget callback)."""
+    name = st.session_state.get(preset_key(method), CUSTOM)
+    if name == CUSTOM:
+        return
+    a, b = compare.preset_params(method, app_state.method_params(method), compare.preset(method, name))
+    app_state.set_method_params(method, a, SCOPES["A"])
+    app_state.set_method_params(method, b, SCOPES["B"])
+
+
+def _labels(method: str, a: Any, b: Any) -> tuple[str, str]:
+    """'A · completion on' when the sets are exactly the preset's, else plain 'A' / 'B'."""
+    name = st.session_state.get(preset_key(method), CUSTOM)
+    if name != CUSTOM:
+        p = compare.preset(method, name)
+        if (a, b) == compare.preset_params(method, app_state.method_params(method), p):
+            return f"A · {p.a_label}", f"B · {p.b_label}"
+    return "A", "B"
+
+
+def compare_mode(memory: Any, question: str, record: dict[str, Any] | None, rec: Any) -> None:
+    """Everything below the question in compare mode: choices, the run, the result."""
+    state = AppState()
+    c1, c2 = st.columns([1, 2])
+    with c1:
+        method = st.segmented_control("method", compare.METHODS, default=compare.METHODS[0], key=METHOD_KEY,
+                                      format_func=lambda m: METHOD_LABELS[m]) or compare.METHODS[0]
+    names = [p.name for p in compare.PRESETS[method]] + [CUSTOM]
+    first_field = fields(app_state.PARAM_CLASSES[method])[0].name
+    if app_state.value_key(method, first_field, SCOPES["A"]) not in st.session_state:
+        st.session_state[preset_key(method)] = names[0]  # first visit: both sets from the first ablation
+        _apply_preset(method)
+    with c2:
+        name = st.selectbox("ablation", names, key=preset_key(method), on_change=_apply_preset, args=(method,),
+                            help="The two parameter sets start from your sidebar parameters; the preset "
+                                 "changes what the papers' ablations change. 'custom' keeps your edits.")
+    if name != CUSTOM:
+        st.caption(escape_markdown(compare.preset(method, name).about))
+    with st.expander("Edit the two parameter sets"):
+        st.button("Reset both to the ablation", on_click=_apply_preset, args=(method,), disabled=name == CUSTOM)
+        for col, side in zip(st.columns(2), SIDES):
+            col.markdown(f"**{side}**")
+            app_state.param_widgets(method, col, scope=SCOPES[side])
+    a, b = (app_state.method_params(method, SCOPES[s]) for s in SIDES)
+    diff = compare.differing(a, b)
+    if diff:
+        st.caption(escape_markdown("A → B: " + "; ".join(f"{k}: {x} → {y}" for k, (x, y) in diff.items())))
+    else:
+        st.warning("The two parameter sets are the same: change one (or pick an ablation) to compare.")
+
+    recorded = rec is not None and bool(question.strip()) and rec.has_question(question)
+    live = not recorded or st.toggle("run live", key="ask_live",
+                                     help="Ask the current backend instead of replaying the recorded replies.")
+    _, choice, _ = app_state.backend_choice()
+    backend = choice.backend if choice else "?"
+    if not live:
+        st.caption(escape_markdown(
+            f"Replays the replies recorded with {rec.model} for default parameters: a set that makes the model "
+            "see something new (other paths, other passages) cannot be replayed and will say it needs 'run live'."))
+    else:
+        hops = max(getattr(p, "max_hops", 2) for p in (a, b))
+        eta = 2 * jobs.ask_estimate_s([method], backend, hops)
+        st.caption(escape_markdown(f"Both sets live: roughly {views.seconds_text(eta)} on {backend}."))
+
+    job = jobs.get_job(state.compare_job)
+    running = job is not None and not job.finished
+    if st.button("Compare", type="primary", disabled=running or not diff or not question.strip()):
+        llm, _, llm_error = (rec.replay_llm(), None, "") if not live else app_state.job_llm()
+        if llm is None:
+            st.error(escape_markdown(llm_error))
+        else:
+            la, lb = _labels(method, a, b)
+            work = compare_work(memory, question, llm, app_state.embedder(), method,
+                                        [Variant(la, a), Variant(lb, b)])
+            mode, model = ("live", llm.model) if live else ("recorded", rec.model)
+            job = app_state.start_job("compare", f"comparing two {METHOD_LABELS[method]} parameter sets", work,
+                                 estimate_s=2 * jobs.ask_estimate_s([method], backend) if live else 5.0,
+                                 meta={"backend": llm.backend, "question": question, "record": record,
+                                       "mode": mode, "model": model, "method": method})
+            state.compare_job = job.id
+            st.rerun()
+
+    if running:
+        views.job_panel(job.id)
+    elif job is not None:
+        if job.status == jobs.DONE:
+            state.compare_result = {"variants": job.result, **{k: job.meta[k] for k in
+                                                              ("question", "record", "mode", "model", "method")}}
+        elif job.status == jobs.FAILED:
+            st.error(escape_markdown(job.error))
+        elif job.status == jobs.CANCELLED:
+            st.info("The comparison was cancelled.")
+    if state.compare_result is not None:
+        st.divider()
+        compare_results(state.compare_result, memory)
+
+
+def compare_results(result: dict[str, Any], memory: Any, key: str = "cmp") -> None:
+    """Both runs side by side, what changed, and either run in detail."""
+    variants: list[Variant] = result["variants"]
+    gold = views.gold_of(result.get("record"), memory)
+    traces = [v.trace for v in variants if v.trace is not None]
+    if gold is not None and memory is not None and any(t.memory_fingerprint != memory.fingerprint() for t in traces):
+        gold.chunk_ids = []  # chunk ids of another memory: score by document only
+    views.text(result["question"], prefix=f"**{METHOD_LABELS[result['method']]}, two parameter sets:** ")
+    if gold is not None:
+        views.text(" / ".join(gold.answers), prefix="**Gold answer:** ")
+    if result.get("mode") == "recorded" and traces:
+        views.recorded_badge(result.get("model", "?"), traces)
+    for col, v in zip(st.columns(len(variants)), variants):
+        with col:
+            if v.trace is None:
+                st.subheader(escape_markdown(v.label))
+                st.warning(escape_markdown(v.error))
+                continue
+            views.answer_card(v.trace, gold, memory, title=v.label)
+            if v.answer_missing:
+                st.info(escape_markdown(v.answer_missing))
+            views.overview_graph(v.trace, gold, height=380)
+    st.subheader("What changed")
+    a, b = variants
+    scores = None
+    if gold is not None and a.trace is not None and b.trace is not None:
+        scores = (views.gold_scores(a.trace, gold, memory), views.gold_scores(b.trace, gold, memory))
+    rows = compare.what_changed(a, b, scores=scores)
+    st.dataframe(pd.DataFrame(rows, columns=["what", "A", "B", "change"]), hide_index=True, key=f"{key}_changed",
+                 height=ROW_PX * (len(rows) + 1) + 3)  # every row, no inner scrolling
+    ran = [v for v in variants if v.trace is not None]
+    if not ran:
+        return
+    pick = st.segmented_control("details of", [v.label for v in ran], default=ran[0].label, key=f"{key}_pick") \
+        or ran[0].label
+    v = next(x for x in ran if x.label == pick)
+    views.trace_details(v.trace, gold, memory, key=f"{key}_{SIDES[variants.index(v)]}")

@@ -1,0 +1,126 @@
+"""The Learn page's parts: which trace to learn from, the analogy, and the step-by-step replay.
+
+The trace is the user's last ask (`AppState.ask_result`) or a recorded demo question replayed
+from the memory's recordings (cheap: the replies are recorded, retrieval takes a moment, and the
+result is cached per memory, recordings and question).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import streamlit as st
+
+from memrag.app import state as app_state, views
+from memrag.explain import lessons as learn
+from memrag.app.state import AppState
+from memrag.llm.recordings import StaleRecording
+from memrag.trace import Trace
+from memrag.viz import trace_graphs
+from memrag.viz.safe_text import escape_markdown
+
+LAST_ASK = "Your last question"
+DEMO = "A recorded demo question"
+METHOD_TITLES = {"neuropath": "NeuroPath · place cells", "ecphory": "EcphoryRAG · ecphory"}
+GRAPH_HEIGHT = 520
+
+
+@st.cache_resource(show_spinner="replaying a recorded demo question…", max_entries=8)
+def _replayed(path: str, fingerprint: str, recorded_at: float, embedder_id: str, question: str,
+              _memory: Any, _rec: Any, _embedder: Any) -> tuple[list[Trace], str]:
+    try:
+        return learn.demo_traces(_memory, _rec, _embedder, question), ""
+    except StaleRecording as e:
+        return [], str(e)
+
+
+def _recorded_at(rec: Any) -> float:
+    try:
+        return rec.path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def pick_traces(path: str | None, memory: Any) -> tuple[dict[str, Trace], dict[str, Any] | None]:
+    """The source choice; returns (method → trace, the demo question's record or None)."""
+    state = AppState()
+    last = learn.teachable(state.ask_result["traces"]) if state.ask_result else {}
+    rec, _ = app_state.recordings(path)
+    questions = [q for q in app_state.demo_questions(path) if rec.has_question(q["question"])] \
+        if rec is not None and memory is not None else []
+    options = ([LAST_ASK] if last else []) + ([DEMO] if questions else [])
+    if not options:
+        st.info("Ask a question with NeuroPath or EcphoryRAG on the Ask page first, or open a memory that "
+                "ships recorded demo questions (the sample memory does): its steps are replayed here.")
+        st.page_link("app_pages/ask.py", label="Go to the Ask page", icon=":material/help:")
+        return {}, None
+    source = st.radio("learn from", options, horizontal=True, key="learn_source")
+    if source == LAST_ASK:
+        return last, state.ask_result.get("record")
+    i = st.selectbox("demo question", range(len(questions)), key="learn_demo",
+                     format_func=lambda n: f"{questions[n].get('id', '')}: {questions[n]['question']}")
+    traces, error = _replayed(str(path), memory.fingerprint(), _recorded_at(rec), app_state.embedder_id(),
+                              questions[i]["question"], memory, rec, app_state.embedder())
+    if error:
+        st.warning(escape_markdown(f"This demo question cannot be replayed: {error}"))
+        return {}, None
+    return learn.teachable(traces), questions[i]
+
+
+def analogy(method: str) -> None:
+    """The paper's analogy as a table (our own text: safe as markdown)."""
+    st.markdown(learn.INTROS[method])
+    label = "NeuroPath" if method == "neuropath" else "EcphoryRAG"
+    rows = [f"| in the brain | what it is | in {label} | what it is there |", "|---|---|---|---|"]
+    rows += [f"| **{p.brain}** | {p.brain_means} | **{p.method}** | {p.method_means} |"
+             for p in learn.ANALOGIES[method]]
+    st.markdown("\n".join(rows))
+
+
+def _slider_key(trace: Trace) -> str:
+    """A new trace starts its replay at step 1 (and never meets an old, out-of-range position)."""
+    ident = f"{trace.method}|{trace.question}|{len(trace.steps)}"
+    return "learn_step_" + hashlib.sha1(ident.encode("utf-8")).hexdigest()[:10]
+
+
+def replay(trace: Trace, gold_chunk_ids: list[int] | None) -> int:
+    """The step slider, the graph at that step and what the step teaches; returns the step shown."""
+    lessons = learn.lessons(trace)
+    if len(lessons) > 1:
+        step = st.select_slider("replay the trace step by step", options=list(range(len(lessons))), value=0,
+                                format_func=lambda n: f"{n + 1}. {lessons[n].title}", key=_slider_key(trace))
+    else:
+        step = 0
+    lesson = lessons[step]
+    left, right = st.columns([3, 2])
+    with left:
+        views.graph(trace_graphs.step_graph(trace, step, gold_chunk_ids=gold_chunk_ids, height=GRAPH_HEIGHT),
+                    GRAPH_HEIGHT)
+    with right:
+        st.markdown(f"#### Step {step + 1} of {len(lessons)}: " + escape_markdown(lesson.title))
+        if lesson.concept:
+            st.markdown(f":blue-badge[{escape_markdown(lesson.concept)}]")
+        if lesson.brain:
+            st.markdown(lesson.brain)
+        st.markdown("**In this trace**")
+        views.text(lesson.here)
+        summary = trace.steps[step].summary
+        if summary:
+            with st.expander("the method's own note on this step"):
+                st.text(summary)
+    return step
+
+
+def learn_page(traces: dict[str, Trace], record: dict[str, Any] | None, memory: Any) -> None:
+    """Pick NeuroPath or EcphoryRAG, see its analogy, replay its trace."""
+    methods = list(traces)
+    method = st.segmented_control("method", methods, default=methods[0], key="learn_method",
+                                  format_func=lambda m: METHOD_TITLES[m]) or methods[0]
+    trace = traces[method]
+    views.text(trace.question, prefix="**Question:** ")
+    analogy(method)
+    gold = views.gold_of(record, memory)
+    same_memory = memory is not None and trace.memory_fingerprint == memory.fingerprint()
+    replay(trace, gold.chunk_ids if gold is not None and same_memory else None)
+    st.caption(escape_markdown(learn.SOURCES))

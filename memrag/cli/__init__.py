@@ -1,0 +1,1 @@
+"""cli: see README 'How it works'."""

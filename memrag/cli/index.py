@@ -1,0 +1,108 @@
+"""python -m memrag index PATH... --memory DIR [--import-openie FILE --corpus FILE] [--json]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from memrag.cli.common import add_backend_args, settings_from
+from memrag.config import IndexParams
+from memrag.trace import token_sum
+
+
+def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
+    p = sub.add_parser("index", help="build or extend a memory from documents, or import an OpenIE file")
+    p.add_argument("paths", nargs="*", type=Path, help="files or folders (.txt .md .pdf .html)")
+    p.add_argument("--memory", required=True, type=Path, help="memory folder (created or extended)")
+    p.add_argument("--import-openie", type=Path, help="HippoRAG-style OpenIE file (no LLM calls)")
+    p.add_argument("--corpus", type=Path, help="the corpus JSON the OpenIE file was made from")
+    p.add_argument("--name", default="", help="a name for a new memory")
+    p.add_argument("--retry-failed", action="store_true", help="extract again chunks that failed before")
+    p.add_argument("--json", action="store_true", help="last stdout line: one JSON summary object")
+    add_backend_args(p)
+    return {"index": cmd_index}
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from memrag.index.build import build_memory
+    from memrag.embed import get_embedder
+    from memrag.index.ingest import read_paths
+    from memrag.llm.base import LLMError
+    from memrag.llm.factory import extraction_slots, make_llm
+    from memrag.index.openie import OpenIEFormatError, import_openie
+    from memrag.cli.progress import ProgressLine
+    from memrag.index.store import MemoryFormatError
+
+    params = IndexParams()
+    settings = settings_from(args)
+    embedder = get_embedder(settings.embedder)
+    try:
+        if args.import_openie:
+            if not args.corpus:
+                print("--import-openie needs --corpus (the passages the OpenIE file was made from)", file=sys.stderr)
+                return 2
+            if args.paths:
+                print("give either PATHs or --import-openie, not both", file=sys.stderr)
+                return 2
+            events = import_openie(args.import_openie, args.corpus, embedder, params, path=args.memory,
+                                   dataset=args.import_openie.stem, name=args.name)
+        else:
+            if not args.paths:
+                print("nothing to index: give files or folders, or --import-openie", file=sys.stderr)
+                return 2
+            report = read_paths(args.paths, params)
+            for prob in report.problems:
+                print(f"{'skipped' if prob.fatal else 'note'}: {prob.name}: {prob.reason}", file=sys.stderr)
+            for dup in report.duplicates:
+                print(f"skipped duplicate: {dup}", file=sys.stderr)
+            llm, choice = make_llm(settings)
+            print(choice.describe(), file=sys.stderr)
+            events = build_memory(args.memory, report.documents, llm, embedder, params,
+                                  parallel=extraction_slots(choice.backend, settings),
+                                  retry_failed=args.retry_failed, name=args.name)
+        return _drain(events, args, ProgressLine)
+    except (LLMError, OpenIEFormatError, MemoryFormatError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+def _drain(events, args, ProgressLine) -> int:
+    bar = None
+    summary = None
+    for ev in events:
+        d = ev.data
+        if ev.kind == "start":
+            bar = ProgressLine("indexing", d["chunks"])
+        elif ev.kind == "chunk_done" and bar is not None:
+            bar.update(d["i"] + 1, "resumed" if d.get("resumed") else ("FAILED" if not d["ok"] else ""))
+            if not d["ok"]:
+                print(f"\nchunk {d['chunk_id']} of {d['doc_id']} failed: {d['error']}\n  raw reply: "
+                      f"{(d.get('raw_reply') or '')[:300]!r}", file=sys.stderr)
+        elif ev.kind == "skipped":
+            print(f"skipped {d['title']!r}: {d['reason']}", file=sys.stderr)
+        elif ev.kind == "done":
+            summary = dict(d)
+            fresh = [r for r in ev.memory.ledger_rows if not r.get("cached")]
+            # an unknown count in either column leaves both unknown, as before
+            known = token_sum(n for r in fresh for n in (r.get("prompt_tokens"), r.get("completion_tokens")))
+            summary["prompt_tokens"] = None if known is None else token_sum(r["prompt_tokens"] for r in fresh)
+            summary["completion_tokens"] = None if known is None else token_sum(r["completion_tokens"] for r in fresh)
+    if bar is not None:
+        bar.close()
+    assert summary is not None
+    keys = ["documents", "chunks", "entities", "engrams", "triples", "coref_sets", "failures",
+            "prompt_tokens", "completion_tokens", "seconds"]
+    out = {k: summary.get(k) for k in keys}
+    out["names"] = summary.get("names", {})
+    out["cleanup"] = summary.get("cleanup", {})
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(", ".join(f"{k} {v}" for k, v in out.items() if not isinstance(v, dict)))
+        print("entity names: " + ", ".join(f"{k} {v}" for k, v in out["names"].items()))
+        if out["cleanup"]:
+            print("name clean-up: " + ", ".join(f"{k} {v}" for k, v in out["cleanup"].items()))
+    return 0

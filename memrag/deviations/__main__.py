@@ -1,0 +1,5 @@
+"""python -m memrag.deviations: print the README's deviations table."""
+
+from memrag.explain.deviations import markdown_table
+
+print(markdown_table())

@@ -1,0 +1,92 @@
+"""The run folder and its files: which files, how a line is appended, read back and repaired.
+
+    OUT/run.json         the run's identity and stamp (memrag.eval.runner.open_run)
+    OUT/results.jsonl    one finished question a line, forced to disk before the next starts
+    OUT/summary.json     recomputed from those lines (memrag.eval.report), with summary.md and report.html
+    OUT/memory/          a pooled scope's memory; OUT/memories/<qid>/ the per-question ones
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from memrag import jsonsafe
+from memrag.durable import write_atomic
+from memrag.eval.config import EvalConfig
+from memrag.index import store
+from memrag.textsafe import slug
+
+RESULTS = "results.jsonl"
+RUN = "run.json"
+SUMMARY = "summary.json"
+SUMMARY_MD = "summary.md"
+REPORT_HTML = "report.html"
+MEMORY = "memory"  # a pooled scope's memory, unless --memory names one
+MEMORIES = "memories"  # per-question memories, one folder each
+
+
+def read_results(path: Path, *, repair: bool = True) -> list[dict[str, Any]]:
+    """The finished questions. A last line without its newline is a write cut short by a crash:
+    it is removed from the file (that question will be done again); with `repair=False` (a viewer,
+    perhaps while a run still writes) it is only skipped. Any other unreadable line means the file
+    was damaged, and the run stops rather than guess."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    complete = data.rfind(b"\n") + 1
+    if complete < len(data) and repair:
+        with path.open("r+b") as fh:
+            fh.truncate(complete)
+            fh.flush()
+            os.fsync(fh.fileno())
+    records = []
+    for lineno, line in enumerate(data[:complete].decode("utf-8").split("\n")[:-1], start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = jsonsafe.loads(line)  # nesting measured first: a damaged file is a ValueError
+        except ValueError as e:
+            raise ValueError(f"{path}:{lineno}: unreadable result line ({e}); move the file aside or "
+                             "remove that line to resume") from e
+        if not isinstance(rec, dict) or "qid" not in rec:
+            raise ValueError(f"{path}:{lineno}: not a result record")
+        records.append(rec)
+    return records
+
+
+def append_record(path: Path, record: dict[str, Any]) -> None:
+    """One line, written and forced to disk before the run moves on."""
+    line = json.dumps(record, ensure_ascii=False) + "\n"
+    with Path(path).open("a", encoding="utf-8") as fh:
+        fh.write(line)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    write_atomic(path, json.dumps(obj, ensure_ascii=False, indent=1))
+
+
+def question_memory_dir(out: Path, qid: str) -> Path:
+    """A per-question memory's folder; ids that need changing get a hash so two never collide."""
+    safe = slug(qid, keep="A-Za-z0-9_.-", sep="_", trim="._", ascii_fold=False, lower=False)[:80]
+    if safe != qid or not safe:
+        safe = f"{safe or 'q'}-{hashlib.sha1(qid.encode()).hexdigest()[:8]}"
+    return Path(out) / MEMORIES / safe
+
+
+def pooled_memory_path(config: EvalConfig) -> Path:
+    """The one memory of a pooled scope: --memory, else the shipped sample memory, else OUT/memory."""
+    if config.memory is not None:
+        return Path(config.memory)
+    if config.dataset == "sample" and config.scope == "pooled":
+        data = Path(config.data)
+        shipped = (data if data.is_dir() else data.parent) / "memory"
+        if store.is_memory_dir(shipped):
+            return shipped
+    return Path(config.out) / MEMORY

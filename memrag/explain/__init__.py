@@ -1,0 +1,1 @@
+"""explain: see README 'How it works'."""

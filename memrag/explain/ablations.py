@@ -1,0 +1,248 @@
+"""Compare mode: one question, one method, two parameter sets — the papers' ablations on a user's question.
+
+`PRESETS` names the ablations of both papers as pairs of parameter overrides; `run_variants`
+runs both variants on one query context (so the query-entity call is made once; the app runs it
+as a background job, memrag.app.work.compare_work); `what_changed` lists the parameters that differ and what that did to the result.
+
+Recordings hold replies for default parameters only. A variant whose retrieval asks the model
+something new cannot be replayed at all; one whose retrieval replays but whose answer prompt
+changed (other passages) keeps its retrieval and says that its answer needs a live run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from memrag.ask import make_stamp, run_method
+from memrag.config import PAPER_SETTINGS, EcphoryParams, NeuroPathParams
+from memrag.methods.base import QueryContext
+from memrag.llm.recordings import StaleRecording
+from memrag.trace import Trace, token_sum
+from memrag.viz.safe_text import clip
+
+METHODS = ("neuropath", "ecphory")
+PARAM_CLASSES: dict[str, type] = {"neuropath": NeuroPathParams, "ecphory": EcphoryParams}
+TOP = 5  # the head of the ranked list compared for chunks gained / lost
+NEEDS_LIVE = "needs 'run live'"
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    about: str  # what the paper found or why the switch matters (our words)
+    a: dict[str, Any]
+    b: dict[str, Any]
+    a_label: str
+    b_label: str
+
+
+def _paper_pair(cls: type, method: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(memrag's defaults, the paper's values) for the parameters where they differ."""
+    ours = {k: getattr(cls(), k) for k in PAPER_SETTINGS[method]}
+    keys = [k for k in ours if ours[k] != PAPER_SETTINGS[method][k]]
+    return {k: ours[k] for k in keys}, {k: PAPER_SETTINGS[method][k] for k in keys}
+
+
+_PAPER_ABOUT = ("memrag's defaults against every deviation with a switch turned off (the deviations table "
+                "lists them): how much of what you see is the paper's method, how much memrag's choices.")
+
+PRESETS: dict[str, list[Preset]] = {
+    "neuropath": [
+        Preset("completion on / off",
+               "NeuroPath's ablation of post-retrieval completion ('replay'): without it the ranked list is only "
+               "the chunks of the paths the model judged valid.",
+               {"completion": True}, {"completion": False}, "completion on", "completion off"),
+        Preset("prune_top 30 / none",
+               "Pruning keeps the 30 new paths most similar to the goal before the model sees them; without it "
+               "every path is listed (still capped at max_listed).",
+               {"prune_top": 30}, {"prune_top": None}, "prune_top 30", "no pruning"),
+        Preset("max hops 2 / 1",
+               "How far path tracking may go: one hop reaches direct neighbours of the seeds only.",
+               {"max_hops": 2}, {"max_hops": 1}, "2 hops", "1 hop"),
+        Preset("max hops 2 / 3",
+               "A third hop lets paths grow one triple further when the model asks to continue.",
+               {"max_hops": 2}, {"max_hops": 3}, "2 hops", "3 hops"),
+        Preset("memrag defaults / as the papers wrote it", _PAPER_ABOUT, *_paper_pair(NeuroPathParams, "neuropath"),
+               "memrag defaults", "as the paper wrote it"),
+        Preset("D_p first / interleaved",
+               "Where the valid paths' chunks go: first (the paper and the official code) or alternating with "
+               "the completion ranking, so the completion's head is not pushed out by a noisy tracker.",
+               {"dp_position": "first"}, {"dp_position": "interleave"}, "D_p first", "interleaved"),
+        Preset("D_p by evidence / first",
+               "Where the valid paths' chunks go: by evidence (fused with the completion rank: a path chunk "
+               "completion also ranks high leads) or first, as the paper and the official code place them.",
+               {"dp_position": "fused"}, {"dp_position": "first"}, "D_p by evidence", "D_p first"),
+    ],
+    "ecphory": [
+        Preset("depth 2 / 0",
+               "EcphoryRAG's depth ablation: depth 0 stops after the initial activation (no associative rounds).",
+               {"depth": 2}, {"depth": 0}, "depth 2", "depth 0"),
+        Preset("depth 2 / 1",
+               "One associative round instead of two.",
+               {"depth": 2}, {"depth": 1}, "depth 2", "depth 1"),
+        Preset("seed_policy moving / paper",
+               "Algorithm 1 as written picks each round's seeds from everything activated, so every round "
+               "repeats the first; 'moving' seeds each round from what the previous round newly activated.",
+               {"seed_policy": "moving"}, {"seed_policy": "paper"}, "moving seeds", "paper seeds"),
+        Preset("graph expansion on / off",
+               "Whether a round also activates the seeds' co-occurrence neighbours, besides the engrams "
+               "nearest the round's centroid.",
+               {"graph_expansion": True}, {"graph_expansion": False}, "graph expansion on",
+               "graph expansion off"),
+        Preset("memrag defaults / as the papers wrote it", _PAPER_ABOUT, *_paper_pair(EcphoryParams, "ecphory"),
+               "memrag defaults", "as the paper wrote it"),
+        Preset("context fused / c_init",
+               "The context list: Algorithm 1's C_init (source chunks of the initial activation, then the "
+               "chunks nearest the question) against a fusion of activation (all rounds) and similarity.",
+               {"context_source": "fused"}, {"context_source": "c_init"}, "fused", "c_init"),
+    ],
+}
+CUSTOM = "custom"
+
+
+def preset(method: str, name: str) -> Preset:
+    for p in PRESETS[method]:
+        if p.name == name:
+            return p
+    raise KeyError(f"no preset {name!r} for {method}; choose from {[p.name for p in PRESETS[method]]}")
+
+
+def preset_params(method: str, base: Any, p: Preset) -> tuple[Any, Any]:
+    """The two parameter sets of a preset: the user's parameters with each side's overrides."""
+    return replace(base, **p.a), replace(base, **p.b)
+
+
+def differing(a: Any, b: Any) -> dict[str, tuple[Any, Any]]:
+    """Parameter name → (A value, B value) for the fields that differ."""
+    return {f.name: (getattr(a, f.name), getattr(b, f.name)) for f in fields(a)
+            if getattr(a, f.name) != getattr(b, f.name)}
+
+
+# ------------------------------------------------------------------ running both
+@dataclass
+class Variant:
+    label: str
+    params: Any
+    trace: Trace | None = None
+    error: str = ""  # the variant could not run at all (its retrieval needs unrecorded calls)
+    answer_missing: str = ""  # retrieval replayed; the answer call was not recorded
+
+    @property
+    def ok(self) -> bool:
+        return self.trace is not None
+
+
+def run_variants(memory: Any, question: str, llm: Any, embedder: Any, method: str,
+                 variants: list[Variant], *, corpus: str = "") -> list[Variant]:
+    """Run each variant on one query context; a call the recordings lack is caught per variant."""
+    ctx = QueryContext(memory, llm, embedder, question, make_stamp(memory, llm, embedder, corpus))
+    for v in variants:
+        try:
+            v.trace = run_method(ctx, method, v.params)
+        except StaleRecording:
+            try:  # was it only the answer? then keep the retrieval, which replayed
+                v.trace = run_method(ctx, method, v.params, answer=False)
+                v.answer_missing = (f"The answer for {v.label} was not recorded (its passages differ from the "
+                                    f"recorded run's), so the answer {NEEDS_LIVE}. Its retrieval replayed.")
+            except StaleRecording as e:
+                what = str(e).split(":")[0]  # "no recorded response for this <stage> call"
+                v.error = (f"{v.label} asks the model something new ({what}), so this set {NEEDS_LIVE}.")
+    return variants
+
+
+# ------------------------------------------------------------------ what changed
+def _tokens(trace: Trace) -> int | None:
+    return token_sum(n for c in trace.llm_calls for n in (c.prompt_tokens, c.completion_tokens))
+
+
+def _fmt(v: Any, none: str = "–") -> str:
+    if v is None:
+        return none
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+def _delta(a: float | int | None, b: float | int | None, digits: int = 0) -> str:
+    if a is None or b is None:
+        return ""
+    d = b - a
+    return f"{d:+.{digits}f}" if d else "same"
+
+
+def _chunk_name(trace: Trace, cid: int) -> str:
+    c = trace.chunk(cid)
+    return f"{cid} ({clip(c.title, 40)})" if c and c.title else str(cid)
+
+
+def retrieval_facts(trace: Trace) -> dict[str, Any]:
+    """A few method-specific counts that an ablation moves."""
+    if trace.neuropath is not None:
+        d = trace.neuropath
+        valid = d.hops[-1].valid_ids if d.hops else []
+        return {"hops run": len(d.hops), "paths listed": sum(h.new_count for h in d.hops),
+                "valid paths (last hop)": len(valid), "chunks from paths (D_p)": len(d.dp_chunk_ids)}
+    if trace.ecphory is not None:
+        d = trace.ecphory
+        activated = {a.key for a in d.initial} | {a.key for r in d.rounds for a in r.new}
+        return {"rounds run": sum(1 for r in d.rounds if r.seed_ids), "entities activated": len(activated),
+                "final engrams": len(d.final)}
+    return {}
+
+
+def what_changed(a: Variant, b: Variant, *,
+                 scores: tuple[dict[str, float | None], dict[str, float | None]] | None = None
+                 ) -> list[dict[str, str]]:
+    """Rows (what, A, B, change): the parameters that differ, then the differences in the result.
+
+    scores: each side's gold scores (recall@2/@5, EM, F1) when the question has gold.
+    """
+    rows = [{"what": f"parameter: {name}", "A": _fmt(x, "none"), "B": _fmt(y, "none"), "change": "changed"}
+            for name, (x, y) in differing(a.params, b.params).items()]
+    if not rows:
+        rows.append({"what": "parameters", "A": "same", "B": "same", "change": "no parameter differs"})
+    ta, tb = a.trace, b.trace
+    if ta is None or tb is None:
+        rows.append({"what": "result", "A": "ran" if ta else NEEDS_LIVE, "B": "ran" if tb else NEEDS_LIVE,
+                     "change": "cannot compare"})
+        return rows
+
+    def answer_of(v: Variant) -> str:
+        if v.trace is None or v.trace.answer is None:
+            return NEEDS_LIVE if v.answer_missing else "(no answer)"
+        return v.trace.answer.answer or v.trace.answer.error or "(empty answer)"
+
+    ans_a, ans_b = answer_of(a), answer_of(b)
+    rows.append({"what": "answer", "A": ans_a, "B": ans_b, "change": "same" if ans_a == ans_b else "differs"})
+    if scores is not None:
+        sa, sb = scores
+        for name in sa:
+            rows.append({"what": name, "A": _fmt(sa[name]), "B": _fmt(sb.get(name)),
+                         "change": _delta(sa[name], sb.get(name), 2)})
+    ka, kb = _tokens(ta), _tokens(tb)
+    unequal = " (one side has no answer call)" if (ta.answer is None) != (tb.answer is None) else ""
+    rows.append({"what": "tokens", "A": _fmt(ka), "B": _fmt(kb), "change": _delta(ka, kb) + unequal})
+    rows.append({"what": "LLM calls", "A": str(len(ta.llm_calls)), "B": str(len(tb.llm_calls)),
+                 "change": _delta(len(ta.llm_calls), len(tb.llm_calls)) + unequal})
+    rows.append({"what": "seconds here", "A": f"{ta.seconds:.2f}", "B": f"{tb.seconds:.2f}",
+                 "change": _delta(ta.seconds, tb.seconds, 2)})
+    fa, fb = retrieval_facts(ta), retrieval_facts(tb)
+    for name in fa:
+        rows.append({"what": name, "A": _fmt(fa[name]), "B": _fmt(fb.get(name)),
+                     "change": _delta(fa[name], fb.get(name))})
+    head_a, head_b = ta.ranked_ids()[:TOP], tb.ranked_ids()[:TOP]
+    gained = [c for c in head_b if c not in head_a]
+    lost = [c for c in head_a if c not in head_b]
+    rows.append({"what": f"top-{TOP} chunks", "A": ", ".join(map(str, head_a)), "B": ", ".join(map(str, head_b)),
+                 "change": "same" if head_a == head_b else
+                 ("same chunks, new order" if set(head_a) == set(head_b) else "differs")})
+    rows.append({"what": f"gained in B's top {TOP}", "A": "", "B": "; ".join(_chunk_name(tb, c) for c in gained)
+                 or "none", "change": str(len(gained))})
+    rows.append({"what": f"lost from A's top {TOP}", "A": "; ".join(_chunk_name(ta, c) for c in lost) or "none",
+                 "B": "", "change": str(len(lost))})
+    return rows
+
+
+__all__ = ["PRESETS", "CUSTOM", "Preset", "Variant", "preset", "preset_params", "differing", "run_variants",
+           "what_changed", "retrieval_facts", "METHODS", "NEEDS_LIVE"]

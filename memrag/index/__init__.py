@@ -1,0 +1,1 @@
+"""index: see README 'How it works'."""

@@ -1,0 +1,200 @@
+"""Recordings: the raw LLM responses a memory ships for its demo questions.
+
+`responses.jsonl` sits beside the memory (in its folder). Line 1 is a header
+naming the engine that answered; every other line is one response keyed by the
+response-cache key of its call. Recordings are *inputs*: retrieval and answers
+are recomputed from them every time, so a changed prompt misses and says how
+to re-record, and a changed reply changes the result.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memrag.durable import write_atomic
+from memrag.llm.base import LLM, Completion, LLMError, Message
+from memrag.llm.cache import cache_key, call_params
+from memrag.index.store_format import MemoryFormatError
+
+FILE_NAME = "responses.jsonl"  # the demo questions' replies
+EXTRACTION_FILE = "extraction.jsonl"  # the extraction replies the memory was built from
+FORMAT = 1
+RERECORD_COMMAND = "python -m memrag demo record"
+
+
+class RecordingsFormatError(MemoryFormatError):
+    """A recordings file memrag did not write (or a damaged one); the message names the line."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"the recordings of this memory cannot be read: {path}: {reason}")
+
+
+class StaleRecording(LLMError):
+    """A call the recordings do not hold: a prompt or parameter changed since recording."""
+
+
+@dataclass
+class RecordedResponse:
+    key: str
+    stage: str
+    text: str
+    prompt_tokens: int | None
+    prompt_tokens_cached: int | None
+    completion_tokens: int | None
+    seconds: float
+    question: str = ""
+
+    def completion(self, model: str, backend: str, stage: str) -> Completion:
+        return Completion(self.text, self.prompt_tokens, self.prompt_tokens_cached, self.completion_tokens,
+                          self.seconds, True, model, backend, stage)
+
+
+_OPT_INT = (int, type(None))
+_FIELDS: dict[str, tuple[type, ...]] = {
+    "key": (str,), "stage": (str,), "text": (str,), "prompt_tokens": _OPT_INT, "prompt_tokens_cached": _OPT_INT,
+    "completion_tokens": _OPT_INT, "seconds": (int, float), "question": (str,)}
+_OPTIONAL = {"question"}
+
+
+def _json_object(line: str, path: Path, n: int) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError) as e:  # RecursionError: a line nested thousands deep
+        raise RecordingsFormatError(path, f"line {n} is not JSON ({str(e)[:120]})") from None
+    if not isinstance(obj, dict):
+        raise RecordingsFormatError(path, f"line {n} is a JSON {type(obj).__name__}, not an object")
+    return obj
+
+
+def _response(obj: dict[str, Any], path: Path, n: int) -> RecordedResponse:
+    """One recorded response, every field present (but `question`) and of its kind."""
+    unknown = sorted(set(obj) - set(_FIELDS))
+    missing = sorted(set(_FIELDS) - _OPTIONAL - set(obj))
+    if unknown or missing:
+        raise RecordingsFormatError(path, f"line {n} is not a recorded response "
+                                          f"(missing {missing or 'nothing'}, unknown {unknown or 'nothing'})")
+    for name, value in obj.items():
+        if not isinstance(value, _FIELDS[name]) or isinstance(value, bool):
+            raise RecordingsFormatError(path, f"line {n}: {name!r} is a {type(value).__name__}")
+    return RecordedResponse(**obj)
+
+
+class Recordings:
+    def __init__(self, path: Path, identity: dict[str, Any], questions: list[str],
+                 responses: dict[str, RecordedResponse]) -> None:
+        self.path = Path(path)
+        self.identity = identity
+        self.questions = questions
+        self.responses = responses
+
+    @property
+    def model(self) -> str:
+        return str(self.identity.get("model", ""))
+
+    @property
+    def backend(self) -> str:
+        return str(self.identity.get("backend", ""))
+
+    @classmethod
+    def open(cls, memory_dir: Path, file_name: str = FILE_NAME) -> "Recordings | None":
+        path = Path(memory_dir) / file_name
+        if not path.is_file():
+            return None
+        return cls.load(path)
+
+    @classmethod
+    def load(cls, path: Path) -> "Recordings":
+        """Read and check a recordings file: a header object, then one response object per line."""
+        path = Path(path)
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as e:
+            raise RecordingsFormatError(path, f"unreadable ({e})") from None
+        if not lines:
+            raise RecordingsFormatError(path, "the file is empty")
+        header = _json_object(lines[0], path, 1)
+        if header.get("format") != FORMAT:
+            raise RecordingsFormatError(path, f"line 1: recordings format {header.get('format')!r} is not {FORMAT}")
+        identity, questions = header.get("identity"), header.get("questions", [])
+        if not isinstance(identity, dict):
+            raise RecordingsFormatError(path, "line 1: the header has no 'identity' object (the engine that answered)")
+        if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
+            raise RecordingsFormatError(path, "line 1: 'questions' must be a list of strings")
+        responses = {}
+        for n, line in enumerate(lines[1:], start=2):
+            if line.strip():
+                r = _response(_json_object(line, path, n), path, n)
+                responses[r.key] = r
+        return cls(path, identity, list(questions), responses)
+
+    def has_question(self, question: str) -> bool:
+        return " ".join(question.split()) in {" ".join(q.split()) for q in self.questions}
+
+    def replay_llm(self) -> "ReplayLLM":
+        return ReplayLLM(self)
+
+
+class ReplayLLM:
+    """An LLM that answers only from recordings, with the recorded engine's identity,
+    so the cache keys match those of the recording run on any machine."""
+
+    def __init__(self, recordings: Recordings) -> None:
+        self.rec = recordings
+        self.backend = recordings.backend
+        self.model = recordings.model
+        self.last_key: str | None = None
+        self.replays = True  # reports say their seconds are a replay's, not the model's
+
+    def identity(self) -> dict[str, Any]:
+        return dict(self.rec.identity)
+
+    def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
+                 max_tokens: int, stage: str) -> Completion:
+        key = cache_key(self.rec.identity, messages, schema, call_params(max_tokens, stage))
+        self.last_key = key
+        hit = self.rec.responses.get(key)
+        if hit is None:
+            raise StaleRecording(
+                f"no recorded response for this {stage} call: the prompts or parameters changed since "
+                f"{self.rec.path} was recorded. Re-record with `{RERECORD_COMMAND}`, or run the question live.")
+        return hit.completion(self.model, self.backend, stage)
+
+
+class RecordingLLM:
+    """Wraps a live LLM and keeps every response it returns, for writing as recordings."""
+
+    def __init__(self, inner: LLM) -> None:
+        self.inner = inner
+        self.backend = inner.backend
+        self.model = inner.model
+        self.question = ""
+        self.responses: dict[str, RecordedResponse] = {}
+        self.last_key: str | None = None
+        self._lock = threading.Lock()
+
+    def identity(self) -> dict[str, Any]:
+        return self.inner.identity()
+
+    def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
+                 max_tokens: int, stage: str) -> Completion:
+        key = cache_key(self.inner.identity(), messages, schema, call_params(max_tokens, stage))
+        self.last_key = key
+        c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage)
+        with self._lock:
+            self.responses.setdefault(key, RecordedResponse(
+                key, stage, c.text, c.prompt_tokens, c.prompt_tokens_cached, c.completion_tokens, c.seconds,
+                self.question))
+        return c
+
+    def write(self, memory_dir: Path, questions: list[str], file_name: str = FILE_NAME) -> Path:
+        path = Path(memory_dir) / file_name
+        header = {"format": FORMAT, "identity": self.inner.identity(), "questions": questions}
+        lines = [json.dumps(header, ensure_ascii=False)]
+        lines += [json.dumps(r.__dict__, ensure_ascii=False)
+                  for r in sorted(self.responses.values(), key=lambda r: (r.question, r.stage, r.key))]
+        write_atomic(path, "\n".join(lines) + "\n")
+        return path

@@ -1,0 +1,124 @@
+"""The layering the folders promise, read from the source with `ast` (every import, also those
+inside functions): only memrag/app/ touches Streamlit, nothing below app/ and cli/ imports them,
+and no memrag module reaches itself through its imports."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "memrag"
+TOP_LAYERS = ("memrag.app", "memrag.cli")
+ENTRY_POINT = "memrag.__main__"  # `python -m memrag`: it exists to call the CLI
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _target(name: str) -> str:
+    """The memrag module a dotted import name loads (a name inside a module counts as that module)."""
+    while name not in MODULES and "." in name:
+        name = name.rsplit(".", 1)[0]
+    return name
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module `path` imports, anywhere in the file; `from a import b` names a.b when b is a module."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names
+                         if f"{node.module}.{alias.name}" in MODULES)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__":
+            found.add("__import__")
+    return found
+
+
+GRAPH = {name: {_target(i) for i in imports_of(path) if i == "memrag" or i.startswith("memrag.")} - {name}
+         for name, path in MODULES.items()}
+
+
+def _in(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def test_the_scan_sees_the_package():
+    # A scan that found nothing would pass every rule below.
+    assert "memrag.app.state" in MODULES and "memrag.index.store" in MODULES
+    assert "memrag.index.store" in GRAPH["memrag.app.state"]
+    assert any(i.startswith("streamlit") for i in imports_of(MODULES["memrag.app.state"]))
+
+
+def test_only_the_app_imports_streamlit():
+    offenders = sorted(name for name, path in MODULES.items() if not _in(name, "memrag.app")
+                       and any(i == "streamlit" or i.startswith("streamlit.") for i in imports_of(path)))
+    assert offenders == []
+
+
+def test_nothing_below_app_and_cli_imports_them():
+    offenders = []
+    for name, targets in GRAPH.items():
+        for layer in TOP_LAYERS:
+            if not _in(name, layer) and name != ENTRY_POINT:
+                offenders += [f"{name} -> {t}" for t in targets
+                              if _in(t, layer) and not (_in(name, "memrag.cli") and layer == "memrag.app")]
+    # The app may not import the CLI; the CLI may use the app's page check (it sits above both).
+    assert sorted(offenders) == []
+
+
+def test_no_module_loads_another_by_a_computed_name():
+    assert sorted(name for name, path in MODULES.items() if "__import__" in imports_of(path)) == []
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return groups
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_cycles_between_memrag_modules():
+    # Package __init__ files re-export their own modules; an edge into an __init__ is not a loop.
+    graph = {name: {t for t in targets if not MODULES[t].name == "__init__.py"}
+             for name, targets in GRAPH.items()}
+    assert _cycles(graph) == []
