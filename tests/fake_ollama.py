@@ -26,9 +26,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from loopback import serving
 
 _TIMESTAMP = "2025-01-01T00:00:00Z"
 
@@ -280,17 +282,8 @@ def running_fake_ollama(models: list[str] | None = None) -> Iterator[FakeOllama]
     fake = FakeOllama(models if models is not None else ["phi4"])
     server = _QuietServer(("127.0.0.1", 0), _make_handler(fake))
     fake.host = f"http://127.0.0.1:{server.server_address[1]}"
-    # A short poll keeps teardown quick (shutdown waits for the next poll).
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-ollama", daemon=True
-    )
-    thread.start()
-    try:
+    with serving(server, "fake-ollama"):
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 def closed_port_host() -> str:

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from loopback import serving
+
 
 @dataclass
 class Reply:
@@ -192,11 +194,6 @@ def running_fake_openai(models: list[str] | None = None) -> Iterator[FakeOpenAI]
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
     server.daemon_threads = True
     fake.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server, "fake-openai"):
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
 
