@@ -41,7 +41,7 @@ from memrag.eval.datasets import SCOPES, Dataset, Passage, Question, load_datase
 from memrag.eval.metrics import exact_match, f1_score, raw_exact_match, recall_at_k
 from memrag.eval.gold import NOT_IN_MEMORY, best_fate, gold_fate
 from memrag.eval.rundir import RESULTS, RUN, append_record, read_results, write_json_atomic
-from memrag.index.ingest import Document, benchmark_document, read_paths
+from memrag.index.readers import Document, benchmark_document, read_paths
 from memrag.llm.base import LLM
 from memrag.index.memory import Memory
 from memrag.index.openie import import_openie
