@@ -12,9 +12,8 @@ import streamlit as st
 from memrag.app import state as app_state, views, eval_views as ev, jobs
 from memrag.app.state import METHOD_LABELS
 from memrag.eval.datasets import SCOPES
-from memrag.eval.config import EvalConfig
+from memrag.eval.config import EvalConfig, dense_only
 from memrag.eval.rundir import SUMMARY
-from memrag.eval.runner import dense_only
 from memrag.viz.safe_text import escape_markdown
 
 ORDER = ("neuropath", "ecphory", "dense")

@@ -162,7 +162,7 @@ def run_server_extraction(files: dict[str, Path], n: int, slot_counts: list[int]
     from memrag.index.build import build_memory, run_build
     from memrag.config import IndexParams, Settings
     from memrag.embed import get_embedder
-    from memrag.index.ingest import Document
+    from memrag.index.readers import Document
     from memrag.llm.cache import CachedLLM
     from memrag.llm.llamacpp_server import serve_gguf
     from memrag.llm.model_file import MODEL_FILE, ensure_model

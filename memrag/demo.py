@@ -70,7 +70,7 @@ def extract(llm, embedder, memory_dir: Path, *, recorded: bool = False, name: st
     from memrag.index import store
     from memrag.index.build import build_memory
     from memrag.config import IndexParams
-    from memrag.index.ingest import read_paths
+    from memrag.index.readers import read_paths
 
     memory_dir = Path(memory_dir)
     params = IndexParams()

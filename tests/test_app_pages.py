@@ -21,7 +21,7 @@ from memrag.app.work import build_work
 from memrag import demo
 from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
-from memrag.index.ingest import Document
+from memrag.index.readers import Document
 from memrag.viz.graph_html import graph_data
 from scripted import HashEmbedder, ScriptedLLM
 
@@ -199,12 +199,12 @@ def test_upload_builds_in_the_background_and_opens_the_new_memory(home):
 
 
 def test_an_upload_is_parsed_once_not_on_every_rerun(home, monkeypatch):
-    from memrag.index import ingest
+    from memrag.index import chunk, readers
 
     reads, chunkings = [], []
-    real_read, real_chunk = ingest.read_bytes, ingest.chunk_document
-    monkeypatch.setattr(ingest, "read_bytes", lambda name, *a, **k: reads.append(name) or real_read(name, *a, **k))
-    monkeypatch.setattr(ingest, "chunk_document", lambda *a, **k: chunkings.append(1) or real_chunk(*a, **k))
+    real_read, real_chunk = readers.read_bytes, chunk.chunk_document
+    monkeypatch.setattr(readers, "read_bytes", lambda name, *a, **k: reads.append(name) or real_read(name, *a, **k))
+    monkeypatch.setattr(chunk, "chunk_document", lambda *a, **k: chunkings.append(1) or real_chunk(*a, **k))
     at = no_exception(app().run())
     at.radio(key="memory_source").set_value("Upload files").run()
     at.file_uploader[0].set_value([("notes.txt", b"Ada Brennick was born in Port Alder.", "text/plain"),

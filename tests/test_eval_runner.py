@@ -14,7 +14,8 @@ from memrag.eval import report
 from memrag.eval.datasets import load_dataset, question_passages
 from memrag.eval.config import EvalConfig
 from memrag.eval.rundir import RESULTS, SUMMARY, read_results
-from memrag.eval.runner import ChunkUnits, run_eval, run_to_end, unit_fates
+from memrag.eval.runner import run_eval, run_to_end
+from memrag.eval.scoring import ChunkUnits, unit_fates
 from memrag.eval.gold import NOT_IN_MEMORY
 from memrag.llm.base import LLMUnavailable
 from memrag.trace import RankedChunk, Trace

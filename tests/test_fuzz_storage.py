@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from memrag.index import store
 from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
-from memrag.index.ingest import benchmark_document
+from memrag.index.readers import benchmark_document
 from memrag.llm.recordings import FILE_NAME, Recordings
 from scripted import HashEmbedder, ScriptedLLM
 

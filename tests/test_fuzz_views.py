@@ -15,7 +15,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memrag.config import IndexParams
-from memrag.index.ingest import SUPPORTED_SUFFIXES, Document, IngestError, read_bytes, safe_file_name
+from memrag.index.readers import Document, SUPPORTED_SUFFIXES, read_bytes
+from memrag.index.text import IngestError, safe_file_name
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import graph_html
 from memrag.viz.graph_html import graph_data, render, script_json

@@ -1,4 +1,4 @@
-"""Tests for memrag.index.ingest: reading each format, refusing bad files, duplicates, ids, chunking."""
+"""Tests for memrag.index.text, .readers and .chunk: reading each format, refusing bad files, duplicates, ids, chunking."""
 
 from __future__ import annotations
 
@@ -9,21 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from memrag.index import ingest
+from memrag.index import readers
 from memrag.config import IndexParams
-from memrag.index.ingest import (
-    Document,
-    IngestError,
-    benchmark_document,
-    chunk_document,
-    count_words,
-    estimate_chunks,
-    normalise_text,
-    read_bytes,
-    read_paths,
-    read_uploads,
-    safe_file_name,
-)
+from memrag.index.chunk import chunk_document, estimate_chunks
+from memrag.index.readers import Document, benchmark_document, read_bytes, read_paths, read_uploads
+from memrag.index.text import IngestError, count_words, normalise_text, safe_file_name
 
 PARAMS = IndexParams()
 
@@ -201,7 +191,7 @@ def test_pdf_page_limit_reads_first_pages_and_batch_warns():
 
 def test_pdf_time_limit_checked_between_pages(monkeypatch):
     clock = iter(range(1000))  # every reading of the clock is one second later
-    monkeypatch.setattr(ingest.time, "monotonic", lambda: float(next(clock)))
+    monkeypatch.setattr(readers.time, "monotonic", lambda: float(next(clock)))
     data = make_pdf([["Page one."], ["Page two."], ["Page three."]])
     doc = read_bytes("slow.pdf", data, replace(PARAMS, pdf_max_seconds=1.5))
     assert "Page one." in doc.text and "Page two." not in doc.text

@@ -13,7 +13,7 @@ from memrag.ask import ask
 from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams, Settings
 from memrag.embed import get_embedder
-from memrag.index.ingest import benchmark_document
+from memrag.index.readers import benchmark_document
 from memrag.llm.factory import make_llm
 from memrag.trace import Trace
 

@@ -10,7 +10,7 @@ import pytest
 from memrag.app import jobs
 from memrag.app.work import build_work, ask_work
 from memrag.config import IndexParams
-from memrag.index.ingest import Document
+from memrag.index.readers import Document
 from scripted import HashEmbedder, ScriptedLLM
 
 # The look-alike name (Cyrillic а) is written in the passage itself: extraction keeps names as

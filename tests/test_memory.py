@@ -14,7 +14,7 @@ import pytest
 from memrag.index import store
 from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
-from memrag.index.ingest import benchmark_document
+from memrag.index.readers import benchmark_document
 from memrag.index.memory import Memory
 from memrag.index.openie import import_openie
 from scripted import HashEmbedder, ScriptedLLM

@@ -27,7 +27,7 @@ import pytest
 
 from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams, NeuroPathParams
-from memrag.index.ingest import Document
+from memrag.index.readers import Document
 from memrag.index.memory import ChunkRow, DocRow, EngramRow, Memory, TripleRow
 from memrag.methods import neuropath
 from memrag.methods.base import EmptyMemoryError, QueryContext

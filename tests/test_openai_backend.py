@@ -283,7 +283,7 @@ def _extraction_responder(seen: list[str], fail_titles: set[str] = frozenset()):
 
 def test_extraction_fans_out_keeps_chunk_order_and_resumes(fake, tmp_path) -> None:
     from memrag.index.build import BuildStopped, build_memory, run_build
-    from memrag.index.ingest import Document
+    from memrag.index.readers import Document
     from scripted import HashEmbedder
 
     docs = [Document(f"d{i}", f"Doc {i}", f"Passage number {i} about things.", "test", "text") for i in range(1, 6)]

@@ -12,7 +12,7 @@ from memrag.ask import ask
 from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
 from memrag.demo import record
-from memrag.index.ingest import benchmark_document
+from memrag.index.readers import benchmark_document
 from memrag.llm.recordings import FILE_NAME, RERECORD_COMMAND, Recordings, StaleRecording
 from scripted import HashEmbedder, ScriptedLLM
 

@@ -92,7 +92,7 @@ def test_changing_one_recorded_tracking_response_changes_the_result(sample, tmp_
 def test_re_extracting_one_document_gives_schema_valid_output():
     from memrag.config import IndexParams, Settings
     from memrag.index.extract import extract_chunk
-    from memrag.index.ingest import read_paths
+    from memrag.index.readers import read_paths
     from memrag.llm.factory import make_llm
 
     llm, _ = make_llm(Settings(backend="embedded", response_cache=False))

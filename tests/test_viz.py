@@ -15,7 +15,7 @@ import pytest
 
 from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
-from memrag.index.ingest import benchmark_document
+from memrag.index.readers import benchmark_document
 from memrag.trace import (ActivatedEngram, AnswerResult, ChunkRef, CorefMember, EcphoryDetail, EcphoryRound,
                           GraphEdge, GraphNode, LLMCallRecord, NeuroPathDetail, NeuroPathHop, NeuroPathSeed,
                           PathCandidate, PathTriple, RankedChunk, Trace)

@@ -27,9 +27,9 @@ from memrag.ask import resolve_params
 from memrag.eval import report
 from memrag.eval.datasets import Dataset, load_dataset, scoped_corpus
 from memrag.eval import rundir
-from memrag.eval.config import EvalConfig
+from memrag.eval.config import EvalConfig, dense_only
 from memrag.eval.rundir import RESULTS, RUN, SUMMARY, read_results
-from memrag.eval.runner import dense_only, run_eval, run_identity
+from memrag.eval.runner import run_eval, run_identity
 from memrag.llm.base import LLM
 from memrag.tracefile import record_traces
 from memrag.viz.safe_text import escape_markdown

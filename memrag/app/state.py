@@ -210,15 +210,16 @@ def read_upload_batch(files: Sequence[Any], params: Any) -> tuple[Any, int]:
     """The ingest report and chunk count of uploaded files (objects with .name, .size, .getvalue()),
     read once per batch: every rerun of the page (any widget touched) would otherwise parse and
     chunk every file again. Keyed by each file's name, size and content hash, and the parameters."""
-    from memrag.index import ingest
+    from memrag.index.chunk import estimate_chunks
+    from memrag.index.readers import read_uploads
 
     blobs = [(f.name, f.getvalue()) for f in files]
     key = (tuple((name, len(data), hashlib.sha256(data).hexdigest()) for name, data in blobs), repr(params))
     state = AppState()
     memo = state.upload_memo
     if memo.get("key") != key:
-        report = ingest.read_uploads(blobs, params)
-        memo = {"key": key, "report": report, "chunks": ingest.estimate_chunks(report.documents, params)}
+        report = read_uploads(blobs, params)
+        memo = {"key": key, "report": report, "chunks": estimate_chunks(report.documents, params)}
         state.upload_memo = memo  # only the latest batch: an old one would hold its files in memory
     return memo["report"], memo["chunks"]
 

@@ -19,6 +19,7 @@ from memrag.app import jobs
 from memrag.app.state import METHOD_LABELS, AppState
 from memrag.explain.deviations import deviations_for
 from memrag.methods import registry
+from memrag.eval.gold import gold_fate
 from memrag.eval.metrics import exact_match, f1_score, recall_at_k
 from memrag.tracefile import MAX_TRACE_BYTES, read_traces, traces_json  # noqa: F401  (also under the views' names)
 from memrag.trace import GraphEdge, GraphNode, Trace, token_sum
@@ -305,12 +306,8 @@ def gold_scores(trace: Trace, gold: Gold, memory: Any) -> dict[str, float | None
     return scores
 
 
-def gold_fates(trace: Trace, gold: Gold, memory: Any) -> pd.DataFrame | None:
-    """Where each gold passage was found or lost, or None when the gold-fate module is missing."""
-    try:
-        from memrag.eval.gold import gold_fate
-    except ImportError:
-        return None
+def gold_fates(trace: Trace, gold: Gold, memory: Any) -> pd.DataFrame:
+    """Where each gold passage was found or lost."""
     rows = gold_fate(trace, gold.chunk_ids, k=5, unit_of=_unit_of(trace, memory))
     titles = {c.chunk_id: c.title for c in memory.chunks} if memory is not None else {}
     return _df([{"chunk": r["chunk_id"], "title": titles.get(r["chunk_id"], ""), "fate": r["fate"],
@@ -446,12 +443,8 @@ def trace_details(trace: Trace, gold: Gold | None, memory: Any, key: str) -> Non
             elif label == "LLM calls":
                 llm_inspector(trace, key)
             elif label == "Gold":
-                fates = gold_fates(trace, gold, memory)
                 st.caption("Where each gold passage was found or lost (k = 5).")
-                if fates is None:
-                    st.info("Gold fates need memrag.eval.gold, which this installation lacks.")
-                else:
-                    st.dataframe(fates, hide_index=True)
+                st.dataframe(gold_fates(trace, gold, memory), hide_index=True)
             else:
                 st.dataframe(_df(deviations_for(trace.method)), hide_index=True)
     if trace.flags:

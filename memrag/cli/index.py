@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
 def cmd_index(args: argparse.Namespace) -> int:
     from memrag.index.build import build_memory
     from memrag.embed import get_embedder
-    from memrag.index.ingest import read_paths
+    from memrag.index.readers import read_paths
     from memrag.llm.base import LLMError
     from memrag.llm.factory import extraction_slots, make_llm
     from memrag.index.openie import OpenIEFormatError, import_openie

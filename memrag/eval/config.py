@@ -1,4 +1,5 @@
-"""What an evaluation run is asked to do (the CLI's flags and the Evaluate page's form make one)."""
+"""What an evaluation run is asked to do (the CLI's flags and the Evaluate page's form make one),
+and the events it reports."""
 
 from __future__ import annotations
 
@@ -25,3 +26,14 @@ class EvalConfig:
     fate_k: int = 5  # gold fate: "top k" cut
     extract_parallel: int = 1  # extraction requests in flight when a memory is built (Ollama)
     command: str = ""  # the command line, for the stamp
+
+
+def dense_only(config: EvalConfig) -> bool:
+    """A retrieval-only dense run: it reads chunk vectors alone, so no LLM and no graph are needed."""
+    return not config.answer and all(m == "dense" for m in config.methods)
+
+
+@dataclass
+class EvalEvent:
+    kind: str  # start | index | memory | question | done
+    data: dict[str, Any] = field(default_factory=dict)

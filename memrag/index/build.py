@@ -26,7 +26,8 @@ from memrag.index.cleanup import name_quality
 from memrag.config import IndexParams, params_dict
 from memrag.embed import Embedder
 from memrag.index.extract import Extraction, ExtractOutcome, Mention, extract_chunk, postprocess
-from memrag.index.ingest import ChunkText, Document, chunk_document
+from memrag.index.chunk import ChunkText, chunk_document
+from memrag.index.readers import Document
 from memrag.llm.base import LLM, LLMBackendError
 from memrag.index.memory import ChunkRow, DocRow, EngramRow, ExtractionLog, Memory, TripleRow
 from memrag.index.normalise import entity_key

@@ -14,7 +14,8 @@ from typing import Any, Iterator
 from memrag.index.build import BuildEvent, embed_new_rows, new_memory, save_and_finish
 from memrag.config import IndexParams
 from memrag.embed import Embedder
-from memrag.index.ingest import Document, chunk_document
+from memrag.index.chunk import chunk_document
+from memrag.index.readers import Document
 from memrag.index.memory import ChunkRow, DocRow, ExtractionLog
 
 PASSAGES_ONLY = "passages-only"

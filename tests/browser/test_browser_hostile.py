@@ -45,7 +45,7 @@ def build_hostile_memory(home) -> None:
     from memrag.index.build import build_memory, run_build
     from memrag.config import IndexParams
     from memrag.embed import get_embedder
-    from memrag.index.ingest import Document
+    from memrag.index.readers import Document
     from memrag.llm.recordings import RecordingLLM
 
     path = home / "memories" / MEMORY

@@ -19,7 +19,7 @@ sys.path[:0] = [str(HERE.parents[1]), str(HERE.parent)]
 from memrag.index import store  # noqa: E402
 from memrag.index.build import build_memory, run_build  # noqa: E402
 from memrag.config import IndexParams  # noqa: E402
-from memrag.index.ingest import benchmark_document  # noqa: E402
+from memrag.index.readers import benchmark_document  # noqa: E402
 from scripted import HashEmbedder, ScriptedLLM  # noqa: E402
 
 

@@ -16,7 +16,7 @@ from memrag.index import store
 from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams, Settings
 from memrag.index.extract import extract_chunk
-from memrag.index.ingest import benchmark_document
+from memrag.index.readers import benchmark_document
 from memrag.llm.base import LLMCallError, LLMError, LLMReplyError, LLMUnavailable, ModelNotFound
 from memrag.llm.factory import choose_backend
 from memrag.llm.jsoncall import parse_json

@@ -14,7 +14,7 @@ from memrag import durable
 from memrag.index import store
 from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
-from memrag.index.ingest import benchmark_document
+from memrag.index.readers import benchmark_document
 from scripted import HashEmbedder, ScriptedLLM
 
 probe = pytest.mark.probe

@@ -17,7 +17,8 @@ import pytest
 
 from memrag.app import eval_views as ev
 from memrag.config import IndexParams
-from memrag.index.ingest import IngestError, read_bytes, read_paths, read_uploads
+from memrag.index.readers import read_bytes, read_paths, read_uploads
+from memrag.index.text import IngestError
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import graph_html, memory_graphs, trace_graphs
 from memrag.viz.graph_html import graph_data, render
@@ -166,7 +167,7 @@ def test_index_does_not_follow_links(tmp_path):
 @pytest.fixture(scope="module")
 def hostile_memory():
     from memrag.index.build import build_memory, run_build
-    from memrag.index.ingest import benchmark_document
+    from memrag.index.readers import benchmark_document
     from scripted import HashEmbedder, ScriptedLLM
 
     names = ["Ada Brennick"] + HOSTILE_TEXT

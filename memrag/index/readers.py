@@ -1,4 +1,5 @@
-"""Read documents (txt, md, pdf, html, benchmark passages), normalise their text, chunk them.
+"""Read documents (txt, md, pdf, html, benchmark passages) into `Document`s, one by one and
+in batches.
 
 Every refusal is an `IngestError` whose message is meant for the user; the batch readers
 (`read_paths`, `read_uploads`) turn refusals into `IngestProblem`s and keep reading the rest.
@@ -8,20 +9,26 @@ nothing else (markdown, scripts) is interpreted.
 
 from __future__ import annotations
 
-import codecs
-import hashlib
 import io
 import os
 import re
 import stat
 import time
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 from memrag.config import IndexParams
-from memrag.textsafe import slug
+from memrag.index.text import (
+    IngestError,
+    base_name,
+    binary_format_of,
+    clean_line,
+    decode_text,
+    doc_id_for,
+    normalise_text,
+    safe_file_name,
+)
 
 SUPPORTED_SUFFIXES: dict[str, str] = {
     ".txt": "txt",
@@ -32,11 +39,6 @@ SUPPORTED_SUFFIXES: dict[str, str] = {
     ".htm": "html",
 }
 _SUPPORTED_HINT = "use .txt, .md, .pdf or .html"
-_TITLE_MAX_CHARS = 200
-
-
-class IngestError(ValueError):
-    """A file was refused; the message says why, in words meant for the user."""
 
 
 @dataclass
@@ -47,14 +49,6 @@ class Document:
     source: str
     kind: str  # "file" | "benchmark" | "sample"
     meta: dict = field(default_factory=dict)
-
-
-@dataclass
-class ChunkText:
-    doc_id: str
-    index: int
-    title: str
-    text: str
 
 
 @dataclass
@@ -71,186 +65,12 @@ class IngestReport:
     duplicates: list[str] = field(default_factory=list)
 
 
-# ---------------------------------------------------------------------------
-# Text normalisation and word counting
-
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufeff]")
-_BLANK_RUNS = re.compile(r"\n{3,}")
-_TRAILING_SPACE = re.compile(r"[ \t]+\n")
-
-# CJK ideographs and kana carry no spaces between words, so each counts as one word; CJK
-# punctuation is its own token so that sentence ends always fall between tokens. A run of
-# non-space longer than 50 characters counts as several words, so that a chunk bounded in
-# words is also bounded in characters (base64 blobs, minified code).
-_WORD = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
-    r"|[\u3000-\u303f\uff00-\uffef]"
-    r"|[^\s\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]{1,50}"
-)
-
-
-def normalise_text(text: str) -> str:
-    """NFC, \\n line ends, no control characters but \\n and \\t, no trailing spaces,
-    at most one blank line in a row, no blank lines at either end."""
-    text = unicodedata.normalize("NFC", text)
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    # Page breaks and Unicode separators are line structure, not junk: keep them as breaks.
-    text = re.sub(r"[\f\v\u2028\u2029\x85]", "\n", text)
-    text = _CONTROL_CHARS.sub("", text)
-    text = _TRAILING_SPACE.sub("\n", text + "\n")
-    text = re.sub(r"\n[ \t]+\n", "\n\n", text)
-    text = _BLANK_RUNS.sub("\n\n", text)
-    return text.strip("\n").rstrip()
-
-
-def count_words(text: str) -> int:
-    """Words as chunk sizes count them: runs of non-space, each CJK character on its own."""
-    return sum(1 for _ in _WORD.finditer(text))
-
-
-def _clean_line(text: str) -> str:
-    """One-line form of a title: controls removed, whitespace collapsed, length capped."""
-    text = _CONTROL_CHARS.sub("", unicodedata.normalize("NFC", text))
-    text = " ".join(text.split())
-    return text[:_TITLE_MAX_CHARS].rstrip()
-
-
-# ---------------------------------------------------------------------------
-# Names and ids
-
-
-def base_name(name: str) -> str:
-    """The last path part of a name, whichever separator it uses."""
-    return re.split(r"[\\/]", name)[-1]
-
-
-def safe_file_name(name: str) -> str:
-    """The base name with only letters, digits, '-', '_' and '.' kept, and no leading dots."""
-    base = _CONTROL_CHARS.sub("", unicodedata.normalize("NFC", base_name(name)))
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in base)
-    safe = re.sub(r"_{2,}", "_", safe)
-    # The suffix as Python's Path reads it, before leading dots go: "....txt" is a .txt file,
-    # ".txt" a dot file with no suffix.
-    suffix = Path(safe).suffix if safe not in ("", ".", "..") else ""
-    stem = safe[: len(safe) - len(suffix)].lstrip(".")
-    if not stem.strip("._-"):
-        # "....txt" or "..." leave nothing usable as a name; "file.txt" keeps the type visible.
-        return "file" + suffix
-    return stem[: 120 - len(suffix)] + suffix
-
-
-def doc_id_for(name: str) -> str:
-    """A lower-case ASCII slug of the file stem; non-Latin names get a stable hash id."""
-    stem = Path(safe_file_name(name)).stem
-    return slug(stem, limit=60) or "doc-" + hashlib.sha1(stem.encode()).hexdigest()[:8]
-
-
 def _title_from_name(name: str) -> str:
     stem = base_name(name)
     if "." in stem.lstrip("."):
         stem = stem[: stem.rfind(".")]
-    title = _clean_line(stem.replace("_", " "))
+    title = clean_line(stem.replace("_", " "))
     return title or Path(safe_file_name(name)).stem
-
-
-# ---------------------------------------------------------------------------
-# Decoding bytes to text
-
-_MAGIC: list[tuple[bytes, int, str]] = [
-    (b"%PDF-", 0, "PDF document; rename it to .pdf"),
-    (b"\x89PNG\r\n\x1a\n", 0, "PNG image"),
-    (b"\xff\xd8\xff", 0, "JPEG image"),
-    (b"GIF87a", 0, "GIF image"),
-    (b"GIF89a", 0, "GIF image"),
-    (b"PK\x03\x04", 0, "ZIP archive or Office document"),
-    (b"PK\x05\x06", 0, "ZIP archive"),
-    (b"\x7fELF", 0, "ELF executable"),
-    (b"\x1f\x8b", 0, "GZIP archive"),
-    (b"\xfd7zXZ\x00", 0, "XZ archive"),
-    (b"\x28\xb5\x2f\xfd", 0, "Zstandard archive"),
-    (b"7z\xbc\xaf\x27\x1c", 0, "7-Zip archive"),
-    (b"Rar!\x1a\x07", 0, "RAR archive"),
-    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", 0, "old Office document"),
-    (b"SQLite format 3\x00", 0, "SQLite database"),
-    (b"\xca\xfe\xba\xbe", 0, "Java class or Mach-O binary"),
-    (b"\xcf\xfa\xed\xfe", 0, "Mach-O binary"),
-    (b"\x00asm", 0, "WebAssembly module"),
-    (b"II*\x00", 0, "TIFF image"),
-    (b"MM\x00*", 0, "TIFF image"),
-    (b"OggS", 0, "Ogg audio/video"),
-    (b"fLaC", 0, "FLAC audio"),
-    (b"ftyp", 4, "MP4/MOV video"),
-    (b"\x93NUMPY", 0, "NumPy array"),
-]
-
-
-def _looks_like(data: bytes) -> str | None:
-    """Name of the binary format the bytes start with, if a known one."""
-    for magic, offset, what in _MAGIC:
-        if data[offset : offset + len(magic)] == magic:
-            return what
-    if data[:4] == b"RIFF" and data[8:12] in (b"WEBP", b"WAVE", b"AVI "):
-        return {b"WEBP": "WebP image", b"WAVE": "WAV audio", b"AVI ": "AVI video"}[data[8:12]]
-    if data[:3] == b"ID3" and len(data) > 3 and data[3] < 10:
-        return "MP3 audio"
-    if data[:2] == b"BZ" and re.match(rb"BZh[1-9]1AY&SY", data[:10]):
-        return "BZIP2 archive"
-    return None
-
-
-def _control_share(sample: str) -> float:
-    """Share of characters that are control codes no text file would contain."""
-    if not sample:
-        return 0.0
-    bad = sum(1 for ch in sample if (ord(ch) < 32 and ch not in "\t\n\r\f\v") or ch == "\x7f")
-    return bad / len(sample)
-
-
-def decode_text(data: bytes) -> tuple[str, str]:
-    """(text, encoding name) for bytes that hold text, else IngestError.
-
-    Order: a byte-order mark decides (UTF-32/UTF-16/UTF-8); then strict UTF-8; then
-    cp1252 (latin-1 for its five undefined bytes) when the bytes look like Western text.
-    """
-    what = _looks_like(data)
-    if what:
-        raise IngestError(f"binary file (looks like {what})")
-    for bom, enc in (
-        (codecs.BOM_UTF32_LE, "utf-32"),
-        (codecs.BOM_UTF32_BE, "utf-32"),
-        (codecs.BOM_UTF8, "utf-8-sig"),
-        (codecs.BOM_UTF16_LE, "utf-16"),
-        (codecs.BOM_UTF16_BE, "utf-16"),
-    ):
-        if data.startswith(bom):
-            try:
-                text = data.decode(enc)
-            except UnicodeDecodeError:
-                label = enc.upper().replace("-SIG", "")
-                raise IngestError(f"could not decode text (starts like {label} but is not valid {label})") from None
-            if "\x00" in text or _control_share(text[:20000]) > 0.05:
-                raise IngestError("binary file (many control bytes)")
-            return text, enc
-    if b"\x00" in data:
-        raise IngestError("binary file (contains NUL bytes)")
-    head = data[:65536]
-    if _control_share(head.decode("latin-1")) > 0.05:
-        raise IngestError("binary file (many control bytes)")
-    try:
-        return data.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
-        pass
-    # Not UTF-8. Western single-byte text has few high bytes among mostly ASCII; a high share
-    # means another script's code page, which cp1252 would turn into unreadable mojibake.
-    high = sum(1 for b in head if b >= 0x80)
-    if high / len(head) > 0.3:
-        raise IngestError(
-            "could not decode text (not UTF-8 and not Western-European text; save it as UTF-8)"
-        )
-    try:
-        return data.decode("cp1252"), "cp1252"
-    except UnicodeDecodeError:
-        return data.decode("latin-1"), "latin-1"
 
 
 # ---------------------------------------------------------------------------
@@ -284,7 +104,7 @@ def _read_markdown(text: str) -> tuple[str, str, dict]:
             m = _ATX_OPENING.match(line)
             if m:
                 line = _heading_text(line[m.end() :])
-                title = title or _clean_line(line)
+                title = title or clean_line(line)
             elif (
                 not title
                 and line.strip()
@@ -292,7 +112,7 @@ def _read_markdown(text: str) -> tuple[str, str, dict]:
                 and _SETEXT_RULE.match(lines[i + 1])
                 and (i == 0 or not lines[i - 1].strip())
             ):
-                title = _clean_line(line)
+                title = clean_line(line)
         out.append(line)
     return title, "\n".join(out), {}
 
@@ -332,7 +152,7 @@ def _read_html(text: str) -> tuple[str, str, dict]:
     invisible = (Comment, Declaration, Doctype, ProcessingInstruction, Script, Stylesheet, TemplateString)
     text = text.replace(_LINE, " ").replace(_PARA, " ")
     soup = BeautifulSoup(text, "html.parser")
-    title = _clean_line(soup.title.get_text(" ")) if soup.title else ""
+    title = clean_line(soup.title.get_text(" ")) if soup.title else ""
     pieces: list[str] = []
     pre_depth = 0
     # Stack items: a node to visit, or ("mark", text) / ("pre", +-1) to apply on the way out.
@@ -380,7 +200,7 @@ def _read_pdf(data: bytes, params: IndexParams) -> tuple[str, str, dict]:
     from pypdf.errors import DependencyError, FileNotDecryptedError
 
     if b"%PDF-" not in data[:1024]:
-        what = _looks_like(data)
+        what = binary_format_of(data)
         raise IngestError(f"not a PDF file (looks like {what})" if what else "not a PDF file (no PDF header)")
     started = time.monotonic()
     try:
@@ -397,7 +217,7 @@ def _read_pdf(data: bytes, params: IndexParams) -> tuple[str, str, dict]:
         title = ""
         try:
             if reader.metadata and reader.metadata.title:
-                title = _clean_line(str(reader.metadata.title))
+                title = clean_line(str(reader.metadata.title))
         except Exception:  # broken metadata must not cost the text
             title = ""
         texts: list[str] = []
@@ -509,7 +329,7 @@ def benchmark_document(doc_id: str, title: str, text: str, dataset: str) -> Docu
     """A benchmark passage; it is never split (one passage = one chunk = one recall unit)."""
     return Document(
         doc_id=str(doc_id),
-        title=_clean_line(title),
+        title=clean_line(title),
         text=normalise_text(text),
         source=f"benchmark:{dataset}",
         kind="benchmark",
@@ -659,140 +479,3 @@ def _read_one_path(path: Path, label: str, params: IndexParams, kind: str, batch
         return
     doc.kind = kind
     batch.add(label, doc)
-
-
-# ---------------------------------------------------------------------------
-# Chunking
-
-_ABBREVIATIONS = {
-    "mr", "mrs", "ms", "dr", "prof", "st", "sr", "jr", "mt", "gen", "col", "capt", "lt", "sgt",
-    "rev", "hon", "fig", "figs", "no", "nos", "vol", "vols", "vs", "etc", "e.g", "i.e", "cf",
-    "approx", "inc", "ltd", "co", "corp", "dept", "est", "ca", "al", "pp", "p", "ed", "eds",
-}
-_TOKEN_BEFORE_DOT = re.compile(r"(\S+)\.$")
-_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|[。！？]+[」』”’）]*")
-
-
-@dataclass
-class _Unit:
-    """A sentence (or a piece of an over-long one) as a span of the document text."""
-
-    start: int
-    end: int
-    words: int
-    paragraph: int
-
-
-def _is_abbreviation(line: str, dot_at: int) -> bool:
-    """True when the '.' at `dot_at` ends an abbreviation or an initial, not a sentence."""
-    # Short windows on both sides keep this linear on very long lines.
-    m = _TOKEN_BEFORE_DOT.search(line, max(0, dot_at - 30), dot_at + 1)
-    if not m:
-        return False
-    token = m.group(1).lstrip("(\"'“‘[").lower()
-    if token in _ABBREVIATIONS or (len(token) == 1 and m.group(1)[-1].isupper()):
-        return True
-    following = line[dot_at + 1 : dot_at + 12].lstrip(" \t\"'”’)]")
-    return bool(following) and following[0].islower()
-
-
-def _sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Sentence spans of one line text[start:end], trimmed of surrounding spaces."""
-    line = text[start:end]
-    cuts = [0]
-    for m in _SENTENCE_END.finditer(line):
-        if m.group(0)[0] == "." and len(m.group(0).rstrip("\"'”’)]")) == 1 and _is_abbreviation(line, m.start()):
-            continue
-        cuts.append(m.end())
-    cuts.append(len(line))
-    spans = []
-    for a, b in zip(cuts, cuts[1:]):
-        piece = line[a:b]
-        if piece.strip():
-            lead = len(piece) - len(piece.lstrip())
-            spans.append((start + a + lead, start + a + len(piece.rstrip())))
-    return spans
-
-
-def _units(text: str, max_words: int) -> list[_Unit]:
-    """Sentences in order, each tagged with its paragraph; longer ones cut to max_words."""
-    units: list[_Unit] = []
-    paragraph = 0
-    pos = 0
-    for block in re.split(r"(\n[ \t]*\n)", text):
-        if block.strip():
-            line_start = pos
-            for line in block.split("\n"):
-                for a, b in _sentence_spans(text, line_start, line_start + len(line)):
-                    words = list(_WORD.finditer(text, a, b))
-                    for i in range(0, len(words), max_words):
-                        piece = words[i : i + max_words]
-                        units.append(_Unit(piece[0].start(), piece[-1].end(), len(piece), paragraph))
-                line_start += len(line) + 1
-            paragraph += 1
-        pos += len(block)
-    return units
-
-
-def _overlap_start(text: str, units: list[_Unit], last: int, budget: int) -> int:
-    """Where the next chunk starts so that it repeats at most `budget` words of the last one:
-    whole sentences from the end when they fit, else the last `budget` words."""
-    if budget <= 0:
-        return units[last].end
-    first, words = last + 1, 0
-    while first > 0 and words + units[first - 1].words <= budget:
-        first -= 1
-        words += units[first].words
-    if first <= last:
-        return units[first].start
-    tail = list(_WORD.finditer(text, units[last].start, units[last].end))[-budget:]
-    return tail[0].start()
-
-
-def chunk_document(doc: Document, params: IndexParams) -> list[ChunkText]:
-    """Chunks of at most `chunk_words` words, neighbours sharing up to `chunk_overlap_words`.
-
-    Benchmark documents are never split. Uploaded ones are cut at a paragraph boundary once a
-    chunk is at least half full, else at a sentence boundary; only a sentence longer than a
-    chunk's fresh room is cut between words. Empty documents have no chunks.
-    """
-    text = doc.text
-    if not text.strip():
-        return []
-    size = max(1, params.chunk_words)
-    overlap = min(max(0, params.chunk_overlap_words), size - 1)
-    if doc.kind == "benchmark" or count_words(text) <= size:
-        return [ChunkText(doc.doc_id, 0, doc.title, text)]
-    # Every unit fits beside a full overlap, so a chunk never exceeds `size`.
-    units = _units(text, size - overlap)
-    paragraph_words: dict[int, int] = {}
-    for unit in units:
-        paragraph_words[unit.paragraph] = paragraph_words.get(unit.paragraph, 0) + unit.words
-    spans: list[tuple[int, int]] = []
-    start = units[0].start
-    carried = 0  # words repeated from the previous chunk
-    fresh = 0  # words new to this chunk
-    first_fresh = 0  # index of the first unit new to this chunk
-    for i, unit in enumerate(units):
-        full = carried + fresh + unit.words > size
-        new_paragraph = i > first_fresh and unit.paragraph != units[i - 1].paragraph
-        early_break = (
-            new_paragraph
-            and fresh >= size // 2
-            and carried + fresh + paragraph_words[unit.paragraph] > size
-        )
-        if fresh and (full or early_break):
-            spans.append((start, units[i - 1].end))
-            start = _overlap_start(text, units, i - 1, overlap)
-            if start >= units[i - 1].end:  # nothing carried over
-                start = unit.start
-            carried = count_words(text[start : units[i - 1].end])
-            fresh, first_fresh = 0, i
-        fresh += unit.words
-    spans.append((start, units[-1].end))
-    return [ChunkText(doc.doc_id, n, doc.title, text[a:b]) for n, (a, b) in enumerate(spans)]
-
-
-def estimate_chunks(docs: list[Document], params: IndexParams) -> int:
-    """How many chunks these documents make (exact: chunking is cheap, extraction is not)."""
-    return sum(len(chunk_document(doc, params)) for doc in docs)

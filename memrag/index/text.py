@@ -1,0 +1,196 @@
+"""Text as memrag stores it: bytes decoded to text, text normalised, words counted, file
+names made safe and turned into ids.
+
+A refusal is an `IngestError` whose message is meant for the user.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import re
+import unicodedata
+from pathlib import Path
+
+from memrag.textsafe import slug
+
+_TITLE_MAX_CHARS = 200
+
+
+class IngestError(ValueError):
+    """A file was refused; the message says why, in words meant for the user."""
+
+
+# ---------------------------------------------------------------------------
+# Text normalisation and word counting
+
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufeff]")
+_BLANK_RUNS = re.compile(r"\n{3,}")
+_TRAILING_SPACE = re.compile(r"[ \t]+\n")
+
+# CJK ideographs and kana carry no spaces between words, so each counts as one word; CJK
+# punctuation is its own token so that sentence ends always fall between tokens. A run of
+# non-space longer than 50 characters counts as several words, so that a chunk bounded in
+# words is also bounded in characters (base64 blobs, minified code).
+WORD = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
+    r"|[\u3000-\u303f\uff00-\uffef]"
+    r"|[^\s\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]{1,50}"
+)
+
+
+def normalise_text(text: str) -> str:
+    """NFC, \\n line ends, no control characters but \\n and \\t, no trailing spaces,
+    at most one blank line in a row, no blank lines at either end."""
+    text = unicodedata.normalize("NFC", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    # Page breaks and Unicode separators are line structure, not junk: keep them as breaks.
+    text = re.sub(r"[\f\v\u2028\u2029\x85]", "\n", text)
+    text = _CONTROL_CHARS.sub("", text)
+    text = _TRAILING_SPACE.sub("\n", text + "\n")
+    text = re.sub(r"\n[ \t]+\n", "\n\n", text)
+    text = _BLANK_RUNS.sub("\n\n", text)
+    return text.strip("\n").rstrip()
+
+
+def count_words(text: str) -> int:
+    """Words as chunk sizes count them: runs of non-space, each CJK character on its own."""
+    return sum(1 for _ in WORD.finditer(text))
+
+
+def clean_line(text: str) -> str:
+    """One-line form of a title: controls removed, whitespace collapsed, length capped."""
+    text = _CONTROL_CHARS.sub("", unicodedata.normalize("NFC", text))
+    text = " ".join(text.split())
+    return text[:_TITLE_MAX_CHARS].rstrip()
+
+
+# ---------------------------------------------------------------------------
+# Names and ids
+
+
+def base_name(name: str) -> str:
+    """The last path part of a name, whichever separator it uses."""
+    return re.split(r"[\\/]", name)[-1]
+
+
+def safe_file_name(name: str) -> str:
+    """The base name with only letters, digits, '-', '_' and '.' kept, and no leading dots."""
+    base = _CONTROL_CHARS.sub("", unicodedata.normalize("NFC", base_name(name)))
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in base)
+    safe = re.sub(r"_{2,}", "_", safe)
+    # The suffix as Python's Path reads it, before leading dots go: "....txt" is a .txt file,
+    # ".txt" a dot file with no suffix.
+    suffix = Path(safe).suffix if safe not in ("", ".", "..") else ""
+    stem = safe[: len(safe) - len(suffix)].lstrip(".")
+    if not stem.strip("._-"):
+        # "....txt" or "..." leave nothing usable as a name; "file.txt" keeps the type visible.
+        return "file" + suffix
+    return stem[: 120 - len(suffix)] + suffix
+
+
+def doc_id_for(name: str) -> str:
+    """A lower-case ASCII slug of the file stem; non-Latin names get a stable hash id."""
+    stem = Path(safe_file_name(name)).stem
+    return slug(stem, limit=60) or "doc-" + hashlib.sha1(stem.encode()).hexdigest()[:8]
+
+
+
+# ---------------------------------------------------------------------------
+# Decoding bytes to text
+
+_MAGIC: list[tuple[bytes, int, str]] = [
+    (b"%PDF-", 0, "PDF document; rename it to .pdf"),
+    (b"\x89PNG\r\n\x1a\n", 0, "PNG image"),
+    (b"\xff\xd8\xff", 0, "JPEG image"),
+    (b"GIF87a", 0, "GIF image"),
+    (b"GIF89a", 0, "GIF image"),
+    (b"PK\x03\x04", 0, "ZIP archive or Office document"),
+    (b"PK\x05\x06", 0, "ZIP archive"),
+    (b"\x7fELF", 0, "ELF executable"),
+    (b"\x1f\x8b", 0, "GZIP archive"),
+    (b"\xfd7zXZ\x00", 0, "XZ archive"),
+    (b"\x28\xb5\x2f\xfd", 0, "Zstandard archive"),
+    (b"7z\xbc\xaf\x27\x1c", 0, "7-Zip archive"),
+    (b"Rar!\x1a\x07", 0, "RAR archive"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", 0, "old Office document"),
+    (b"SQLite format 3\x00", 0, "SQLite database"),
+    (b"\xca\xfe\xba\xbe", 0, "Java class or Mach-O binary"),
+    (b"\xcf\xfa\xed\xfe", 0, "Mach-O binary"),
+    (b"\x00asm", 0, "WebAssembly module"),
+    (b"II*\x00", 0, "TIFF image"),
+    (b"MM\x00*", 0, "TIFF image"),
+    (b"OggS", 0, "Ogg audio/video"),
+    (b"fLaC", 0, "FLAC audio"),
+    (b"ftyp", 4, "MP4/MOV video"),
+    (b"\x93NUMPY", 0, "NumPy array"),
+]
+
+
+def binary_format_of(data: bytes) -> str | None:
+    """Name of the binary format the bytes start with, if a known one."""
+    for magic, offset, what in _MAGIC:
+        if data[offset : offset + len(magic)] == magic:
+            return what
+    if data[:4] == b"RIFF" and data[8:12] in (b"WEBP", b"WAVE", b"AVI "):
+        return {b"WEBP": "WebP image", b"WAVE": "WAV audio", b"AVI ": "AVI video"}[data[8:12]]
+    if data[:3] == b"ID3" and len(data) > 3 and data[3] < 10:
+        return "MP3 audio"
+    if data[:2] == b"BZ" and re.match(rb"BZh[1-9]1AY&SY", data[:10]):
+        return "BZIP2 archive"
+    return None
+
+
+def _control_share(sample: str) -> float:
+    """Share of characters that are control codes no text file would contain."""
+    if not sample:
+        return 0.0
+    bad = sum(1 for ch in sample if (ord(ch) < 32 and ch not in "\t\n\r\f\v") or ch == "\x7f")
+    return bad / len(sample)
+
+
+def decode_text(data: bytes) -> tuple[str, str]:
+    """(text, encoding name) for bytes that hold text, else IngestError.
+
+    Order: a byte-order mark decides (UTF-32/UTF-16/UTF-8); then strict UTF-8; then
+    cp1252 (latin-1 for its five undefined bytes) when the bytes look like Western text.
+    """
+    what = binary_format_of(data)
+    if what:
+        raise IngestError(f"binary file (looks like {what})")
+    for bom, enc in (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if data.startswith(bom):
+            try:
+                text = data.decode(enc)
+            except UnicodeDecodeError:
+                label = enc.upper().replace("-SIG", "")
+                raise IngestError(f"could not decode text (starts like {label} but is not valid {label})") from None
+            if "\x00" in text or _control_share(text[:20000]) > 0.05:
+                raise IngestError("binary file (many control bytes)")
+            return text, enc
+    if b"\x00" in data:
+        raise IngestError("binary file (contains NUL bytes)")
+    head = data[:65536]
+    if _control_share(head.decode("latin-1")) > 0.05:
+        raise IngestError("binary file (many control bytes)")
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    # Not UTF-8. Western single-byte text has few high bytes among mostly ASCII; a high share
+    # means another script's code page, which cp1252 would turn into unreadable mojibake.
+    high = sum(1 for b in head if b >= 0x80)
+    if high / len(head) > 0.3:
+        raise IngestError(
+            "could not decode text (not UTF-8 and not Western-European text; save it as UTF-8)"
+        )
+    try:
+        return data.decode("cp1252"), "cp1252"
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), "latin-1"
