@@ -14,7 +14,8 @@ import streamlit as st
 
 from memrag.app import state as app_state
 from memrag.app.state import AppState, METHOD_LABELS
-from memrag.app.widgets import seconds_text
+from memrag.app.job_views import model_state_view
+from memrag.app.progress import progress_figure
 from memrag.viz import graph_html
 from memrag.viz.safe_text import escape_markdown
 
@@ -25,7 +26,8 @@ if st.get_option("server.enableStaticServing"):  # on in .streamlit/config.toml
 st.set_page_config(page_title="memrag", page_icon="🧠", layout="wide")
 state = app_state.init_state()
 page = st.navigation([
-    st.Page("app_pages/memory.py", title="Memory", default=True),
+    st.Page("app_pages/start.py", title="Start", default=True),
+    st.Page("app_pages/memory.py", title="Memory"),
     st.Page("app_pages/ask.py", title="Ask"),
     st.Page("app_pages/evaluate.py", title="Evaluate"),
     st.Page("app_pages/learn.py", title="Learn"),
@@ -61,8 +63,11 @@ with st.sidebar:
             st.warning(escape_markdown(choice.warning.capitalize()))
     else:
         st.error(escape_markdown(error))
+    app_state.preload_model()
+    model_state_view("sidebar")
     if st.button("check again", help="Probe the backend again (e.g. after starting Ollama)."):
         state.llm_check += 1
+        app_state.forget_failed_preload()
         st.rerun()
 
     st.subheader("Memory")
@@ -89,7 +94,6 @@ with st.sidebar:
         st.subheader("Background jobs")
         for job in running:
             snap = job.snapshot()
-            st.caption(escape_markdown(f"{snap['label']}: {snap['done']}/{snap['total'] or '?'}, "
-                                       f"{seconds_text(snap['eta_s'])} left"))
+            st.caption(escape_markdown(f"{snap['label']}: {progress_figure(snap).line()}"))
 
 page.run()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag.app import state as app_state, ask_views, job_views, widgets, compare_views, jobs
+from memrag.app import state as app_state, ask_views, estimates, job_views, compare_views, jobs
 from memrag.app.work import ask_work
 from memrag.app.state import AppState, METHOD_LABELS
 from memrag.tracefile import read_traces
@@ -57,10 +57,9 @@ if not live:
                                    "calls the recordings lack will fail. Switch on 'run live' to ask the model."))
 elif methods:
     hops = app_state.method_params("neuropath").max_hops
-    eta = jobs.ask_estimate_s(methods, backend, hops)
-    st.caption(escape_markdown(f"A live ask makes about {jobs.expected_ask_calls(methods, hops)} LLM calls: roughly "
-                               f"{widgets.seconds_text(eta)} on {backend} (the embedded model needs ~20–40 s per "
-                               "method on 2 cores)."))
+    eta = estimates.ask_estimate(methods, backend, hops)
+    st.caption(escape_markdown(f"A live ask makes about {estimates.expected_ask_calls(methods, hops)} LLM calls: "
+                               f"{eta.text()} on {backend}."))
 
 job = jobs.get_job(state.ask_job)
 running = job is not None and not job.finished
@@ -73,7 +72,9 @@ if st.button("Ask", type="primary", disabled=running or not methods or not quest
         mode, model = ("live", llm.model) if live else ("recorded", rec.model)
         work = ask_work(memory, question, llm, app_state.embedder(), methods, params)
         job = app_state.start_job("ask", f"asking {len(methods)} method(s)", work,
-                             estimate_s=jobs.ask_estimate_s(methods, backend) if live else 5.0,
+                             estimate_s=estimates.ask_estimate(methods, backend, params["neuropath"].max_hops
+                                                               if "neuropath" in params else 2).seconds
+                             if live else 5.0,
                              meta={"backend": llm.backend, "question": question, "record": record,
                                    "mode": mode, "model": model})
         state.ask_job, state.loaded_traces = job.id, None

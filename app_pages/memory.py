@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag.app import state as app_state, job_views, memory_views, widgets, jobs
+from memrag.app import state as app_state, estimates, job_views, memory_views, widgets, jobs
 from memrag.app.work import build_work
 from memrag.index import store
 from memrag.app.state import AppState
@@ -17,7 +17,7 @@ state = AppState()
 st.title("Memory")
 
 
-def start_build(docs: list, name: str, chunks: int) -> None:
+def start_build(docs: list, name: str, chunks: int, inputs: tuple) -> None:
     llm, choice, error = app_state.job_llm()
     if llm is None:
         st.error(escape_markdown(error))
@@ -29,8 +29,8 @@ def start_build(docs: list, name: str, chunks: int) -> None:
     parallel = app_state.extract_parallel(choice.backend)
     work = build_work(path, docs, llm, app_state.embedder(), IndexParams(), parallel=parallel, name=name)
     job = app_state.start_job("build", f"building {path.name}", work, total=chunks,
-                         estimate_s=jobs.build_estimate_s(chunks, choice.backend, parallel),
-                         meta={"backend": choice.backend, "path": str(path)})
+                         estimate_s=estimates.build_estimate(chunks, choice.backend, parallel).seconds,
+                         meta={"backend": choice.backend, "path": str(path), "inputs": inputs})
     state.build_job = job.id
     st.rerun()
 
@@ -45,12 +45,19 @@ for other in others:  # e.g. started in a tab that was closed
 if job is not None and not job.finished:
     st.subheader("Building")
     job_views.job_panel(job.id)
+    # nothing else while it runs: the memory below would be the previous one, and a second
+    # upload form would invite a second build
+    st.stop()
 elif job is not None:
     if job.status == jobs.DONE:
+        state.built_inputs = job.meta.get("inputs")
         if state.active_memory != job.result["path"]:
             state.active_memory = job.result["path"]
             st.rerun()  # so the sidebar shows the new memory too
         st.success(escape_markdown(f"{job.label}: finished in {widgets.seconds_text(job.elapsed())}."))
+        if job.state.get("nodes"):
+            with st.expander("What this build read", expanded=len(job.state.get("titles", {})) <= 3):
+                job_views.build_graph_view(job)
     elif job.status == jobs.CANCELLED:
         st.info("The build was cancelled. Chunks already read are kept in its journal: building the same "
                 "files again resumes without new LLM calls.")
@@ -65,8 +72,10 @@ elif job is not None:
 
 # ------------------------------------------------------------------ choose or build a memory
 opened_saved = state.active_memory is not None and not app_state.is_sample(state.active_memory)
-source = st.radio("Memory source", ["Sample corpus", "Upload files", "Saved memory"], horizontal=True,
-                  index=2 if opened_saved else 0, key="memory_source")
+SOURCES = ["Sample corpus", "Upload files", "Saved memory"]
+if "memory_source" not in st.session_state:  # the start page may have chosen one
+    st.session_state["memory_source"] = SOURCES[2 if opened_saved else 0]
+source = st.radio("Memory source", SOURCES, horizontal=True, key="memory_source")
 if source == "Sample corpus":
     sample = app_state.sample_memory_dir()
     if not store.is_memory_dir(sample):
@@ -92,15 +101,17 @@ elif source == "Upload files":
         if report.documents:
             _, choice, _ = app_state.backend_choice()
             backend = choice.backend if choice else "embedded"
-            eta = jobs.build_estimate_s(chunks, backend, app_state.extract_parallel(backend))
+            eta = estimates.build_estimate(chunks, backend, app_state.extract_parallel(backend))
             folder = app_state.safe_memory_name(name)
             st.info(escape_markdown(f"{len(report.documents)} document(s), {chunks} chunk(s) → memory '{folder}'. "
-                                    f"About {widgets.seconds_text(eta)} on {backend} "
-                                    f"(~{jobs.EMBEDDED_SECONDS_PER_CHUNK:.0f} s per chunk on the embedded model)."))
+                                    f"{eta.text().capitalize()} on {backend}."))
             ok = chunks <= CONFIRM_ABOVE or st.checkbox(f"Yes, read all {chunks} chunks (more than {CONFIRM_ABOVE})")
-            busy = job is not None and not job.finished
-            if st.button("Build memory", type="primary", disabled=not ok or busy):
-                start_build(list(report.documents), folder, chunks)
+            inputs = (state.upload_memo.get("key"), folder)
+            built = state.built_inputs == inputs
+            if built:
+                st.caption("These files are built into this memory: change the files or the name to build again.")
+            if st.button("Build memory", type="primary", disabled=not ok or built):
+                start_build(list(report.documents), folder, chunks, inputs)
 else:
     saved = app_state.saved_memories()
     if not saved:

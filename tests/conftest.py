@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# No test loads the embedded model by accident: the app's background preload stays off (a test
+# that wants it sets the variable itself), here and in every process a test starts.
+os.environ["MEMRAG_PRELOAD"] = "0"
 
 
 @pytest.fixture(autouse=True)

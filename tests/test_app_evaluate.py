@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from memrag.app import state as app_state, eval_views as ev, jobs
+from memrag.app import state as app_state, estimates, eval_views as ev, jobs
 from memrag.eval import report
 from memrag.eval.config import EvalConfig
 from memrag.eval.rundir import RESULTS
@@ -232,9 +232,10 @@ def test_the_plan_counts_what_is_left(home, tmp_path):
     out = tmp_path / "run"
     config = EvalConfig(dataset="hotpotqa", data=HOTPOT, out=out, scope="per-question", limit=2)
     plan = ev.plan_run(config, ds, "embedded")
-    calls = jobs.expected_ask_calls(config.methods, 2)
+    calls = estimates.expected_ask_calls(config.methods, 2)
     assert (plan.questions, plan.done, plan.build_passages, plan.llm_calls) == (2, 0, 5, 2 * calls)
-    assert plan.seconds == pytest.approx(jobs.build_estimate_s(5, "embedded") + 2 * calls * 8.0)
+    assert plan.seconds == pytest.approx(estimates.build_estimate(5, "embedded").seconds
+                                         + 2 * estimates.ask_estimate(config.methods, "embedded", 2).seconds)
     cli_run(out)
     again = ev.plan_run(config, ds, "embedded")
     assert (again.done, again.build_passages, again.llm_calls, again.seconds) == (2, 0, 0, 0)

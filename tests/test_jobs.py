@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from memrag.app import jobs
+from memrag.app import estimates, jobs
 from memrag.app.work import build_work, ask_work
 from memrag.config import IndexParams
 from memrag.index.readers import Document
@@ -47,7 +47,7 @@ def test_a_job_reports_progress_and_returns_its_result():
     while job.done < 2:
         job.wait(0.01)
     snap = job.snapshot()
-    assert snap["status"] == jobs.RUNNING and snap["fraction"] == 0.5 and snap["eta_s"] == pytest.approx(4.0)
+    assert snap["status"] == jobs.RUNNING and snap["fraction"] == 0.5 and snap["eta_s"] == pytest.approx(4.0, abs=0.5)
     assert job in jobs.list_jobs("test", running_only=True)
     gate.set()
     assert job.wait(5) and job.status == jobs.DONE and job.result == "result" and job.fraction() == 1.0
@@ -170,12 +170,10 @@ def test_ask_work_reports_each_llm_call():
     assert [t.method for t in job.result] == ["neuropath", "dense"]
     stages = [e.data["stage"] for e in job.events if e.kind == "llm_done"]
     assert stages == ["query.entities", "neuropath.track.hop1", "answer", "answer"]
-    assert job.total == jobs.expected_ask_calls(["neuropath", "dense"]) == 5
+    assert job.total == estimates.expected_ask_calls(["neuropath", "dense"]) == 5
 
 
-def test_estimates():
-    assert jobs.build_estimate_s(10, "embedded") == 10 * jobs.EMBEDDED_SECONDS_PER_CHUNK
-    assert jobs.build_estimate_s(10, "ollama", parallel=4) == 10 * jobs.OLLAMA_SECONDS_PER_CHUNK / 4
-    assert jobs.expected_ask_calls(["dense"]) == 1
-    assert jobs.expected_ask_calls(["ecphory", "dense"]) == 3
-    assert jobs.expected_ask_calls(["neuropath"], max_hops=3) == 5
+def test_expected_calls():
+    assert estimates.expected_ask_calls(["dense"]) == 1
+    assert estimates.expected_ask_calls(["ecphory", "dense"]) == 3
+    assert estimates.expected_ask_calls(["neuropath"], max_hops=3) == 5

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from memrag.app import state as app_state, ask_views, job_views, widgets, jobs
+from memrag.app import state as app_state, ask_views, estimates, job_views, widgets, jobs
 from memrag.app.question_gold import gold_of, gold_scores
 from memrag.app.work import compare_work
 from memrag.explain import ablations as compare
@@ -91,8 +91,8 @@ def compare_mode(memory: Any, question: str, record: dict[str, Any] | None, rec:
             "see something new (other paths, other passages) cannot be replayed and will say it needs 'run live'."))
     else:
         hops = max(getattr(p, "max_hops", 2) for p in (a, b))
-        eta = 2 * jobs.ask_estimate_s([method], backend, hops)
-        st.caption(escape_markdown(f"Both sets live: roughly {widgets.seconds_text(eta)} on {backend}."))
+        eta = estimates.compare_estimate(method, backend, hops)
+        st.caption(escape_markdown(f"Both sets live: {eta.text()} on {backend}."))
 
     job = jobs.get_job(state.compare_job)
     running = job is not None and not job.finished
@@ -106,7 +106,9 @@ def compare_mode(memory: Any, question: str, record: dict[str, Any] | None, rec:
                                         [Variant(la, a), Variant(lb, b)])
             mode, model = ("live", llm.model) if live else ("recorded", rec.model)
             job = app_state.start_job("compare", f"comparing two {METHOD_LABELS[method]} parameter sets", work,
-                                 estimate_s=2 * jobs.ask_estimate_s([method], backend) if live else 5.0,
+                                 estimate_s=estimates.compare_estimate(
+                                     method, backend, max(getattr(p, "max_hops", 2) for p in (a, b))).seconds
+                                 if live else 5.0,
                                  meta={"backend": llm.backend, "question": question, "record": record,
                                        "mode": mode, "model": model, "method": method})
             state.compare_job = job.id

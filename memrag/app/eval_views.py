@@ -20,7 +20,7 @@ from typing import Any, Callable
 import pandas as pd
 import streamlit as st
 
-from memrag.app import state as app_state, ask_views, widgets, jobs
+from memrag.app import state as app_state, ask_views, estimates, widgets, jobs
 from memrag.index import store
 from memrag.app.state import METHOD_LABELS, AppState, _Key
 from memrag.ask import resolve_params
@@ -175,7 +175,8 @@ class Plan:
             return "; ".join(parts) + "."
         if self.build_passages:
             parts.append(f"first a memory is built: {self.build_passages} passage(s) read by the LLM "
-                         f"(~{jobs.build_estimate_s(1, self.backend):.0f} s each on {self.backend})")
+                         f"(~{estimates.seconds_text(estimates.build_estimate(1, self.backend).seconds)} each "
+                         f"on {self.backend}, {estimates.build_estimate(1, self.backend).rates.basis()})")
         if self.embed_passages:
             parts.append(f"{self.embed_passages} passage(s) embedded without an LLM")
         parts.append(f"about {self.llm_calls} LLM call(s) to ask them" if self.llm_calls else "no LLM calls")
@@ -201,16 +202,16 @@ def plan_run(config: EvalConfig, ds: Dataset, backend: str, *, parallel: int = 1
     passages = _passages_to_index(config, ds, todo)
     embed_only = dense_only(config) or config.import_openie is not None
     build, embed = (0, passages) if embed_only else (passages, 0)
-    calls = 0
+    calls, hops = 0, 0
     if not dense_only(config):
         hops = resolve_params("neuropath", config.params.get("neuropath")).max_hops
-        calls = jobs.expected_ask_calls(config.methods, hops) - (0 if config.answer else len(config.methods))
+        calls = estimates.expected_ask_calls(config.methods, hops) - (0 if config.answer else len(config.methods))
     if backend == "recorded":
         seconds = RECORDED_SECONDS_PER_QUESTION * len(todo)
     else:
-        per_call = jobs.ask_estimate_s(("dense",), backend, 0)  # one answer call: one call's seconds
-        seconds = (jobs.build_estimate_s(build, backend, parallel) + embed * EMBED_SECONDS_PER_PASSAGE
-                   + len(todo) * calls * per_call)
+        per_question = estimates.ask_estimate(config.methods, backend, hops, answer=config.answer).seconds if calls else 0.0
+        seconds = (estimates.build_estimate(build, backend, parallel).seconds + embed * EMBED_SECONDS_PER_PASSAGE
+                   + len(todo) * per_question)
     return Plan(len(questions), len(questions) - len(todo), build, embed, calls * len(todo), seconds, backend)
 
 

@@ -9,8 +9,10 @@ from typing import Any
 import streamlit as st
 
 from memrag.app import jobs
+from memrag.app.progress import model_loading, model_state_text, progress_figure
 from memrag.app.state import AppState
 from memrag.app.widgets import graph, seconds_text
+from memrag.llm import preload
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import graph_html
 from memrag.viz.safe_text import clip, escape_markdown
@@ -36,21 +38,22 @@ def _job_progress(job_id: str) -> None:
     snap = job.snapshot()
     if job.finished:
         st.rerun()  # the page draws the result
-    fraction = snap["fraction"]
-    done_text = f"{snap['done']} of {snap['total']}" if snap["total"] else "working"
-    st.progress(fraction or 0.0, text=escape_markdown(f"{snap['label']}: {done_text}"))
-    eta = snap["eta_s"]
-    left = "" if eta is None else (f", about {seconds_text(eta)} left" if eta >= 1
-                                   else ", taking longer than estimated")
-    st.caption(escape_markdown(f"{seconds_text(snap['elapsed_s'])} so far" + left
-                               + (f" — {snap['note']}" if snap["note"] else "")))
-    if snap["meta"].get("backend") == "embedded":
+    figure = progress_figure(snap)
+    st.progress(figure.fraction, text=escape_markdown(f"{snap['label']}: {figure.line()}"))
+    waiting = model_loading(snap)
+    note = "" if waiting else snap["note"]  # the first step is not blamed for the model's loading time
+    st.caption(escape_markdown(f"{seconds_text(snap['elapsed_s'])} so far" + (f" — {note}" if note else "")))
+    if figure.note:
+        st.caption(escape_markdown(f"Why the time left rose: {figure.note}."))
+    if waiting:
+        st.info(escape_markdown(model_state_text() or "Waiting for the model to load (its first call loads it)."))
+    elif snap["meta"].get("backend") == "embedded":
         from memrag.llm.embedded import engine_status
 
         es = engine_status()
         if es["waiting"]:
             st.caption(f"{es['waiting']} call(s) waiting for the embedded model (one call at a time).")
-    if job.kind == "build":
+    if job.kind == "build" and not waiting:
         current = job.state.get("current")
         if current:
             with st.container(border=True):
@@ -67,18 +70,51 @@ def _job_progress(job_id: str) -> None:
 def failures_view(failures: list[dict[str, Any]]) -> None:
     if not failures:
         return
-    st.warning(f"{len(failures)} chunk(s) could not be extracted; the build goes on without them.")
+    named = ", ".join(failure_name(f) for f in failures[:10]) + (" …" if len(failures) > 10 else "")
+    st.warning(escape_markdown(f"{len(failures)} chunk(s) could not be extracted: {named}. The build goes on "
+                               "without them; their raw replies are below."))
     for f in failures[-5:]:
-        with st.expander(f"chunk {int(f['chunk_id'])}: the model's raw reply"):
+        with st.expander(escape_markdown(f"{failure_name(f)}: the model's raw reply")):
             st.text(clip(f.get("error", ""), 500))
             st.code(f.get("raw_reply", "") or "(empty reply)", language=None, wrap_lines=True)
 
 
-@st.fragment(run_every=5.0)
+def failure_name(f: dict[str, Any]) -> str:
+    """'chunk 3 (Port Alder)': a failed chunk by id and title."""
+    title = clip(f.get("title") or "", 60)
+    return f"chunk {int(f['chunk_id'])}" + (f" ({title})" if title else "")
+
+
+def model_state_view(key: str) -> None:
+    """The embedded model's loading state; polled each second while it loads, then one full rerun."""
+    loading = preload.status()["state"] == preload.LOADING
+
+    def body() -> None:
+        status = preload.status()
+        line = model_state_text(status)
+        if status["state"] == preload.LOADING:
+            st.info(escape_markdown(line))
+        elif loading:  # it just finished: a full rerun draws the page without the poll
+            st.rerun()
+        elif status["state"] == preload.FAILED:
+            st.error(escape_markdown(line))
+        elif line:
+            st.caption(escape_markdown(line))
+
+    st.fragment(body, run_every=1.0 if loading else None)()
+
+
+@st.fragment(run_every=2.0)
 def _build_live_graph(job_id: str) -> None:
     job = jobs.get_job(job_id)
-    if job is None or job.finished:
+    if job is None:
         return
+    build_graph_view(job)
+
+
+def build_graph_view(job: jobs.Job) -> None:
+    """The graph a build has made so far (or made in all, once it finished)."""
+    job_id = job.id
     snapshot: dict[str, Any] = {}
     job.update_state(lambda s: snapshot.update(nodes=dict(s.get("nodes", {})), edges=list(s.get("edges", [])),
                                                coref_links=list(s.get("coref_links", []))))

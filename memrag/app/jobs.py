@@ -20,17 +20,13 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from memrag.app.estimates import THROUGHPUT, seconds_text
 from memrag.llm.base import LLM, Completion, Message
 
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
 MAX_EVENTS = 2000  # per job; older events are dropped (the counters keep counting)
 MAX_FINISHED = 50  # finished jobs kept in the table; the oldest are forgotten first
-
-# Rough times for estimates before any progress exists (measured on 2 cores, DESIGN §2).
-EMBEDDED_SECONDS_PER_CHUNK = 35.0
-OLLAMA_SECONDS_PER_CHUNK = 8.0
-EMBEDDED_SECONDS_PER_CALL = 8.0
-OLLAMA_SECONDS_PER_CALL = 3.0
+RAISE_TOLERANCE_S = 2.0  # a remaining time that grows by more than this (and 10 %) gets a note saying why
 
 
 class JobCancelled(Exception):
@@ -70,6 +66,8 @@ class Job:
         self._finished = threading.Event()
         self._lock = threading.RLock()
         self._step_seconds: list[float] = []  # durations of steps that did real work (for the ETA)
+        self._end_at: float | None = None  # projected end (clock time) from the measured steps
+        self.eta_note = ""  # why the remaining time last rose, in words
 
     # ------------------------------------------------------------ worker side
     def report(self, kind: str, data: dict[str, Any] | None = None, *, done: int | None = None,
@@ -88,6 +86,21 @@ class Job:
                 self.note = note
             if step_seconds is not None and step_seconds > 0:
                 self._step_seconds.append(step_seconds)
+                self._project_end()
+
+    def _project_end(self) -> None:
+        """Project the end from the recent steps; a later end than the one shown gets a note."""
+        if self.total is None:
+            return
+        now = time.time()
+        before = self._remaining(now)
+        recent = self._step_seconds[-10:]
+        self._end_at = now + max(0, self.total - self.done) * sum(recent) / len(recent)
+        after = self._end_at - now
+        if before is not None and after > max(before, 0.0) + max(RAISE_TOLERANCE_S, 0.1 * max(before, 0.0)):
+            why = ("the model answered slower than measured so far" if len(self._step_seconds) > 1
+                   else "the first step took longer than the first estimate")
+            self.eta_note = f"{why}: estimate raised from {seconds_text(before)} to {seconds_text(after)}"
 
     def check_cancel(self) -> None:
         if self._cancel.is_set():
@@ -127,18 +140,20 @@ class Job:
                 return None
             return min(1.0, self.done / self.total)
 
+    def _remaining(self, now: float) -> float | None:
+        if self._end_at is not None:
+            return self._end_at - now
+        if self.estimate_s is not None:
+            return self.started + self.estimate_s - now
+        return None
+
     def eta_seconds(self) -> float | None:
-        """Seconds left: from the measured steps when there are some, else from the prior estimate."""
+        """Seconds left: to the end projected from the measured steps when there are some, else
+        from the prior estimate. Negative once the job runs past its estimate."""
         with self._lock:
             if self.status != RUNNING:
                 return 0.0
-            left = None if self.total is None else max(0, self.total - self.done)
-            if left is not None and self._step_seconds:
-                recent = self._step_seconds[-10:]
-                return left * sum(recent) / len(recent)
-            if self.estimate_s is not None:
-                return max(0.0, self.estimate_s - self.elapsed())
-            return None
+            return self._remaining(time.time())
 
     def events_since(self, n: int) -> tuple[list[JobEvent], int]:
         """Events after the first `n` ever reported (those still kept), and the new count."""
@@ -152,7 +167,7 @@ class Job:
         with self._lock:
             return {"id": self.id, "kind": self.kind, "label": self.label, "status": self.status,
                     "done": self.done, "total": self.total, "fraction": self.fraction(),
-                    "eta_s": self.eta_seconds(), "elapsed_s": self.elapsed(), "note": self.note,
+                    "eta_s": self.eta_seconds(), "eta_note": self.eta_note, "elapsed_s": self.elapsed(), "note": self.note,
                     "error": self.error, "cancel_requested": self.cancel_requested, "meta": dict(self.meta)}
 
     # ------------------------------------------------------------ ending
@@ -232,6 +247,7 @@ class JobLLM:
 
     def __init__(self, inner: LLM, job: Job, expected_calls: int | None = None, *, progress: bool = True) -> None:
         self.inner = inner
+        self.throughput = THROUGHPUT
         self.job = job
         self.progress = progress
         self.backend = inner.backend
@@ -251,6 +267,7 @@ class JobLLM:
         self.job.check_cancel()
         self.job.report("llm_started", {"stage": stage}, note=f"LLM call: {stage}")
         c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage)
+        self.throughput.observe(c)  # this machine's measured speed, for later estimates
         self.calls += 1
         total = None
         if self.expected_calls is not None:
@@ -262,26 +279,3 @@ class JobLLM:
             return c
         self.job.report("llm_done", data, done=self.calls, total=total, step_seconds=None if c.cached else c.seconds)
         return c
-
-
-# ------------------------------------------------------------------ estimates
-def build_estimate_s(chunks: int, backend: str, parallel: int = 1) -> float:
-    """A rough duration for extracting `chunks` chunks on this backend."""
-    per = EMBEDDED_SECONDS_PER_CHUNK if backend == "embedded" else OLLAMA_SECONDS_PER_CHUNK
-    return chunks * per / max(1, parallel if backend == "ollama" else 1)
-
-
-def expected_ask_calls(methods: list[str] | tuple[str, ...], max_hops: int = 2) -> int:
-    """LLM calls a live ask usually makes: the shared query-entity call, NeuroPath's tracking
-    hops, and one answer per method (retries come on top)."""
-    calls = len(methods)
-    if "neuropath" in methods or "ecphory" in methods:
-        calls += 1
-    if "neuropath" in methods:
-        calls += max_hops
-    return calls
-
-
-def ask_estimate_s(methods: list[str] | tuple[str, ...], backend: str, max_hops: int = 2) -> float:
-    per = EMBEDDED_SECONDS_PER_CALL if backend == "embedded" else OLLAMA_SECONDS_PER_CALL
-    return expected_ask_calls(methods, max_hops) * per

@@ -11,7 +11,7 @@ import streamlit as st
 from memrag.app.widgets import frame, graph, text
 from memrag.index.memory import Memory
 from memrag.viz import graph_html, memory_graphs, tables
-from memrag.viz.safe_text import escape_markdown
+from memrag.viz.safe_text import clip, escape_markdown
 
 
 # ------------------------------------------------------------------ memories
@@ -110,12 +110,28 @@ def indexing_cost(memory: Memory) -> pd.DataFrame:
     return df
 
 
+def failed_chunks_view(memory: Memory) -> None:
+    """Which chunks failed, by id and title, each with the model's raw reply."""
+    failed = sorted(cid for cid, log in memory.extraction_log.items() if log.status == "failed")
+    if not failed:
+        return
+    title = {c.chunk_id: c.title for c in memory.chunks}
+    names = [f"chunk {cid}" + (f" ({clip(title[cid], 60)})" if title.get(cid) else "") for cid in failed]
+    st.warning(escape_markdown(f"Failed chunks: {', '.join(names)} (read again with the CLI's --retry-failed)."))
+    for cid, name in zip(failed, names):
+        log = memory.extraction_log[cid]
+        with st.expander(escape_markdown(f"{name}: the model's raw reply")):
+            st.text(log.error)
+            st.code(log.raw_reply or "(empty reply)", language=None, wrap_lines=True)
+
+
 def _cost_tab(memory: Memory, key: str) -> None:
     s = memory_summary(memory)
     cols = st.columns(4)
     for col, (label, value) in zip(cols, [("chunks", s["chunks"]), ("entities", s["entities"]),
                                           ("triples", s["triples"]), ("failed chunks", s["failures"])]):
         col.metric(label, value)
+    failed_chunks_view(memory)
     st.caption(escape_markdown(f"Built with {s['built with']}. 'recorded' rows were answered from the response "
                                "cache or the build journal: their original tokens and seconds are shown, "
                                "not spent again."))

@@ -70,6 +70,7 @@ class AppState:
     llm_check: _Key[int] = _Key(lambda: 0)  # bumped by "check again": a new backend probe
     active_memory: _Key[str | None] = _Key(lambda: None)  # memory folder path
     build_job: _Key[str | None] = _Key(lambda: None)
+    built_inputs: _Key[Any] = _Key(lambda: None)  # (upload batch, memory folder) of the last finished build
     ask_job: _Key[str | None] = _Key(lambda: None)
     ask_result: _Key[dict[str, Any] | None] = _Key(lambda: None)  # finished ask shown on the Ask page
     loaded_traces: _Key[dict[str, Any] | None] = _Key(lambda: None)  # traces opened from a JSON file
@@ -169,6 +170,24 @@ def job_llm() -> tuple[LLM | None, BackendChoice | None, str]:
     cfg = settings()
     cache = ResponseCache(cfg.data_dir / "llm_cache.sqlite") if cfg.response_cache else None
     return CachedLLM(inner, cache), choice, ""
+
+
+def preload_model() -> None:
+    """Start loading the embedded model in the background once the sidebar's choice is it
+    (memrag.llm.preload; off with MEMRAG_PRELOAD=0)."""
+    from memrag.llm import preload
+
+    inner, choice, _ = backend_choice()
+    if choice is not None and choice.backend == "embedded" and hasattr(inner, "ensure_ready"):
+        preload.start(inner.ensure_ready)
+
+
+def forget_failed_preload() -> None:
+    """After "check again": a failed model load may be tried again."""
+    from memrag.llm import preload
+
+    if preload.status()["state"] == preload.FAILED:
+        preload.reset()
 
 
 def extract_parallel(backend: str) -> int:
@@ -402,7 +421,7 @@ __all__ = ["AppState", "TEST_LLM_KEY", "TEST_EMBEDDER_KEY", "init_state", "setti
            "embedder", "embedder_id", "safe_memory_name", "memories_dir", "memory_path", "sample_memory_dir",
            "is_sample", "saved_memories", "memory_label", "open_memory", "active_memory", "recordings",
            "demo_questions", "param_widgets", "method_params", "set_method_params", "changed_params", "bound", "value_key",
-           "param_key", "extract_parallel", "session_id", "start_job", "visible_jobs", "read_upload_batch"]
+           "param_key", "extract_parallel", "preload_model", "forget_failed_preload", "session_id", "start_job", "visible_jobs", "read_upload_batch"]
 
 
 # ------------------------------------------------------------------ background jobs, per browser session

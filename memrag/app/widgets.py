@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from memrag.app.estimates import seconds_text  # noqa: F401 (pages format times through widgets)
 from memrag.viz.safe_text import clip, escape_markdown
 
 LEGEND_PX = 40  # the legend line above a graph
@@ -29,17 +30,6 @@ def graph(result: tuple[str, str], height: int) -> None:
     st.iframe(html, height=height + LEGEND_PX)
     if note:
         st.caption(escape_markdown(note))
-
-
-def seconds_text(s: float | None) -> str:
-    if s is None:
-        return "unknown"
-    s = max(0.0, float(s))
-    if s < 90:
-        return f"{s:.0f} s"
-    if s < 5400:
-        return f"{s / 60:.0f} min"
-    return f"{s / 3600:.1f} h"
 
 
 def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:

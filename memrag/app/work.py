@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from memrag.app.jobs import Job, JobLLM, expected_ask_calls
+from memrag.app.estimates import ObservedLLM, expected_ask_calls
+from memrag.app.jobs import Job, JobLLM
 from memrag.explain import ablations
 from memrag.llm.base import LLM
 
@@ -24,8 +25,11 @@ def build_work(path: Path | None, documents: list, llm: LLM | None, embedder: An
     """
     from memrag.index.build import build_memory
 
+    if llm is not None:
+        llm = ObservedLLM(llm)  # extraction calls measure this machine's speed for later estimates
+
     def work(job: Job) -> Any:
-        job.update_state(lambda s: s.update(nodes={}, edges=[], coref_links=[], failures=[], current=None,
+        job.update_state(lambda s: s.update(nodes={}, edges=[], coref_links=[], failures=[], current=None, titles={},
                                             skipped=[], chunks_done=0, resumed=0, fresh_tokens=0))
         memory = None
         for ev in build_memory(path, documents, llm, embedder, params, parallel=parallel, name=name):
@@ -34,7 +38,7 @@ def build_work(path: Path | None, documents: list, llm: LLM | None, embedder: An
             if ev.kind == "start":
                 job.report("start", d, total=d["chunks"], done=0, note=f"{d['chunks']} chunk(s) to read")
             elif ev.kind == "chunk_started":
-                job.update_state(lambda s: s.update(current={"i": d["i"], "title": d["title"], "text": d["text"]}))
+                job.update_state(lambda s: _chunk_started(s, d))
                 job.report("chunk_started", {k: d[k] for k in ("i", "total", "doc_id", "title")},
                            note=f"reading chunk {d['i'] + 1} of {d['total']}: {d['title'][:80]}")
             elif ev.kind == "chunk_done":
@@ -61,6 +65,11 @@ def build_work(path: Path | None, documents: list, llm: LLM | None, embedder: An
     return work
 
 
+def _chunk_started(state: dict[str, Any], d: dict[str, Any]) -> None:
+    state["current"] = {"i": d["i"], "title": d["title"], "text": d["text"]}
+    state["titles"][d["i"]] = d["title"]  # a failed chunk is later named by its title
+
+
 def _add_chunk(state: dict[str, Any], d: dict[str, Any]) -> None:
     for n in d.get("nodes", []):
         state["nodes"].setdefault(n["key"], {"name": n["name"], "type": n["type"]})
@@ -69,7 +78,8 @@ def _add_chunk(state: dict[str, Any], d: dict[str, Any]) -> None:
     state["resumed"] += int(bool(d.get("resumed")))
     state["fresh_tokens"] += d.get("fresh_tokens") or 0
     if not d.get("ok"):
-        state["failures"].append({"chunk_id": d["chunk_id"], "doc_id": d["doc_id"], "error": d.get("error") or "",
+        state["failures"].append({"chunk_id": d["chunk_id"], "doc_id": d["doc_id"],
+                                  "title": state.get("titles", {}).get(d["i"], ""), "error": d.get("error") or "",
                                   "raw_reply": d.get("raw_reply") or ""})
 
 

@@ -46,7 +46,9 @@ def running_app(home: Path, env: Mapping[str, str] | None = None, timeout_s: flo
     home = Path(home)
     home.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    full_env = {**os.environ, "MEMRAG_HOME": str(home), "PYTHONUNBUFFERED": "1", **(env or {})}
+    # MEMRAG_PRELOAD=0: the app does not load the embedded model unasked (`env` may turn it on)
+    full_env = {**os.environ, "MEMRAG_HOME": str(home), "PYTHONUNBUFFERED": "1", "MEMRAG_PRELOAD": "0",
+                **(env or {})}
     log_path = home / "streamlit.log"
     log = open(log_path, "w")
     proc = subprocess.Popen(

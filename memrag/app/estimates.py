@@ -1,0 +1,216 @@
+"""Time estimates from this process's measured LLM throughput — the one home for them.
+
+Every fresh (not cached, not replayed) LLM call a job makes is observed: its prompt tokens that
+the engine had to read (the cached prefix excluded), its completion tokens and its seconds. From
+those, per backend, come a prompt rate and a completion rate in tokens per second; an estimate is
+the calls ahead times their typical token counts divided by those rates. Before any call was
+measured, the rates are stated defaults and every estimate says so.
+
+Where the engine reports how its time was split (llama.cpp's `timings`, Ollama's durations), the
+two rates are measured separately; otherwise one call's seconds scale both default rates alike.
+No streamlit here: the pages, the sidebar and the jobs all read the same numbers.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from memrag.llm.base import LLM, Completion, Message
+
+# Default rates (prompt, completion tokens per second) before any call here was measured:
+# the embedded 1.5B model on 2 cores, and a typical Ollama / server GPU or many-core CPU.
+DEFAULT_RATES: dict[str, tuple[float, float]] = {"embedded": (40.0, 10.0), "other": (400.0, 40.0)}
+# Typical (fresh prompt, completion) tokens of one call, by stage family, until measured here.
+TYPICAL_TOKENS: dict[str, tuple[float, float]] = {
+    "index.extract": (900.0, 250.0), "query.entities": (350.0, 30.0), "neuropath.track": (1400.0, 200.0),
+    "answer": (1600.0, 120.0)}
+FIRST_ESTIMATE = "first estimate, not yet measured on this machine"
+
+
+def seconds_text(s: float | None) -> str:
+    """A duration in words: '16 s', '12 min', '1.5 h'."""
+    if s is None:
+        return "unknown"
+    s = max(0.0, float(s))
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def _family(stage: str) -> str:
+    for family in TYPICAL_TOKENS:
+        if stage == family or stage.startswith(family + "."):
+            return family
+    return stage
+
+
+def _rate_key(backend: str) -> str:
+    return "embedded" if backend == "embedded" else "other"
+
+
+@dataclass(frozen=True)
+class Rates:
+    prompt_tps: float
+    completion_tps: float
+    calls: int  # measured calls behind these rates (0: the defaults)
+
+    @property
+    def measured(self) -> bool:
+        return self.calls > 0
+
+    def basis(self) -> str:
+        if not self.measured:
+            return FIRST_ESTIMATE
+        return (f"from {self.calls} call(s) measured here: prompt {self.prompt_tps:.0f} tokens/s, "
+                f"completion {self.completion_tps:.0f} tokens/s")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    seconds: float
+    rates: Rates
+
+    def text(self) -> str:
+        """'about 40 s (first estimate, not yet measured on this machine)'."""
+        return f"about {seconds_text(self.seconds)} ({self.rates.basis()})"
+
+
+def _split_timings(c: Completion) -> tuple[float, float, float, float] | None:
+    """(prompt tokens, prompt seconds, completion tokens, completion seconds) where the engine said."""
+    raw = c.raw or {}
+    t = raw.get("timings") if isinstance(raw, dict) else None
+    if isinstance(t, dict) and t.get("prompt_ms") is not None and t.get("predicted_ms") is not None:
+        return (float(t.get("prompt_n") or 0), float(t["prompt_ms"]) / 1000,
+                float(t.get("predicted_n") or 0), float(t["predicted_ms"]) / 1000)
+    if isinstance(raw, dict) and raw.get("prompt_eval_duration") is not None and raw.get("eval_duration") is not None:
+        return (float(raw.get("prompt_eval_count") or 0), float(raw["prompt_eval_duration"]) / 1e9,
+                float(raw.get("eval_count") or 0), float(raw["eval_duration"]) / 1e9)
+    return None
+
+
+class Throughput:
+    """What this process's fresh calls measured, per backend (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_key: dict[str, dict[str, float]] = {}
+        self._tokens: dict[str, list[float]] = {}  # stage family → [calls, fresh prompt, completion]
+
+    def observe(self, c: Completion) -> None:
+        if c.cached or c.seconds <= 0 or c.prompt_tokens is None or c.completion_tokens is None:
+            return
+        fresh_prompt = max(0, c.prompt_tokens - (c.prompt_tokens_cached or 0))
+        split = _split_timings(c)
+        with self._lock:
+            m = self._by_key.setdefault(_rate_key(c.backend), {"calls": 0, "p_tok": 0.0, "p_s": 0.0, "c_tok": 0.0,
+                                                              "c_s": 0.0, "scale_s": 0.0, "scale_pred": 0.0})
+            m["calls"] += 1
+            if split is not None and split[1] > 0 and split[3] > 0:
+                m["p_tok"] += split[0]
+                m["p_s"] += split[1]
+                m["c_tok"] += split[2]
+                m["c_s"] += split[3]
+            else:  # one figure for the call: how much slower or faster than the defaults predict
+                dp, dc = DEFAULT_RATES[_rate_key(c.backend)]
+                m["scale_s"] += c.seconds
+                m["scale_pred"] += fresh_prompt / dp + c.completion_tokens / dc
+            t = self._tokens.setdefault(_family(c.stage), [0.0, 0.0, 0.0])
+            t[0] += 1
+            t[1] += fresh_prompt
+            t[2] += c.completion_tokens
+
+    def rates(self, backend: str) -> Rates:
+        dp, dc = DEFAULT_RATES[_rate_key(backend)]
+        with self._lock:
+            m = self._by_key.get(_rate_key(backend))
+            if not m:
+                return Rates(dp, dc, 0)
+            p = m["p_tok"] / m["p_s"] if m["p_s"] > 0 else None
+            c = m["c_tok"] / m["c_s"] if m["c_s"] > 0 else None
+            scale = m["scale_s"] / m["scale_pred"] if m["scale_pred"] > 0 else None
+            if scale is not None:
+                p = p if p is not None else dp / scale
+                c = c if c is not None else dc / scale
+            return Rates(p or dp, c or dc, int(m["calls"]))
+
+    def typical_tokens(self, stage: str) -> tuple[float, float]:
+        family = _family(stage)
+        with self._lock:
+            t = self._tokens.get(family)
+            if t and t[0]:
+                return t[1] / t[0], t[2] / t[0]
+        return TYPICAL_TOKENS.get(family, TYPICAL_TOKENS["answer"])
+
+    def call_seconds(self, stage: str, backend: str) -> float:
+        prompt, completion = self.typical_tokens(stage)
+        r = self.rates(backend)
+        return prompt / r.prompt_tps + completion / r.completion_tps
+
+
+THROUGHPUT = Throughput()  # this process's calls
+
+
+class ObservedLLM:
+    """Forwards every call to `inner` and lets THROUGHPUT measure the fresh ones."""
+
+    def __init__(self, inner: LLM, throughput: Throughput = THROUGHPUT) -> None:
+        self.inner = inner
+        self.throughput = throughput
+
+    def __getattr__(self, name: str) -> Any:  # backend, model, identity, last_key, …
+        return getattr(self.inner, name)
+
+    def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
+                 max_tokens: int, stage: str) -> Completion:
+        c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage)
+        self.throughput.observe(c)
+        return c
+
+
+# ------------------------------------------------------------------ what the pages ask for
+def expected_ask_calls(methods: list[str] | tuple[str, ...], max_hops: int = 2) -> int:
+    """LLM calls a live ask usually makes: the shared query-entity call, NeuroPath's tracking
+    hops, and one answer per method (retries come on top)."""
+    return len(_ask_stages(methods, max_hops))
+
+
+def _ask_stages(methods: list[str] | tuple[str, ...], max_hops: int) -> list[str]:
+    stages = ["answer"] * len(methods)
+    if "neuropath" in methods or "ecphory" in methods:
+        stages.append("query.entities")
+    if "neuropath" in methods:
+        stages += ["neuropath.track"] * max_hops
+    return stages
+
+
+def build_estimate(chunks: int, backend: str, parallel: int = 1, throughput: Throughput = THROUGHPUT) -> Estimate:
+    """Extracting `chunks` chunks on this backend (the embedded engine reads one at a time)."""
+    per = throughput.call_seconds("index.extract", backend)
+    lanes = 1 if backend == "embedded" else max(1, parallel)
+    return Estimate(chunks * per / lanes, throughput.rates(backend))
+
+
+def ask_estimate(methods: list[str] | tuple[str, ...], backend: str, max_hops: int = 2, *, answer: bool = True,
+                 throughput: Throughput = THROUGHPUT) -> Estimate:
+    """A live ask of `methods` (without the answer calls when `answer` is False): its expected
+    calls at this machine's measured rates."""
+    stages = [s for s in _ask_stages(methods, max_hops) if answer or s != "answer"]
+    seconds = sum(throughput.call_seconds(s, backend) for s in stages)
+    return Estimate(seconds, throughput.rates(backend))
+
+
+def compare_estimate(method: str, backend: str, max_hops: int = 2, throughput: Throughput = THROUGHPUT) -> Estimate:
+    """Compare mode: the method under two parameter sets; the query-entity call is shared."""
+    stages = _ask_stages([method], max_hops) * 2
+    if "query.entities" in stages:
+        stages.remove("query.entities")
+    return Estimate(sum(throughput.call_seconds(s, backend) for s in stages), throughput.rates(backend))
+
+
+def calls_estimate(calls: int, stage: str, backend: str, throughput: Throughput = THROUGHPUT) -> Estimate:
+    """`calls` calls of one stage (e.g. an evaluation's answers)."""
+    return Estimate(calls * throughput.call_seconds(stage, backend), throughput.rates(backend))
