@@ -64,7 +64,7 @@ with st.sidebar:
     else:
         st.error(escape_markdown(error))
     app_state.preload_model()
-    model_state_view("sidebar")
+    model_state_view()
     if st.button("check again", help="Probe the backend again (e.g. after starting Ollama)."):
         state.llm_check += 1
         app_state.forget_failed_preload()

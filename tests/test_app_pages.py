@@ -83,8 +83,11 @@ def tiny(home) -> Path:
     return path
 
 
-def app(memory_dir: Path | None = None, llm=None) -> AppTest:
+def app(memory_dir: Path | None = None, llm=None, page: str | None = "app_pages/memory.py") -> AppTest:
+    """The app on `page` (the Memory page by default; None: the default page, the start page)."""
     at = AppTest.from_file(APP, default_timeout=60)
+    if page is not None:
+        at.switch_page(page)
     at.session_state[app_state.TEST_LLM_KEY] = llm or scripted()
     at.session_state[app_state.TEST_EMBEDDER_KEY] = embedder()
     if memory_dir is not None:

@@ -100,6 +100,12 @@ class Throughput:
         self._by_key: dict[str, dict[str, float]] = {}
         self._tokens: dict[str, list[float]] = {}  # stage family → [calls, fresh prompt, completion]
 
+    def clear(self) -> None:
+        """Forget every measurement (tests)."""
+        with self._lock:
+            self._by_key.clear()
+            self._tokens.clear()
+
     def observe(self, c: Completion) -> None:
         if c.cached or c.seconds <= 0 or c.prompt_tokens is None or c.completion_tokens is None:
             return

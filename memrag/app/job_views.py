@@ -85,7 +85,7 @@ def failure_name(f: dict[str, Any]) -> str:
     return f"chunk {int(f['chunk_id'])}" + (f" ({title})" if title else "")
 
 
-def model_state_view(key: str) -> None:
+def model_state_view() -> None:
     """The embedded model's loading state; polled each second while it loads, then one full rerun."""
     loading = preload.status()["state"] == preload.LOADING
 

@@ -1,0 +1,75 @@
+"""The start page's words and its three ways in (pages stay thin: app_pages/start.py only lays
+them out).
+
+The methods named come from `memrag.methods.registry` at run time, so a method added there is
+named here without an edit. Each way in sets what the target page reads from the session and
+says which page to open; the page switch itself happens in the page script.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from memrag.app import state as app_state
+from memrag.index import store
+from memrag.methods import registry
+
+ASK_PAGE, MEMORY_PAGE, LEARN_PAGE = "app_pages/ask.py", "app_pages/memory.py", "app_pages/learn.py"
+
+INTRO = ("memrag turns your documents into a memory — a knowledge graph of entities and the facts linking "
+         "them, each tied to the passage it came from — and answers questions from it with methods modelled "
+         "on how brains recall. Every step of a retrieval is shown: which entities a question woke up, which "
+         "paths were followed, which passages reached the answer and why the others did not, next to plain "
+         "dense retrieval as the baseline.")
+
+# One line per graph method, in our own words; methods the registry does not hold are left out.
+ANALOGIES: dict[str, str] = {
+    "neuropath": ("**NeuroPath** — entities are place cells and triples their place fields: from the question's "
+                  "entities it plans a route through the graph (preplay), keeps only the paths that serve the "
+                  "goal, then goes back over them to fill the gaps (replay)."),
+    "ecphory": ("**EcphoryRAG** — every mention of an entity is an engram: the question's cues activate some, "
+                "activation spreads to associated engrams, and the ones that light up most are re-ranked into "
+                "the memory recalled."),
+}
+
+
+def methods_line() -> str:
+    """'Methods here: NeuroPath, EcphoryRAG and Dense.' — read from the registry now."""
+    labels = list(registry.LABELS.values())
+    named = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+    return f"Methods here: {named}."
+
+
+def analogies() -> list[str]:
+    return [line for name, line in ANALOGIES.items() if name in registry.LABELS]
+
+
+def sample_ready() -> bool:
+    return store.is_memory_dir(app_state.sample_memory_dir())
+
+
+def open_demo_question() -> None:
+    """The sample memory, the Ask page on its first demo question (methods side by side)."""
+    app_state.AppState().active_memory = str(app_state.sample_memory_dir())
+    st.session_state["ask_kind"] = "Demo question"
+    st.session_state["ask_demo"] = 0
+
+
+def open_upload() -> None:
+    """The Memory page with its upload form showing."""
+    st.session_state["memory_source"] = "Upload files"
+
+
+def backend_line() -> str:
+    _, choice, error = app_state.backend_choice()
+    if choice is None:
+        return f"LLM: not available ({error})"
+    return f"LLM: {choice.backend} / {choice.model} — {choice.reason}"
+
+
+def memory_line() -> str:
+    path, memory, error = app_state.active_memory()
+    if memory is not None:
+        return (f"Active memory: {app_state.memory_label(path)} — {len(memory.documents)} documents, "
+                f"{len(memory.entities)} entities, {len(memory.triples)} triples.")
+    return f"Active memory: none ({error})" if error else "Active memory: none yet."

@@ -1,0 +1,128 @@
+"""The start page under AppTest: what memrag is, the analogies, the three ways in (each one click),
+the backend and memory shown; and the Memory page's build states (no previous memory during a
+build, Build not clickable again, a one-chunk build's graph, failed chunks named)."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+
+from memrag import demo  # noqa: F401 (the recorded fixture patches it)
+from memrag.app import estimates, state as app_state, jobs, start_views
+from memrag.app.work import build_work
+from memrag.config import IndexParams
+from memrag.methods import registry
+from scripted import ScriptedLLM
+from test_app_pages import (DOCS, EXTRACTIONS, app, click, embedder, frames, home, no_exception, plain, scripted,  # noqa: F401 (fixtures)
+                            tiny, wait_for, recorded, QUESTION)
+
+
+
+def test_the_start_page_is_the_default_and_says_what_memrag_is(home):
+    at = no_exception(app(page=None).run())
+    assert at.title[0].value.startswith("memrag")
+    md = plain(at)
+    assert "knowledge graph" in md and "place cells" in md and "engram" in md
+    for label in registry.LABELS.values():  # every registered method, HippoRAG 2 too once it is there
+        assert label in start_views.methods_line()
+    assert "HippoRAG" not in md or "hipporag" in registry.LABELS
+    assert "LLM: scripted" in md  # the backend, visible
+    assert "Active memory:" in md
+    assert {b.label for b in at.button} >= {"Try a demo question", "Build from your own documents"}
+    assert any(p.proto.page == "learn" and p.proto.label == "Learn the analogy" for p in at.get("page_link"))
+
+
+def test_try_a_demo_question_lands_on_ask_with_the_sample_and_its_question(recorded, tmp_path):
+    other = tmp_path / "other"  # a saved memory was open: the demo opens the sample anyway
+    at = app(other, page=None)
+    at = no_exception(click(no_exception(at.run()), "Try a demo question"))
+    assert at.title[0].value == "Ask"
+    assert at.session_state[app_state.AppState.active_memory.key] == str(recorded)
+    assert at.radio(key="ask_kind").value == "Demo question"
+    assert at.selectbox(key="ask_demo").value == 0
+    assert "t1: " + QUESTION in [at.selectbox(key="ask_demo").format_func(o) for o in [0]]
+    assert any(b.label == "Ask" and not b.disabled for b in at.button)
+
+
+def test_build_from_your_documents_opens_the_upload_form(home):
+    at = no_exception(click(no_exception(app(page=None).run()), "Build from your own documents"))
+    assert at.title[0].value == "Memory"
+    assert at.radio(key="memory_source").value == "Upload files" and len(at.file_uploader) == 1
+
+
+def _held_build(home, docs, llm):
+    """A real build job over `docs` whose embedding step waits for the returned gate."""
+    gate = threading.Event()
+
+    class Held:
+        def __init__(self, inner):
+            self.inner = inner
+            self.model_id = inner.model_id
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def encode(self, *a, **k):
+            gate.wait(30)
+            return self.inner.encode(*a, **k)
+
+    path = home / "memories" / "held"
+    job = jobs.start_job("build", "building held", build_work(path, docs, llm, Held(embedder()), IndexParams()),
+                         total=len(docs), meta={"path": str(path)})
+    return job, gate
+
+
+def test_a_running_one_chunk_build_shows_its_graph_and_nothing_of_the_previous_memory(tiny, home):
+    job, gate = _held_build(home, [DOCS[0]], scripted())
+    try:
+        deadline = time.time() + 20
+        while job.state.get("chunks_done", 0) < 1 and time.time() < deadline:
+            job.wait(0.05)
+        at = app(tiny)
+        at.session_state[app_state.AppState.build_job.key] = job.id
+        at = no_exception(at.run())
+        assert job.status == jobs.RUNNING
+        (nodes, _), = frames(at)  # the growing graph of the one chunk read, and no other graph
+        assert {n["label"] for n in nodes} == {"Ada Brennick", "Ada Brenick", "Port Alder"}
+        assert not at.tabs  # the previous memory's tabs are gone while it builds
+        assert not at.file_uploader and not any(b.label == "Build memory" for b in at.button)
+    finally:
+        gate.set()
+        job.wait(30)
+
+
+def test_build_memory_is_not_clickable_again_until_the_inputs_change(home):
+    estimates.THROUGHPUT.clear()  # earlier tests' calls were measured in this process
+    at = no_exception(app().run())
+    at.radio(key="memory_source").set_value("Upload files").run()
+    at.file_uploader[0].set_value([("notes.txt", b"Ada Brennick was born in Port Alder.", "text/plain")])
+    at = no_exception(at.run())
+    assert "first estimate, not yet measured on this machine" in plain(at)
+    click(at, "Build memory")
+    assert wait_for(at, app_state.AppState.build_job.key).status == jobs.DONE
+    at = no_exception(at.run())
+    build = next(b for b in at.button if b.label == "Build memory")
+    assert build.disabled and "change the files or the name to build again" in plain(at)
+    next(t for t in at.text_input if t.label == "memory name").set_value("other-notes").run()
+    assert not next(b for b in no_exception(at).button if b.label == "Build memory").disabled
+
+
+def test_failed_chunks_are_named_with_their_raw_reply(home):
+    def extract(messages, stage):
+        return EXTRACTIONS[0] if "Ada Brennick was born" in messages[-1]["content"] else "<b>not JSON</b>"
+
+    path = home / "memories" / "failing"
+    job = jobs.start_job("build", "building failing",
+                         build_work(path, [DOCS[0], DOCS[1]], ScriptedLLM({"index.extract": extract}), embedder(),
+                                    IndexParams()), total=2, meta={"path": str(path)})
+    assert job.wait(30) and job.status == jobs.DONE
+    at = app(path)
+    at.session_state[app_state.AppState.build_job.key] = job.id
+    at = no_exception(at.run())
+    assert "could not be extracted: chunk 1 (Port Alder)" in plain(at)  # the build's own summary
+    at.session_state["mem_tabs"] = "Indexing cost"
+    at = no_exception(at.run())
+    assert "Failed chunks: chunk 1 (Port Alder)" in plain(at)
+    assert any("not JSON" in c.value for c in at.code)
+    assert any(re.sub(r"\\(.)", r"\1", e.label).startswith("chunk 1 (Port Alder)") for e in at.expander)
