@@ -55,9 +55,6 @@ elif job is not None:
             state.active_memory = job.result["path"]
             st.rerun()  # so the sidebar shows the new memory too
         st.success(escape_markdown(f"{job.label}: finished in {widgets.seconds_text(job.elapsed())}."))
-        if job.state.get("nodes"):
-            with st.expander("What this build read", expanded=len(job.state.get("titles", {})) <= 3):
-                job_views.build_graph_view(job)
     elif job.status == jobs.CANCELLED:
         st.info("The build was cancelled. Chunks already read are kept in its journal: building the same "
                 "files again resumes without new LLM calls.")

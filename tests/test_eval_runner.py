@@ -29,7 +29,7 @@ ANSWERS = {"Which river feeds the mill?": "the Ouse.", "Who built the mill?": "A
 SUMMARY_KEYS = {"same_top5_as_dense", "stamp", "scope", "methods", "indexing", "paired", "all_methods", "deviations"}
 METHOD_KEYS = {"n", "recall@1", "recall@2", "recall@5", "recall@10", "em", "raw_em", "f1",
                "prompt_tokens_per_query", "completion_tokens_per_query", "llm_calls_per_query",
-               "seconds_per_query", "gold_fate", "answers_capped", "ci95"}
+               "seconds_per_query", "llm_seconds_per_query", "gold_fate", "answers_capped", "ci95"}
 
 
 # ------------------------------------------------------------------ the scripted model

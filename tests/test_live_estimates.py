@@ -165,3 +165,34 @@ def test_preload_off_starts_nothing(monkeypatch):
     assert not preload.start(lambda: started.append(1))
     time.sleep(0.05)
     assert started == [] and preload.status()["state"] == preload.OFF
+
+
+# ------------------------------------------------------------------ replay time is not a method's speed
+def _summary(replies: str) -> dict:
+    entry = {"n": 2, "recall@1": 0.5, "recall@2": 0.5, "recall@5": 1.0, "recall@10": 1.0, "em": 0.5, "raw_em": 0.5,
+             "f1": 0.6, "prompt_tokens_per_query": 900.0, "completion_tokens_per_query": 80.0,
+             "llm_calls_per_query": 3.0, "seconds_per_query": 0.07, "llm_seconds_per_query": 41.5,
+             "gold_fate": {}, "ci95": {}}
+    return {"stamp": {"replies": replies, "llm_model": "m"}, "methods": {"neuropath": entry}}
+
+
+def test_a_replayed_run_names_its_seconds_as_the_replay_and_shows_the_original():
+    from memrag.eval import report
+
+    header, rows, _ = report.score_rows(_summary("recorded"))
+    assert header[-2:] == ["replay s/q", "original LLM s/q"] and "s/q" not in header
+    assert rows[0][-2:] == ["0.07", "41.50"]
+    fig = report._cost(_summary("recorded"))
+    assert "original run" in fig.layout.annotations[1].text
+    assert list(fig.data[-1].y) == [41.5]  # the chart shows the recorded calls' time, never the replay's
+    live_header, live_rows, _ = report.score_rows(_summary("live"))
+    assert live_header[-1] == "s/q" and live_rows[0][-1] == "0.07"
+    assert list(report._cost(_summary("live")).data[-1].y) == [0.07]
+
+
+def test_a_job_llm_keeps_a_replay_named_as_one():
+    class Replay:
+        backend, model, replays = "recorded", "m", True
+
+    job = jobs.Job("j", "test", "x")
+    assert jobs.JobLLM(Replay(), job, progress=False).replays is True

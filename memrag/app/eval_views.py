@@ -459,6 +459,7 @@ def question_table(run: EvalRun) -> pd.DataFrame:
     """One row per question: per method R@2 / R@5 / EM / F1 (percent), tokens, seconds, answer and
     where its gold passages ended up."""
     rows = []
+    seconds_col = "replay s" if report.replayed(run.summary) else "s"  # a replay's time is not the method's
     for r in run.records:
         row: dict[str, Any] = {"id": r["qid"], "question": r["question"], "gold answer": " / ".join(r["answers"]),
                                "hops": r.get("hops")}
@@ -469,7 +470,7 @@ def question_table(run: EvalRun) -> pd.DataFrame:
                         f"{name} EM": _pct(mt.get("em")), f"{name} F1": _pct(mt.get("f1")),
                         f"{name} tokens": None if tok.get("prompt_tokens") is None or tok.get("completion_tokens")
                         is None else tok["prompt_tokens"] + tok["completion_tokens"],
-                        f"{name} s": e.get("seconds"), f"{name} answer": e.get("answer"),
+                        f"{name} {seconds_col}": e.get("seconds"), f"{name} answer": e.get("answer"),
                         f"{name} gold fates": "; ".join(str(f.get("fate")) for f in e["gold_fate"])})
         rows.append(row)
     return pd.DataFrame(rows)

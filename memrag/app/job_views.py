@@ -107,14 +107,8 @@ def model_state_view() -> None:
 @st.fragment(run_every=2.0)
 def _build_live_graph(job_id: str) -> None:
     job = jobs.get_job(job_id)
-    if job is None:
+    if job is None or job.finished:  # the page's rerun shows the memory built
         return
-    build_graph_view(job)
-
-
-def build_graph_view(job: jobs.Job) -> None:
-    """The graph a build has made so far (or made in all, once it finished)."""
-    job_id = job.id
     snapshot: dict[str, Any] = {}
     job.update_state(lambda s: snapshot.update(nodes=dict(s.get("nodes", {})), edges=list(s.get("edges", [])),
                                                coref_links=list(s.get("coref_links", []))))

@@ -248,6 +248,7 @@ class JobLLM:
     def __init__(self, inner: LLM, job: Job, expected_calls: int | None = None, *, progress: bool = True) -> None:
         self.inner = inner
         self.throughput = THROUGHPUT
+        self.replays = getattr(inner, "replays", False)  # a replay stays named as one in a run's stamp
         self.job = job
         self.progress = progress
         self.backend = inner.backend

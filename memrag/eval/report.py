@@ -66,6 +66,7 @@ def _method_summary(method: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     entry["completion_tokens_per_query"] = _mean_or_none([r["tokens"]["completion_tokens"] for r in rows])
     entry["llm_calls_per_query"] = _mean_or_none([r["tokens"]["llm_calls"] for r in rows])
     entry["seconds_per_query"] = _mean_or_none([r["seconds"] for r in rows])
+    entry["llm_seconds_per_query"] = _mean_or_none([r["tokens"].get("llm_seconds") for r in rows])
     entry["gold_fate"] = _fate_counts(method, rows)
     entry["answers_capped"] = sum(1 for r in rows if r.get("answer_capped"))
     entry["ci95"] = ci
@@ -209,11 +210,19 @@ def _html_table(table: Table) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def replayed(summary: dict[str, Any]) -> bool:
+    """True when the run's replies came from recordings: its seconds are the replay's, not a method's."""
+    return summary.get("stamp", {}).get("replies") == "recorded"
+
+
 def score_rows(summary: dict[str, Any]) -> Table:
     """One row per method: recall@k, EM / raw EM / F1 (percent, 95% bootstrap intervals for
     R@2, R@5, EM and F1), then the cost per query."""
     header = ["method", "n", "R@1", "R@2", "R@5", "R@10", "EM", "raw EM", "F1", "capped answers",
               "top 5 = dense's", "prompt tok/q", "completion tok/q", "LLM calls/q", "s/q"]
+    replay = replayed(summary)
+    if replay:  # the replay's seconds are named as such, beside what the recorded calls took
+        header[-1:] = ["replay s/q", "original LLM s/q"]
     rows = []
     same = summary.get("same_top5_as_dense", {})
     for m, e in summary["methods"].items():
@@ -221,7 +230,8 @@ def score_rows(summary: dict[str, Any]) -> Table:
                      _pct(e["recall@10"]), _with_ci(e, "em"), _pct(e["raw_em"]), _with_ci(e, "f1"),
                      str(e.get("answers_capped", "–")), str(same[m]) if m in same else "–",
                      _num(e["prompt_tokens_per_query"], 0), _num(e["completion_tokens_per_query"], 0),
-                     _num(e["llm_calls_per_query"], 2), _num(e["seconds_per_query"], 2)])
+                     _num(e["llm_calls_per_query"], 2), _num(e["seconds_per_query"], 2)]
+                    + ([_num(e.get("llm_seconds_per_query"), 2)] if replay else []))
     return header, rows, (0,)
 
 
@@ -375,7 +385,10 @@ def _cost(summary: dict[str, Any], records: Sequence[dict[str, Any]] | None = No
     names = list(summary["methods"])
     e = summary["methods"]
     ci = cost_intervals(records, names) if records else {m: {} for m in names}
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("tokens per query", "seconds per query"))
+    replay = replayed(summary)
+    seconds_key = "llm_seconds_per_query" if replay else "seconds_per_query"  # never the replay's own time
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        "tokens per query", "LLM seconds per query in the original run" if replay else "seconds per query"))
     totals = [None if e[m]["prompt_tokens_per_query"] is None or e[m]["completion_tokens_per_query"] is None
               else e[m]["prompt_tokens_per_query"] + e[m]["completion_tokens_per_query"] for m in names]
     for key, label in (("prompt_tokens_per_query", "prompt"), ("completion_tokens_per_query", "completion")):
@@ -386,8 +399,9 @@ def _cost(summary: dict[str, Any], records: Sequence[dict[str, Any]] | None = No
             bar["error_y"] = {"type": "data", "symmetric": False, "array": list(up), "arrayminus": list(down)}
         fig.add_trace(go.Bar(name=label, x=[_label(m) for m in names], y=[e[m][key] for m in names], **bar),
                       row=1, col=1)
-    up, down = zip(*(_error_bars(e[m]["seconds_per_query"], ci[m].get("seconds_per_query")) for m in names))
-    fig.add_trace(go.Bar(name="seconds", x=[_label(m) for m in names], y=[e[m]["seconds_per_query"] for m in names],
+    up, down = zip(*(_error_bars(e[m].get(seconds_key), None if replay else ci[m].get("seconds_per_query"))
+                     for m in names))
+    fig.add_trace(go.Bar(name="seconds", x=[_label(m) for m in names], y=[e[m].get(seconds_key) for m in names],
                          showlegend=False, error_y={"type": "data", "symmetric": False, "array": list(up),
                                                     "arrayminus": list(down)}), row=1, col=2)
     title = "Cost per query" + (" (95% bootstrap intervals)" if records else "")

@@ -77,7 +77,9 @@ def call_totals(traces: list[Trace]) -> tuple[dict[str, dict[str, Any]], dict[st
 
     def pick(r: dict[str, Any]) -> dict[str, Any]:
         return {"prompt_tokens": _count(r["prompt tokens"]), "completion_tokens": _count(r["completion tokens"]),
-                "llm_calls": int(r["calls"]), "cached_calls": int(r["recorded calls"])}
+                "llm_calls": int(r["calls"]), "cached_calls": int(r["recorded calls"]),
+                # the calls' own seconds: for replayed replies, what the original run's model took
+                "llm_seconds": None if r.get("seconds") is None else round(float(r["seconds"]), 3)}
 
     return {t.method: pick(rows[t.method]) for t in traces}, pick(rows[ALL_METHODS])
 
