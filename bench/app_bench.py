@@ -108,11 +108,10 @@ def new_page(browser):
     return context, page
 
 
-def open_app(page, url: str, page_name: str = "") -> None:
-    page.goto(url + "/")
-    page.get_by_role("heading", name="Memory", level=1).wait_for()
+def open_app(page, url: str, page_name: str = "Memory") -> None:
+    page.goto(url + "/")  # the start page
     if page_name:
-        page.get_by_role("link", name=page_name).click()
+        page.get_by_role("link", name=page_name, exact=True).click()
         page.get_by_role("heading", name=page_name, level=1).wait_for()
 
 

@@ -41,3 +41,13 @@ def slug(text: str, *, keep: str = "a-z0-9", sep: str = "-", trim: str = "-", li
         text = text.lower()
     out = re.sub(f"[^{keep}]+", sep, text).strip(trim)
     return out if limit is None else out[:limit].strip(trim)
+
+
+def download_name(*parts: str | None, ext: str, day: str | None = None) -> str:
+    """A download's file name from what it holds: 'memrag-q01-neuropath-ecphory-2026-12-01.json'.
+    Empty parts are left out; each part is slugged and cut so the name stays short."""
+    import datetime as _dt
+
+    day = day or _dt.date.today().isoformat()
+    words = [slug(p, limit=40) for p in parts if p] + [day]
+    return "-".join(["memrag"] + [w for w in words if w]) + "." + ext.lstrip(".")

@@ -30,6 +30,14 @@ def traces_json(traces: Sequence[Trace], meta: dict[str, Any], *, summaries: Seq
     return json.dumps(obj, ensure_ascii=False)
 
 
+def traces_file_name(traces: Sequence[Trace], meta: dict[str, Any]) -> str:
+    """The download's name: the question (its id, or its words), the methods and the day."""
+    from memrag.textsafe import download_name
+
+    question = meta.get("qid") or " ".join(str(meta.get("question") or "").split()[:6])
+    return download_name(question, "-".join(dict.fromkeys(t.method for t in traces)), ext="json")
+
+
 def _items_and_meta(obj: Any) -> tuple[Any, Any]:
     if not isinstance(obj, dict):
         raise ValueError("not a trace file: expected a JSON object")

@@ -8,14 +8,14 @@ import re
 import threading
 import time
 
-from memrag import demo  # noqa: F401 (the recorded fixture patches it)
 from memrag.app import estimates, state as app_state, jobs, start_views
 from memrag.app.work import build_work
 from memrag.config import IndexParams
 from memrag.methods import registry
 from scripted import ScriptedLLM
-from test_app_pages import (DOCS, EXTRACTIONS, app, click, embedder, frames, home, no_exception, plain, scripted,  # noqa: F401 (fixtures)
-                            tiny, wait_for, recorded, QUESTION)
+from test_app_pages import (DOCS, EXTRACTIONS, QUESTION, app, click, embedder, frames, no_exception, plain,
+                            scripted, wait_for)
+from test_app_pages import home, recorded, tiny  # noqa: F401 (fixtures)
 
 
 

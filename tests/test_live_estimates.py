@@ -31,8 +31,8 @@ def test_before_any_call_the_estimate_is_a_stated_default():
 def test_measured_calls_replace_the_defaults():
     t = Throughput()
     # llama.cpp says how the time was split: 1000 prompt tokens in 2 s, 100 completion tokens in 5 s
-    t.observe(completion("index.extract", 1000, 100, 7.0,
-                         raw={"timings": {"prompt_n": 1000, "prompt_ms": 2000, "predicted_n": 100, "predicted_ms": 5000}}))
+    timings = {"prompt_n": 1000, "prompt_ms": 2000, "predicted_n": 100, "predicted_ms": 5000}
+    t.observe(completion("index.extract", 1000, 100, 7.0, raw={"timings": timings}))
     r = t.rates("embedded")
     assert (r.prompt_tps, r.completion_tps, r.calls) == (pytest.approx(500), pytest.approx(20), 1)
     e = estimates.build_estimate(3, "embedded", throughput=t)
@@ -196,3 +196,18 @@ def test_a_job_llm_keeps_a_replay_named_as_one():
 
     job = jobs.Job("j", "test", "x")
     assert jobs.JobLLM(Replay(), job, progress=False).replays is True
+
+
+def test_a_traces_download_is_named_after_what_it_holds():
+    from memrag.textsafe import download_name
+    from memrag.tracefile import traces_file_name
+
+    class T:
+        def __init__(self, method):
+            self.method = method
+
+    name = traces_file_name([T("neuropath"), T("dense")], {"qid": "q01", "question": "Who?"})
+    assert name.startswith("memrag-q01-neuropath-dense-") and name.endswith(".json")
+    free = traces_file_name([T("ecphory")], {"qid": None, "question": "Which river flows by Port Alder's mill?"})
+    assert free.startswith("memrag-which-river-flows-by-port-alder-s-ecphory-")
+    assert download_name("My Notes!", None, ext="csv", day="2026-12-01") == "memrag-my-notes-2026-12-01.csv"

@@ -14,7 +14,7 @@ from memrag.app.widgets import frame, graph, text
 from memrag.explain.deviations import deviations_for
 from memrag.index.memory import Memory
 from memrag.methods import registry
-from memrag.tracefile import traces_json
+from memrag.tracefile import traces_file_name, traces_json
 from memrag.trace import Trace, token_sum
 from memrag.viz import charts, tables, trace_graphs
 from memrag.viz.safe_text import clip, escape_markdown
@@ -295,5 +295,5 @@ def ask_results(result: dict[str, Any], memory: Memory | None, key: str = "res")
     meta = {k: result.get(k) for k in ("question", "mode", "model")}
     meta["qid"] = (result.get("record") or {}).get("id")
     # a callable: the ~200 KB of JSON is made when clicked, not sent with every rerun of the page
-    st.download_button("Download these traces (JSON)", lambda: traces_json(traces, meta), file_name="memrag-traces.json",
+    st.download_button("Download these traces (JSON)", lambda: traces_json(traces, meta), file_name=traces_file_name(traces, meta),
                        mime="application/json", key=f"{key}_download")

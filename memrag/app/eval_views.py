@@ -176,11 +176,12 @@ class Plan:
         if self.build_passages:
             parts.append(f"first a memory is built: {self.build_passages} passage(s) read by the LLM "
                          f"(~{estimates.seconds_text(estimates.build_estimate(1, self.backend).seconds)} each "
-                         f"on {self.backend}, {estimates.build_estimate(1, self.backend).rates.basis()})")
+                         f"on {self.backend})")
         if self.embed_passages:
             parts.append(f"{self.embed_passages} passage(s) embedded without an LLM")
         parts.append(f"about {self.llm_calls} LLM call(s) to ask them" if self.llm_calls else "no LLM calls")
-        where = "" if self.backend == "none" else f" on {self.backend}"
+        where = "" if self.backend == "none" else (f" on {self.backend} "
+                                                    f"({estimates.THROUGHPUT.rates(self.backend).basis()})")
         return "; ".join(parts) + f". Roughly {widgets.seconds_text(self.seconds)}{where}."
 
 
@@ -209,7 +210,8 @@ def plan_run(config: EvalConfig, ds: Dataset, backend: str, *, parallel: int = 1
     if backend == "recorded":
         seconds = RECORDED_SECONDS_PER_QUESTION * len(todo)
     else:
-        per_question = estimates.ask_estimate(config.methods, backend, hops, answer=config.answer).seconds if calls else 0.0
+        per_question = (estimates.ask_estimate(config.methods, backend, hops, answer=config.answer).seconds
+                        if calls else 0.0)
         seconds = (estimates.build_estimate(build, backend, parallel).seconds + embed * EMBED_SECONDS_PER_PASSAGE
                    + len(todo) * per_question)
     return Plan(len(questions), len(questions) - len(todo), build, embed, calls * len(todo), seconds, backend)

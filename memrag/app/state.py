@@ -421,7 +421,8 @@ __all__ = ["AppState", "TEST_LLM_KEY", "TEST_EMBEDDER_KEY", "init_state", "setti
            "embedder", "embedder_id", "safe_memory_name", "memories_dir", "memory_path", "sample_memory_dir",
            "is_sample", "saved_memories", "memory_label", "open_memory", "active_memory", "recordings",
            "demo_questions", "param_widgets", "method_params", "set_method_params", "changed_params", "bound", "value_key",
-           "param_key", "extract_parallel", "preload_model", "forget_failed_preload", "session_id", "start_job", "visible_jobs", "read_upload_batch"]
+           "param_key", "extract_parallel", "session_id", "start_job", "visible_jobs", "read_upload_batch",
+           "preload_model", "forget_failed_preload"]
 
 
 # ------------------------------------------------------------------ background jobs, per browser session

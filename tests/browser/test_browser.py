@@ -42,13 +42,16 @@ def wait_for_graphs(page, count: int, timeout_s: float = 60) -> list[int]:
         page.wait_for_timeout(500)
 
 
-def open_app(w, server: str, page_name: str = "") -> None:
-    """Open the app at its root (a deep link makes Streamlit probe `/<page>/_stcore/...` first,
-    which logs 404s in the console) and click through to the page."""
+START_HEADING = "memrag: retrieval modelled on memory"  # the start page, the app's root
+
+
+def open_app(w, server: str, page_name: str = "Memory") -> None:
+    """Open the app at its root, the start page (a deep link makes Streamlit probe
+    `/<page>/_stcore/...` first, which logs 404s in the console), and click through to the page."""
     w.page.goto(server + "/")
-    w.page.get_by_role("heading", name="Memory", level=1).wait_for()
+    w.page.get_by_role("heading", name=START_HEADING, level=1).wait_for()
     if page_name:
-        w.page.get_by_role("link", name=page_name).click()
+        w.page.get_by_role("link", name=page_name, exact=True).click()
         w.page.get_by_role("heading", name=page_name, level=1).wait_for()
 
 

@@ -106,7 +106,8 @@ def test_hostile_entity_names_draw_as_text_on_the_memory_and_ask_pages(browser, 
 
     with watched_page(browser, failed, request.node.name, ROOT / "test-artifacts") as w:
         page = w.page
-        page.goto(hostile_server + "/")
+        page.goto(hostile_server + "/")  # the start page, then the Memory page
+        page.get_by_role("link", name="Memory", exact=True).click()
         page.get_by_role("heading", name="Memory", level=1).wait_for()
         settle(page)
         page.get_by_test_id("stRadio").filter(has_text="Memory source").get_by_text("Saved memory").click()

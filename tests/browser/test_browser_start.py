@@ -1,0 +1,34 @@
+"""The start page in a real browser: the app's root URL opens it, and "Try a demo question" lands on
+the Ask page with the sample memory and its first demo question chosen (one click)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_browser import START_HEADING, settle
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_root_url_opens_the_start_page_and_a_demo_question_is_one_click_away(watched, server, sample_recordings):
+    from memrag import demo
+
+    page = watched.page
+    page.goto(server + "/")
+    page.get_by_role("heading", name=START_HEADING, level=1).wait_for()
+    for words in ("place cells", "engram", "Active memory:", "LLM:"):
+        page.get_by_text(words).first.wait_for()
+    assert page.get_by_role("link", name="Learn the analogy").count() == 1
+    assert page.get_by_role("button", name="Build from your own documents").count() == 1
+    settle(page)
+    watched.shot("start-page")
+
+    page.get_by_role("button", name="Try a demo question").click()
+    page.get_by_role("heading", name="Ask", level=1).wait_for()
+    first = json.loads((demo.SAMPLE_DIR / "questions.json").read_text())[0]
+    chosen = page.get_by_test_id("stSelectbox").filter(has_text="demo question")
+    chosen.get_by_text(f"{first['id']}: {first['question']}").wait_for()
+    page.get_by_text("Replays the replies recorded with").wait_for()  # the sample's recordings are in use
+    settle(page)
+    watched.shot("start-demo-question-on-ask")
