@@ -64,7 +64,7 @@ def backend_line() -> str:
     _, choice, error = app_state.backend_choice()
     if choice is None:
         return f"LLM: not available ({error})"
-    return f"LLM: {choice.backend} / {choice.model} — {choice.reason}"
+    return f"LLM: {choice.backend} / {choice.model}"
 
 
 def memory_line() -> str:
