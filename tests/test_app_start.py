@@ -126,3 +126,36 @@ def test_failed_chunks_are_named_with_their_raw_reply(home):
     assert "Failed chunks: chunk 1 (Port Alder)" in plain(at)
     assert any("not JSON" in c.value for c in at.code)
     assert any(re.sub(r"\\(.)", r"\1", e.label).startswith("chunk 1 (Port Alder)") for e in at.expander)
+
+
+def test_a_build_started_while_the_model_loads_waits_for_it_not_for_chunk_one(home, monkeypatch):
+    """The panel and the sidebar say the job waits for the model; no chunk is blamed."""
+    from memrag.llm import preload
+
+    preload.reset()
+    monkeypatch.setenv("MEMRAG_PRELOAD", "1")
+    loaded, gate = threading.Event(), threading.Event()
+    preload.start(lambda: (loaded.set(), gate.wait(30)))  # a slow fake loader
+
+    def reading(job: jobs.Job) -> None:
+        job.update_state(lambda s: s.update(current={"i": 0, "title": "Ada", "text": "Ada was born."}, failures=[]))
+        job.report("chunk_started", note="reading chunk 1 of 1: Ada")
+        gate.wait(30)
+
+    job = jobs.start_job("build", "building waiting", reading, total=1, estimate_s=5.0,
+                         meta={"backend": "embedded"})
+    try:
+        at = app()
+        at.session_state[app_state.AppState.build_job.key] = job.id
+        at = no_exception(at.run())
+        md = plain(at)
+        figure = "building waiting: 0 of 1, waiting for the model to load"
+        assert re.sub(r"\\(.)", r"\1", at.get("progress")[0].proto.text) == figure  # the panel
+        assert figure in re.sub(r"\\(.)", r"\1", " ".join(c.value for c in at.sidebar.caption))  # the sidebar
+        assert "Loading the model" in md
+        assert "reading chunk 1" not in md and "Reading chunk" not in md and "taking longer" not in md
+    finally:
+        gate.set()
+        job.wait(10)
+        preload.wait(10)
+        preload.reset()
