@@ -442,7 +442,8 @@ def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] |
             continue
         group, role = look[nid]
         g = bool(gold.intersection(n.chunk_ids)) or n.gold
-        tip = n.tooltip if n.kind != "entity" or n.group in n.tooltip else f"{n.tooltip}\ntype: {n.group}"
+        typed = n.kind == "entity" and n.group and n.group not in n.tooltip
+        tip = f"{n.tooltip or n.label}\ntype: {n.group}" if typed else n.tooltip  # its colour now says its fate
         nodes.append(dataclasses.replace(n, group=group, role=role, gold=g, tooltip=tip) if nid in shown_set
                      else dataclasses.replace(n, group=group, role="ghost", gold=False, tooltip=tip))
     step_edges = {eid for s in trace.steps[: step_index + 1] for eid in s.edge_ids}
