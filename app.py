@@ -14,7 +14,7 @@ import streamlit as st
 
 from memrag.app import state as app_state
 from memrag.app.state import AppState, METHOD_LABELS
-from memrag.app.views import seconds_text
+from memrag.app.widgets import seconds_text
 from memrag.viz import graph_html
 from memrag.viz.safe_text import escape_markdown
 

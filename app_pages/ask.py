@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag.app import state as app_state, views, compare_views, jobs
+from memrag.app import state as app_state, ask_views, job_views, widgets, compare_views, jobs
 from memrag.app.work import ask_work
 from memrag.app.state import AppState, METHOD_LABELS
 from memrag.tracefile import read_traces
@@ -59,7 +59,7 @@ elif methods:
     hops = app_state.method_params("neuropath").max_hops
     eta = jobs.ask_estimate_s(methods, backend, hops)
     st.caption(escape_markdown(f"A live ask makes about {jobs.expected_ask_calls(methods, hops)} LLM calls: roughly "
-                               f"{views.seconds_text(eta)} on {backend} (the embedded model needs ~20–40 s per "
+                               f"{widgets.seconds_text(eta)} on {backend} (the embedded model needs ~20–40 s per "
                                "method on 2 cores)."))
 
 job = jobs.get_job(state.ask_job)
@@ -85,7 +85,7 @@ if st.button("Ask", type="primary", disabled=running or not methods or not quest
 
 # ------------------------------------------------------------------ progress, then results
 if running:
-    views.job_panel(job.id)
+    job_views.job_panel(job.id)
 elif job is not None:
     if job.status == jobs.DONE:
         state.ask_result = {"traces": job.result, **{k: job.meta[k] for k in ("question", "record", "mode", "model")}}
@@ -111,4 +111,4 @@ if shown is not None:
     st.divider()
     if shown is state.loaded_traces:
         st.caption("Showing traces opened from a file.")
-    views.ask_results(shown, memory)
+    ask_views.ask_results(shown, memory)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from memrag.app import state as app_state, views, eval_views as ev, jobs
+from memrag.app import state as app_state, job_views, widgets, eval_views as ev, jobs
 from memrag.app.state import METHOD_LABELS
 from memrag.eval.datasets import SCOPES
 from memrag.eval.config import EvalConfig, dense_only
@@ -96,7 +96,7 @@ if ds is not None:
     plan = ev.plan_run(config, ds, backend, parallel=app_state.extract_parallel(backend))
     st.info(escape_markdown(plan.text()))
     ok = plan.seconds <= ev.CONFIRM_ABOVE_S or st.checkbox(
-        f"Yes, start a run of about {views.seconds_text(plan.seconds)}", key="eval_confirm")
+        f"Yes, start a run of about {widgets.seconds_text(plan.seconds)}", key="eval_confirm")
     if st.button("Run evaluation", type="primary", disabled=running or not ok):
         if recorded:
             llm, llm_error = rec.replay_llm(), ""
@@ -114,11 +114,11 @@ if ds is not None:
 
 # ------------------------------------------------------------------ progress, then the run's outcome
 if running:
-    views.job_panel(job.id)
+    job_views.job_panel(job.id)
 elif job is not None:
     out = job.meta["out"]
     if job.status == jobs.DONE:
-        st.success(escape_markdown(f"{job.label}: finished in {views.seconds_text(job.elapsed())}."))
+        st.success(escape_markdown(f"{job.label}: finished in {widgets.seconds_text(job.elapsed())}."))
     elif job.status == jobs.CANCELLED:
         st.info("The evaluation was cancelled. Finished questions are kept: run the same settings again to resume.")
     else:

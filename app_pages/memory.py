@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag.app import state as app_state, views, jobs
+from memrag.app import state as app_state, job_views, memory_views, widgets, jobs
 from memrag.app.work import build_work
 from memrag.index import store
 from memrag.app.state import AppState
@@ -44,13 +44,13 @@ for other in others:  # e.g. started in a tab that was closed
         st.rerun()
 if job is not None and not job.finished:
     st.subheader("Building")
-    views.job_panel(job.id)
+    job_views.job_panel(job.id)
 elif job is not None:
     if job.status == jobs.DONE:
         if state.active_memory != job.result["path"]:
             state.active_memory = job.result["path"]
             st.rerun()  # so the sidebar shows the new memory too
-        st.success(escape_markdown(f"{job.label}: finished in {views.seconds_text(job.elapsed())}."))
+        st.success(escape_markdown(f"{job.label}: finished in {widgets.seconds_text(job.elapsed())}."))
     elif job.status == jobs.CANCELLED:
         st.info("The build was cancelled. Chunks already read are kept in its journal: building the same "
                 "files again resumes without new LLM calls.")
@@ -58,7 +58,7 @@ elif job is not None:
         st.error(escape_markdown(f"The build failed: {job.error}"))
         with st.expander("details"):
             st.code(job.error_detail, language=None)
-    views.failures_view(job.state.get("failures", []))
+    job_views.failures_view(job.state.get("failures", []))
     if st.button("Dismiss"):
         state.build_job = None
         st.rerun()
@@ -95,7 +95,7 @@ elif source == "Upload files":
             eta = jobs.build_estimate_s(chunks, backend, app_state.extract_parallel(backend))
             folder = app_state.safe_memory_name(name)
             st.info(escape_markdown(f"{len(report.documents)} document(s), {chunks} chunk(s) → memory '{folder}'. "
-                                    f"About {views.seconds_text(eta)} on {backend} "
+                                    f"About {widgets.seconds_text(eta)} on {backend} "
                                     f"(~{jobs.EMBEDDED_SECONDS_PER_CHUNK:.0f} s per chunk on the embedded model)."))
             ok = chunks <= CONFIRM_ABOVE or st.checkbox(f"Yes, read all {chunks} chunks (more than {CONFIRM_ABOVE})")
             busy = job is not None and not job.finished
@@ -120,4 +120,4 @@ if error:
     st.error(escape_markdown(error))
 elif memory is not None:
     st.header(escape_markdown(app_state.memory_label(path)))
-    views.memory_tabs(memory, key="mem")
+    memory_views.memory_tabs(memory, key="mem")

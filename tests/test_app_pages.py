@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from memrag.app import state as app_state, views as app_views, jobs
+from memrag import tracefile
+from memrag.app import state as app_state, jobs
 from memrag.app.work import build_work
 from memrag import demo
 from memrag.index.build import build_memory, run_build
@@ -404,7 +405,7 @@ def test_recorded_demo_question_shows_badge_gold_and_a_live_switch(recorded):
 def test_traces_download_and_open_again(tiny):
     at = ask(ask_page(tiny))
     job = jobs.get_job(at.session_state[app_state.AppState.ask_job.key])
-    data = app_views.traces_json(job.result, {"question": QUESTION, "mode": "live", "model": "scripted-1"}).encode()
+    data = tracefile.traces_json(job.result, {"question": QUESTION, "mode": "live", "model": "scripted-1"}).encode()
     at.file_uploader(key="ask_trace_file").set_value(("t.json", data, "application/json")).run()
     click(at, "Open these traces")
     at = no_exception(at)
@@ -418,15 +419,15 @@ def test_traces_download_and_open_again(tiny):
 
 def test_read_traces_validates_and_limits():
     with pytest.raises(ValueError, match="at most"):
-        app_views.read_traces(b" " * (app_views.MAX_TRACE_BYTES + 1))
+        tracefile.read_traces(b" " * (tracefile.MAX_TRACE_BYTES + 1))
     with pytest.raises(ValueError, match="not a JSON trace file"):
-        app_views.read_traces(b"\xff\xfe")
+        tracefile.read_traces(b"\xff\xfe")
     with pytest.raises(ValueError, match="non-empty"):
-        app_views.read_traces(json.dumps({"memrag": "traces", "traces": []}).encode())
+        tracefile.read_traces(json.dumps({"memrag": "traces", "traces": []}).encode())
     from memrag.trace import Trace
 
     t = Trace(method="evil<script>", question="q")
     with pytest.raises(ValueError, match="unknown method"):
-        app_views.read_traces(t.to_json().encode())
-    ok, meta = app_views.read_traces(Trace(method="dense", question="q").to_json().encode())
+        tracefile.read_traces(t.to_json().encode())
+    ok, meta = tracefile.read_traces(Trace(method="dense", question="q").to_json().encode())
     assert ok[0].method == "dense" and meta == {}

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memrag.methods.answer import _validate as validate_answer
-from memrag.app.views import read_traces
+from memrag.tracefile import read_traces
 from memrag.eval.datasets import load_dataset
 from memrag.index.extract import extract_chunk
 from memrag.llm.jsoncall import parse_json

@@ -12,7 +12,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from memrag.app import state as app_state, views, jobs
+from memrag.app import state as app_state, ask_views, job_views, widgets, jobs
+from memrag.app.question_gold import gold_of, gold_scores
 from memrag.app.work import compare_work
 from memrag.explain import ablations as compare
 from memrag.app.state import METHOD_LABELS, AppState
@@ -91,7 +92,7 @@ def compare_mode(memory: Any, question: str, record: dict[str, Any] | None, rec:
     else:
         hops = max(getattr(p, "max_hops", 2) for p in (a, b))
         eta = 2 * jobs.ask_estimate_s([method], backend, hops)
-        st.caption(escape_markdown(f"Both sets live: roughly {views.seconds_text(eta)} on {backend}."))
+        st.caption(escape_markdown(f"Both sets live: roughly {widgets.seconds_text(eta)} on {backend}."))
 
     job = jobs.get_job(state.compare_job)
     running = job is not None and not job.finished
@@ -112,7 +113,7 @@ def compare_mode(memory: Any, question: str, record: dict[str, Any] | None, rec:
             st.rerun()
 
     if running:
-        views.job_panel(job.id)
+        job_views.job_panel(job.id)
     elif job is not None:
         if job.status == jobs.DONE:
             state.compare_result = {"variants": job.result, **{k: job.meta[k] for k in
@@ -129,30 +130,30 @@ def compare_mode(memory: Any, question: str, record: dict[str, Any] | None, rec:
 def compare_results(result: dict[str, Any], memory: Any, key: str = "cmp") -> None:
     """Both runs side by side, what changed, and either run in detail."""
     variants: list[Variant] = result["variants"]
-    gold = views.gold_of(result.get("record"), memory)
+    gold = gold_of(result.get("record"), memory)
     traces = [v.trace for v in variants if v.trace is not None]
     if gold is not None and memory is not None and any(t.memory_fingerprint != memory.fingerprint() for t in traces):
         gold.chunk_ids = []  # chunk ids of another memory: score by document only
-    views.text(result["question"], prefix=f"**{METHOD_LABELS[result['method']]}, two parameter sets:** ")
+    widgets.text(result["question"], prefix=f"**{METHOD_LABELS[result['method']]}, two parameter sets:** ")
     if gold is not None:
-        views.text(" / ".join(gold.answers), prefix="**Gold answer:** ")
+        widgets.text(" / ".join(gold.answers), prefix="**Gold answer:** ")
     if result.get("mode") == "recorded" and traces:
-        views.recorded_badge(result.get("model", "?"), traces)
+        ask_views.recorded_badge(result.get("model", "?"), traces)
     for col, v in zip(st.columns(len(variants)), variants):
         with col:
             if v.trace is None:
                 st.subheader(escape_markdown(v.label))
                 st.warning(escape_markdown(v.error))
                 continue
-            views.answer_card(v.trace, gold, memory, title=v.label)
+            ask_views.answer_card(v.trace, gold, memory, title=v.label)
             if v.answer_missing:
                 st.info(escape_markdown(v.answer_missing))
-            views.overview_graph(v.trace, gold, height=380)
+            ask_views.overview_graph(v.trace, gold, height=380)
     st.subheader("What changed")
     a, b = variants
     scores = None
     if gold is not None and a.trace is not None and b.trace is not None:
-        scores = (views.gold_scores(a.trace, gold, memory), views.gold_scores(b.trace, gold, memory))
+        scores = (gold_scores(a.trace, gold, memory), gold_scores(b.trace, gold, memory))
     rows = compare.what_changed(a, b, scores=scores)
     st.dataframe(pd.DataFrame(rows, columns=["what", "A", "B", "change"]), hide_index=True, key=f"{key}_changed",
                  height=ROW_PX * (len(rows) + 1) + 3)  # every row, no inner scrolling
@@ -162,4 +163,4 @@ def compare_results(result: dict[str, Any], memory: Any, key: str = "cmp") -> No
     pick = st.segmented_control("details of", [v.label for v in ran], default=ran[0].label, key=f"{key}_pick") \
         or ran[0].label
     v = next(x for x in ran if x.label == pick)
-    views.trace_details(v.trace, gold, memory, key=f"{key}_{SIDES[variants.index(v)]}")
+    ask_views.trace_details(v.trace, gold, memory, key=f"{key}_{SIDES[variants.index(v)]}")

@@ -3,7 +3,7 @@ and the views of a finished (or opened) run.
 
 The run is memrag.eval.runner's, driven the way `python -m memrag eval` drives it (same config,
 same events, same out folder); numbers, tables and figures are memrag.eval.report's; a question's
-stored traces open in the Ask page's views (memrag.app.views). Text from a run or a benchmark is
+stored traces open in the Ask page's views (memrag.app.ask_views). Text from a run or a benchmark is
 shown through dataframes, `st.text` or escaped markdown only.
 """
 
@@ -20,7 +20,7 @@ from typing import Any, Callable
 import pandas as pd
 import streamlit as st
 
-from memrag.app import state as app_state, views, jobs
+from memrag.app import state as app_state, ask_views, widgets, jobs
 from memrag.index import store
 from memrag.app.state import METHOD_LABELS, AppState, _Key
 from memrag.ask import resolve_params
@@ -180,7 +180,7 @@ class Plan:
             parts.append(f"{self.embed_passages} passage(s) embedded without an LLM")
         parts.append(f"about {self.llm_calls} LLM call(s) to ask them" if self.llm_calls else "no LLM calls")
         where = "" if self.backend == "none" else f" on {self.backend}"
-        return "; ".join(parts) + f". Roughly {views.seconds_text(self.seconds)}{where}."
+        return "; ".join(parts) + f". Roughly {widgets.seconds_text(self.seconds)}{where}."
 
 
 def _passages_to_index(config: EvalConfig, ds: Dataset, todo_qids: set[str]) -> int:
@@ -490,7 +490,7 @@ def memory_path_of(run: EvalRun, record: dict[str, Any]) -> Path | None:
 
 
 def drill_result(record: dict[str, Any], run: EvalRun, memory: Any) -> dict[str, Any]:
-    """A question's stored traces as an Ask-page result (app_views.ask_results), with its gold:
+    """A question's stored traces as an Ask-page result (ask_views.ask_results), with its gold:
     the sample's gold units are document ids; elsewhere the gold chunks the fates name are mapped
     to their documents through the memory (or the traces' own passages)."""
     traces = record_traces(record)
@@ -582,7 +582,7 @@ def run_view(run: EvalRun, key: str = "eval") -> None:
     except (ValueError, TypeError) as e:
         st.error(escape_markdown(f"The stored traces of {qid} cannot be read: {e}"))
         return
-    views.ask_results(result, memory, key=f"{key}_trace")
+    ask_views.ask_results(result, memory, key=f"{key}_trace")
 
 
 __all__ = ["Benchmark", "EvalRun", "EvalState", "Plan", "bench_dir", "bench_files", "drill_result", "eval_work",

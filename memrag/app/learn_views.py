@@ -12,7 +12,8 @@ from typing import Any
 
 import streamlit as st
 
-from memrag.app import state as app_state, views
+from memrag.app import state as app_state, widgets
+from memrag.app.question_gold import gold_of
 from memrag.explain import lessons as learn
 from memrag.app.state import AppState
 from memrag.llm.recordings import StaleRecording
@@ -95,7 +96,7 @@ def replay(trace: Trace, gold_chunk_ids: list[int] | None) -> int:
     lesson = lessons[step]
     left, right = st.columns([3, 2])
     with left:
-        views.graph(trace_graphs.step_graph(trace, step, gold_chunk_ids=gold_chunk_ids, height=GRAPH_HEIGHT),
+        widgets.graph(trace_graphs.step_graph(trace, step, gold_chunk_ids=gold_chunk_ids, height=GRAPH_HEIGHT),
                     GRAPH_HEIGHT)
     with right:
         st.markdown(f"#### Step {step + 1} of {len(lessons)}: " + escape_markdown(lesson.title))
@@ -104,7 +105,7 @@ def replay(trace: Trace, gold_chunk_ids: list[int] | None) -> int:
         if lesson.brain:
             st.markdown(lesson.brain)
         st.markdown("**In this trace**")
-        views.text(lesson.here)
+        widgets.text(lesson.here)
         summary = trace.steps[step].summary
         if summary:
             with st.expander("the method's own note on this step"):
@@ -118,9 +119,9 @@ def learn_page(traces: dict[str, Trace], record: dict[str, Any] | None, memory: 
     method = st.segmented_control("method", methods, default=methods[0], key="learn_method",
                                   format_func=lambda m: METHOD_TITLES[m]) or methods[0]
     trace = traces[method]
-    views.text(trace.question, prefix="**Question:** ")
+    widgets.text(trace.question, prefix="**Question:** ")
     analogy(method)
-    gold = views.gold_of(record, memory)
+    gold = gold_of(record, memory)
     same_memory = memory is not None and trace.memory_fingerprint == memory.fingerprint()
     replay(trace, gold.chunk_ids if gold is not None and same_memory else None)
     st.caption(escape_markdown(learn.SOURCES))

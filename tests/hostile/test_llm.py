@@ -168,7 +168,7 @@ def test_deep_extraction_reply() -> None:
 
 @probe("a traces file nested 100,000 deep", "read_traces raises ValueError", group="parsers")
 def test_deep_traces_file() -> None:
-    from memrag.app.views import read_traces
+    from memrag.tracefile import read_traces
 
     with pytest.raises(ValueError, match="nested"):
         read_traces(('{"traces": ' + DEEP + "}").encode())

@@ -1,0 +1,299 @@
+"""The Ask page's views of finished traces: answer cards, the side-by-side comparison, each
+method's overview graph and detail tabs, the LLM call inspector, the traces download."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from memrag.app.question_gold import Gold, gold_fates, gold_of, gold_scores
+from memrag.app.state import METHOD_LABELS
+from memrag.app.widgets import frame, graph, text
+from memrag.explain.deviations import deviations_for
+from memrag.index.memory import Memory
+from memrag.methods import registry
+from memrag.tracefile import traces_json
+from memrag.trace import Trace, token_sum
+from memrag.viz import charts, tables, trace_graphs
+from memrag.viz.safe_text import clip, escape_markdown
+
+
+# ------------------------------------------------------------------ one answer
+def recorded_totals(traces: Sequence[Trace]) -> tuple[float, int | None]:
+    """Original seconds and tokens of the recorded calls (a call shared by methods counts once)."""
+    seen: set[str] = set()
+    seconds, tokens = 0.0, 0
+    for t in traces:
+        for c in t.llm_calls:
+            ident = tables.call_identity(c)
+            if not c.cached or ident in seen:
+                continue
+            seen.add(ident)
+            seconds += c.seconds
+            tokens = token_sum((tokens, c.prompt_tokens, c.completion_tokens))
+    return seconds, tokens
+
+
+def recorded_badge(model: str, traces: Sequence[Trace]) -> None:
+    seconds, tokens = recorded_totals(traces)
+    st.badge(escape_markdown(f"recorded with {model}"), icon=":material/history:", color="violet")
+    st.caption(escape_markdown(f"original {seconds:.1f} s, {tokens if tokens is not None else 'unknown'} tokens "
+                               "(replayed from the memory's recordings; retrieval recomputed now)"))
+
+
+def answer_card(trace: Trace, gold: Gold | None, memory: Memory | None, title: str | None = None) -> None:
+    """The method's answer, its cost, its gold scores and its cited passages; `title` replaces the
+    method's name as the heading (compare mode names its two parameter sets)."""
+    st.subheader(escape_markdown(title or METHOD_LABELS.get(trace.method, trace.method)))
+    a = trace.answer
+    if a is None:
+        st.caption("No answer step was run.")
+    elif a.error:
+        st.error(escape_markdown(a.error))
+        st.code(a.raw_answer or "(empty reply)", language=None, wrap_lines=True)
+    else:
+        text(a.answer or "(empty answer)", prefix="**Answer:** ")
+    tok = tables.totals_across([trace]).iloc[0]
+    total = tok["total tokens"]
+    st.caption(f"{'unknown' if pd.isna(total) else int(total)} tokens · {len(trace.llm_calls)} LLM call(s) · "
+               f"{trace.seconds:.1f} s here (recorded calls: {int(tok['recorded calls'])})")
+    if gold is not None:
+        s = gold_scores(trace, gold, memory)
+        cols = st.columns(4)
+        for col, (label, v) in zip(cols, s.items()):
+            col.metric(label, f"{v:.2f}" if v is not None else "–")
+    if a is not None:
+        with st.expander(f"Passages given to the answer ({len(a.context_chunk_ids)}, "
+                         f"{len(a.cited_chunk_ids)} cited)"):
+            gold_ids = set(gold.chunk_ids) if gold else set()
+            for pos, cid in enumerate(a.context_chunk_ids, start=1):
+                c = trace.chunk(cid)
+                marks = (" · cited" if cid in a.cited_chunk_ids else "") + (" · ★ gold" if cid in gold_ids else "")
+                st.markdown(f"**[{pos}]** chunk {cid}{marks} — " + escape_markdown(c.title if c else ""))
+                if c:
+                    st.text(clip(c.text, 600))
+
+
+# ------------------------------------------------------------------ several answers
+def comparison(traces: Sequence[Trace], gold: Gold | None, memory: Memory | None, key: str) -> None:
+    """Answers, scores and costs side by side, then tokens per stage as a table and a chart."""
+    rows = []
+    for t in traces:
+        row = {"method": METHOD_LABELS.get(t.method, t.method), "answer": t.answer.answer if t.answer else "",
+               "LLM calls": len(t.llm_calls), "seconds here": round(t.seconds, 2)}
+        if gold is not None:
+            row.update(gold_scores(t, gold, memory))
+        rows.append(row)
+    st.dataframe(frame(rows), hide_index=True)
+    # The chart sits in a tab drawn only when opened: plotly's first draw holds the browser's main
+    # thread ~1.5 s, which delayed the method graphs next to the answers (bench/app_bench.py).
+    labels = ["Tokens by method", "As a chart"]
+    for label, tab in zip(labels, st.tabs(labels, key=f"{key}_cost_tabs", on_change="rerun")):
+        with tab:
+            if not tab.open:
+                continue
+            if label == labels[0]:
+                st.dataframe(tables.totals_across(traces), hide_index=True, key=f"{key}_totals")
+            else:
+                st.plotly_chart(charts.tokens_chart(traces), key=f"{key}_chart")
+
+
+def overview_graph(trace: Trace, gold: Gold | None, height: int = 420) -> None:
+    """One picture per method for the side-by-side view: NeuroPath's paths, EcphoryRAG's
+    activation; dense gets its ranked head as a table (its graph, a star of question → passages,
+    says no more, and every graph frame costs the browser ~0.3 s while the others draw)."""
+    ids = gold.chunk_ids if gold else None
+    if trace.method == "dense":
+        st.caption("Dense: the passages nearest the question (the graph is under details).")
+        head = tables.ranked_table(trace, ids, limit=10)
+        # narrow column: the rank as the index, and only what compares with the graphs beside it
+        st.dataframe(head.set_index("position")[["title", "score", "gold"]], height=height)
+        return
+    drawable = ((trace.method == "neuropath" and trace.neuropath is not None and trace.neuropath.hops)
+                or (trace.method == "ecphory" and trace.ecphory is not None))
+    if drawable:
+        graph(registry.get(trace.method).renderer(trace, gold_chunk_ids=ids, height=height), height)
+    else:
+        if trace.method == "neuropath" and trace.neuropath is not None:
+            # no hop ran: say why the picture is a dense ranking rather than paths
+            d = trace.neuropath
+            st.info("NeuroPath fell back to dense retrieval: no query entities." if d.fallback_dense else
+                    f"NeuroPath tracked no path ({d.stop_reason or 'no hop ran'}): the ranking shown is "
+                    "post-retrieval completion alone.")
+        graph(trace_graphs.dense_graph(trace, gold_chunk_ids=ids, height=height), height)
+
+
+# ------------------------------------------------------------------ one trace in detail
+def trace_details(trace: Trace, gold: Gold | None, memory: Memory | None, key: str) -> None:
+    """Everything about one method's run, in lazily computed tabs."""
+    labels = ["Retrieval", "Ranked passages", "Tokens", "LLM calls", "Gold", "Deviations from the paper"]
+    if gold is None:
+        labels.remove("Gold")
+    tabs = dict(zip(labels, st.tabs(labels, key=f"{key}_tabs", on_change="rerun")))
+    ids = gold.chunk_ids if gold else None
+    for label, tab in tabs.items():
+        with tab:
+            if not tab.open:
+                continue
+            if label == "Retrieval":
+                {"neuropath": neuropath_view, "ecphory": ecphory_view}.get(trace.method, dense_view)(trace, ids, key)
+            elif label == "Ranked passages":
+                ranked_view(trace, ids, key)
+            elif label == "Tokens":
+                st.dataframe(tables.tokens_by_stage(trace), hide_index=True)
+                st.plotly_chart(charts.tokens_chart([trace], title=f"Tokens by stage: {trace.method}"),
+                                key=f"{key}_tokchart")
+            elif label == "LLM calls":
+                llm_inspector(trace, key)
+            elif label == "Gold":
+                st.caption("Where each gold passage was found or lost (k = 5).")
+                st.dataframe(gold_fates(trace, gold, memory), hide_index=True)
+            else:
+                st.dataframe(frame(deviations_for(trace.method)), hide_index=True)
+    if trace.flags:
+        with st.expander(f"{len(trace.flags)} note(s) from the method"):
+            for f in trace.flags:
+                text(f)
+
+
+def ranked_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
+    st.dataframe(tables.ranked_table(trace, gold_ids), hide_index=True)
+    cited = [c.chunk_id for c in trace.chunks]
+    if cited:
+        cid = st.selectbox("read a passage", cited, key=f"{key}_read")
+        c = trace.chunk(cid)
+        st.text(c.title)
+        st.text(c.text)
+
+
+def dense_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
+    graph(trace_graphs.dense_graph(trace, gold_chunk_ids=gold_ids), 420)
+
+
+def neuropath_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
+    d = trace.neuropath
+    if d is None:
+        st.info("This trace has no NeuroPath detail.")
+        return
+    text(", ".join(d.query_entities) or "(none)", prefix="**Query entities:** ")
+    st.dataframe(frame([{"query entity": s.query_entity, "seed": s.name, "similarity": round(s.similarity, 3),
+                       "origin": s.origin, "accepted": s.accepted,
+                       "coreference members": ", ".join(f"{m.name} ({m.similarity:.2f})" for m in s.coref)}
+                      for s in d.seeds], ["query entity", "seed", "similarity", "origin", "accepted",
+                                          "coreference members"]), hide_index=True)
+    if d.fallback_dense:
+        st.info("No query entities: NeuroPath fell back to dense retrieval.")
+    steps = [f"Hop {h.hop}" for h in d.hops] + ["All hops", "Completion"]
+    pick = st.segmented_control("step", steps, default=steps[0], key=f"{key}_np_step") or steps[0]
+    if pick.startswith("Hop "):
+        h = next(x for x in d.hops if x.hop == int(pick.split()[1]))
+        st.caption(escape_markdown(f"{h.new_count} new path(s), {h.pruned_count} pruned"
+                                   + (", listing capped" if h.capped else "") + f"; continue = {h.continue_}"))
+        text(h.goal, prefix="**Goal:** ")
+        text(h.reasoning_chain or "(none)", prefix="**Reasoning chain:** ")
+        text(h.expansion_requirement or "(none)", prefix="**Expansion requirement:** ")
+        st.caption(escape_markdown(f"valid ids {h.valid_ids} · expand ids {h.expand_ids} · "
+                                   f"ignored ids {h.invalid_ids}"))
+        if h.failed:
+            st.warning(escape_markdown(f"Tracking failed at this hop: {h.failure}"))
+        graph(trace_graphs.neuropath_hop_graph(trace, h.hop, gold_chunk_ids=gold_ids), 560)
+        st.dataframe(tables.candidates_table(h), hide_index=True)
+    elif pick == "All hops":
+        graph(trace_graphs.neuropath_overview(trace, gold_chunk_ids=gold_ids), 600)
+    else:
+        st.caption(escape_markdown(f"Stop: {d.stop_reason or 'n/a'}. D_p = chunks of the last valid paths "
+                                   f"{d.dp_chunk_ids}; D_e = dense ranking for the text below."))
+        text(d.de_query or "(no completion query)")
+        st.dataframe(tables.ranked_table(trace, gold_ids, limit=20), hide_index=True)
+
+
+def ecphory_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
+    d = trace.ecphory
+    if d is None:
+        st.info("This trace has no EcphoryRAG detail.")
+        return
+    text(", ".join(d.cues) or "(none)", prefix="**Cues:** ")
+    names = {a.engram_id: a.name for a in [*d.initial, *d.final, *(a for r in d.rounds for a in r.new),
+                                           *(a for r in d.rounds for a in r.centroid_neighbours)]}
+    if d.cue_hits:
+        st.dataframe(frame([{"cue": cue, "engrams it activated": ", ".join(names.get(e, str(e)) for e in hits)}
+                          for cue, hits in d.cue_hits.items()], ["cue", "engrams it activated"]), hide_index=True)
+    steps = trace_graphs.ecphory_steps(trace)
+    step = st.select_slider("replay", options=list(range(len(steps))), value=len(steps) - 1,
+                            format_func=lambda i: steps[i], key=f"{key}_ec_step")
+    graph(trace_graphs.ecphory_activation_graph(trace, step, gold_chunk_ids=gold_ids), 600)
+    st.dataframe(frame([{"round": r.round, "seeds": ", ".join(f"{names.get(s, s)} ({w:.2f})"
+                                                            for s, w in zip(r.seed_ids, r.weights)),
+                       **{f"new by {o}": r.new_counts.get(o, 0) for o in ("semantic", "graph")}, "note": r.note}
+                      for r in d.rounds], ["round", "seeds", "new by semantic", "new by graph", "note"]),
+                 hide_index=True)
+    if d.rounds:
+        rn = st.selectbox("centroid neighbourhood of round", [r.round for r in d.rounds], key=f"{key}_ec_round")
+        r = next(x for x in d.rounds if x.round == rn)
+        scores = r.centroid_scores + [None] * (len(r.centroid_neighbours) - len(r.centroid_scores))
+        st.dataframe(frame([{"engram": a.name, "type": a.type, "cosine to centroid": s,
+                           "similarity to question": round(a.similarity, 3), "first activated": a.round,
+                           "origin": a.origin} for a, s in zip(r.centroid_neighbours, scores)]), hide_index=True)
+    st.caption("Final ranking: the re-ranked engrams given to the answer step (one per entity).")
+    st.dataframe(frame([{"rank": i + 1, "engram": a.name, "type": a.type, "similarity": round(a.similarity, 3),
+                       "round": a.round, "origin": a.origin, "via": a.via, "chunk": a.chunk_id,
+                       "description": a.description} for i, a in enumerate(d.final)]), hide_index=True)
+
+
+def llm_inspector(trace: Trace, key: str) -> None:
+    """Every LLM call of the trace: a table, then one call in full."""
+    st.dataframe(tables.llm_calls_table(trace), hide_index=True)
+    if not trace.llm_calls:
+        return
+    i = st.selectbox("inspect call", list(range(len(trace.llm_calls))),
+                     format_func=lambda n: f"#{n} {trace.llm_calls[n].stage}", key=f"{key}_call")
+    c = trace.llm_calls[i]
+    st.caption(escape_markdown(
+        f"{c.stage} · {tables.origin(c)} · ok={c.ok} · retries {c.retries} · prompt {c.prompt_tokens} "
+        f"(cached prefix {c.prompt_tokens_cached}) + completion {c.completion_tokens} tokens · {c.seconds:.2f} s · "
+        f"{c.backend}/{c.model}" + (" · shared by methods" if c.shared else "")))
+    for m in c.messages:
+        st.caption(escape_markdown(m.get("role", "?")))
+        st.code(m.get("content", ""), language=None, wrap_lines=True)
+    st.caption("raw reply")
+    st.code(c.raw_reply or "(empty)", language=None, wrap_lines=True)
+    for err in c.parse_errors:
+        st.error(escape_markdown(err))
+
+
+# ------------------------------------------------------------------ an ask's results
+def ask_results(result: dict[str, Any], memory: Memory | None, key: str = "res") -> None:
+    """A finished ask (or traces opened from a file): answers side by side or one at a time,
+    costs, and one method in detail; a download of the traces as JSON."""
+    traces: list[Trace] = result["traces"]
+    gold = gold_of(result.get("record"), memory)
+    if gold is not None and memory is not None and any(t.memory_fingerprint != memory.fingerprint() for t in traces):
+        gold.chunk_ids = []  # chunk ids of another memory: score by document only
+        st.caption("These traces come from another memory: gold passages are matched by document only.")
+    text(result["question"], prefix="**Question:** ")
+    if gold is not None:
+        text(" / ".join(gold.answers), prefix="**Gold answer:** ")
+    if result.get("mode") == "recorded":
+        recorded_badge(result.get("model", "?"), traces)
+    methods = [t.method for t in traces]
+    side = len(traces) > 1 and st.segmented_control(
+        "view", ["Side by side", "One at a time"], default="Side by side", key=f"{key}_view") != "One at a time"
+    if side:
+        for col, t in zip(st.columns(len(traces)), traces):
+            with col:
+                answer_card(t, gold, memory)
+                overview_graph(t, gold)
+        comparison(traces, gold, memory, key)
+    pick = st.segmented_control("details of", methods, default=methods[0], key=f"{key}_pick",
+                                format_func=lambda m: METHOD_LABELS.get(m, m)) or methods[0]
+    trace = next(t for t in traces if t.method == pick)
+    if not side:
+        answer_card(trace, gold, memory)
+    trace_details(trace, gold, memory, key=f"{key}_{pick}")
+    meta = {k: result.get(k) for k in ("question", "mode", "model")}
+    meta["qid"] = (result.get("record") or {}).get("id")
+    # a callable: the ~200 KB of JSON is made when clicked, not sent with every rerun of the page
+    st.download_button("Download these traces (JSON)", lambda: traces_json(traces, meta), file_name="memrag-traces.json",
+                       mime="application/json", key=f"{key}_download")

@@ -1,0 +1,116 @@
+"""A running background job on a page: progress, time left, the chunk being read, failures, and a
+build's growing graph (polled fragments; the job itself lives in `memrag.app.jobs`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import streamlit as st
+
+from memrag.app import jobs
+from memrag.app.state import AppState
+from memrag.app.widgets import graph, seconds_text
+from memrag.trace import GraphEdge, GraphNode
+from memrag.viz import graph_html
+from memrag.viz.safe_text import clip, escape_markdown
+
+GROWING_GRAPH_NODES = 150
+
+
+# ------------------------------------------------------------------ background jobs
+def job_panel(job_id: str) -> None:
+    """Progress of a running job, polled every second or so; ends with a full rerun."""
+    _job_progress(job_id)
+    job = jobs.get_job(job_id)
+    if job is not None and job.kind == "build":
+        _build_live_graph(job_id)
+
+
+@st.fragment(run_every=1.0)
+def _job_progress(job_id: str) -> None:
+    job = jobs.get_job(job_id)
+    if job is None:
+        st.warning("That job is no longer known to this app (it was restarted).")
+        return
+    snap = job.snapshot()
+    if job.finished:
+        st.rerun()  # the page draws the result
+    fraction = snap["fraction"]
+    done_text = f"{snap['done']} of {snap['total']}" if snap["total"] else "working"
+    st.progress(fraction or 0.0, text=escape_markdown(f"{snap['label']}: {done_text}"))
+    eta = snap["eta_s"]
+    left = "" if eta is None else (f", about {seconds_text(eta)} left" if eta >= 1
+                                   else ", taking longer than estimated")
+    st.caption(escape_markdown(f"{seconds_text(snap['elapsed_s'])} so far" + left
+                               + (f" — {snap['note']}" if snap["note"] else "")))
+    if snap["meta"].get("backend") == "embedded":
+        from memrag.llm.embedded import engine_status
+
+        es = engine_status()
+        if es["waiting"]:
+            st.caption(f"{es['waiting']} call(s) waiting for the embedded model (one call at a time).")
+    if job.kind == "build":
+        current = job.state.get("current")
+        if current:
+            with st.container(border=True):
+                st.caption(f"Reading chunk {current['i'] + 1}")
+                st.text(clip(current["title"], 200))
+                st.text(clip(current["text"], 300))
+        failures_view(job.state.get("failures", []))
+    if snap["cancel_requested"]:
+        st.info("Cancelling after the current step…")
+    elif st.button("Cancel", key=f"cancel_{job_id}"):
+        job.cancel()
+
+
+def failures_view(failures: list[dict[str, Any]]) -> None:
+    if not failures:
+        return
+    st.warning(f"{len(failures)} chunk(s) could not be extracted; the build goes on without them.")
+    for f in failures[-5:]:
+        with st.expander(f"chunk {int(f['chunk_id'])}: the model's raw reply"):
+            st.text(clip(f.get("error", ""), 500))
+            st.code(f.get("raw_reply", "") or "(empty reply)", language=None, wrap_lines=True)
+
+
+@st.fragment(run_every=5.0)
+def _build_live_graph(job_id: str) -> None:
+    job = jobs.get_job(job_id)
+    if job is None or job.finished:
+        return
+    snapshot: dict[str, Any] = {}
+    job.update_state(lambda s: snapshot.update(nodes=dict(s.get("nodes", {})), edges=list(s.get("edges", [])),
+                                               coref_links=list(s.get("coref_links", []))))
+    if not snapshot.get("nodes"):
+        st.caption("The knowledge graph appears here as chunks are read.")
+        return
+    # redraw only when the build added something (a page is ~700 KB of HTML)
+    signature = (len(snapshot["nodes"]), len(snapshot["edges"]), len(snapshot["coref_links"]))
+    memos = AppState().graph_memo
+    if job_id not in memos or memos[job_id][0] != signature:
+        memos.clear()  # one build at a time is watched per session
+        memos[job_id] = (signature, growing_graph(snapshot))
+    graph(memos[job_id][1], 420)
+
+
+def growing_graph(state: dict[str, Any], max_nodes: int = GROWING_GRAPH_NODES) -> tuple[str, str]:
+    """The graph a build has made so far: entities by type, triples, coreference links (dashed)."""
+    nodes, edges, links = state["nodes"], state["edges"], state.get("coref_links", [])
+    degree: Counter = Counter()
+    for e in edges:
+        degree[e["source"]] += 1
+        degree[e["target"]] += 1
+    keys = sorted(nodes, key=lambda k: -degree[k])[:max_nodes]  # stable: ties keep arrival order
+    keep = set(keys)
+    gnodes = [GraphNode(f"e:{k}", nodes[k]["name"], "entity", group=nodes[k]["type"] or "other",
+                        tooltip=f"{nodes[k]['name']} ({nodes[k]['type']})") for k in keys]
+    gedges = [GraphEdge(f"t:{i}", f"e:{e['source']}", f"e:{e['target']}", "triple", e["relation"])
+              for i, e in enumerate(edges) if e["source"] in keep and e["target"] in keep]
+    gedges += [GraphEdge(f"c:{i}", f"e:{c['source']}", f"e:{c['target']}", "coref", f"{c['similarity']:.2f}")
+               for i, c in enumerate(links) if c["source"] in keep and c["target"] in keep]
+    note = (f"So far: {len(nodes)} entities, {len(edges)} triples, {len(links)} coreference links"
+            + (f" (showing the {len(keys)} most connected entities)" if len(keys) < len(nodes) else "") + ".")
+    return graph_html.render(gnodes, gedges, height=420), note
+
+

@@ -1,0 +1,124 @@
+"""A memory's five tabs: knowledge graph, coreference candidates, engrams, documents and chunks,
+indexing cost."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pandas as pd
+import streamlit as st
+
+from memrag.app.widgets import frame, graph, text
+from memrag.index.memory import Memory
+from memrag.viz import graph_html, memory_graphs, tables
+from memrag.viz.safe_text import escape_markdown
+
+
+# ------------------------------------------------------------------ memories
+def memory_summary(memory: Memory) -> dict[str, Any]:
+    stats = memory.stats()
+    llm = memory.llm or {}
+    return {**stats, "built with": f"{llm.get('backend', '?')} / {llm.get('model', '?')}" if llm else "unknown"}
+
+
+def memory_tabs(memory: Memory, key: str = "mem") -> None:
+    """The five views of a memory; only the open tab is computed."""
+    labels = ["Knowledge graph", "Coreference candidates", "Engrams", "Documents and chunks", "Indexing cost"]
+    tabs = st.tabs(labels, key=f"{key}_tabs", on_change="rerun")
+    views: list[Callable[[Memory, str], None]] = [_kg_tab, _coref_tab, _engrams_tab, _docs_tab, _cost_tab]
+    for tab, view in zip(tabs, views):
+        with tab:
+            if tab.open:
+                view(memory, key)
+
+
+def _kg_tab(memory: Memory, key: str) -> None:
+    c1, c2 = st.columns([1, 2])
+    max_nodes = c1.slider("entities shown at most", 20, graph_html.MAX_NODES, 100, step=20, key=f"{key}_kg_max")
+    focus = c2.text_input("centre on an entity (name)", key=f"{key}_kg_focus",
+                          help="Shows that entity's neighbourhood instead of the most connected entities.")
+    try:
+        graph(memory_graphs.knowledge_graph(memory, max_nodes, focus.strip() or None), 620)
+    except ValueError as e:
+        text(str(e))
+        graph(memory_graphs.knowledge_graph(memory, max_nodes), 620)
+
+
+def _coref_tab(memory: Memory, key: str) -> None:
+    top_default = int(memory.params.get("coref_top", 5))
+    c1, c2 = st.columns(2)
+    top = c1.number_input("candidates per entity (top)", 1, 20, top_default, key=f"{key}_coref_top")
+    threshold = c2.select_slider("cosine threshold", [0.7, 0.75, 0.8, 0.85, 0.9, 0.95],
+                                 value=0.8, key=f"{key}_coref_th",
+                                 help="Move it to see which links 0.7, 0.8 or 0.9 would make.")
+    st.dataframe(memory_graphs.coref_threshold_preview(memory, (0.7, 0.8, 0.9), top=int(top)), hide_index=True)
+    df = memory_graphs.coref_table(memory, int(top), float(threshold))
+    if df.empty:
+        st.caption(f"No entity has a candidate at cosine ≥ {threshold}.")
+        return
+    graph(memory_graphs.coref_graph(memory, int(top), float(threshold)), 560)
+    who = st.text_input("show the candidate set of (name contains)", key=f"{key}_coref_who")
+    if who.strip():
+        df = df[df["entity"].str.contains(who.strip(), case=False, regex=False)]
+    st.dataframe(df, hide_index=True)
+
+
+def _engrams_tab(memory: Memory, key: str) -> None:
+    df = tables.engrams_table(memory)
+    q = st.text_input("filter by name", key=f"{key}_engram_filter")
+    if q.strip():
+        df = df[df["name"].str.contains(q.strip(), case=False, regex=False)]
+    st.caption(f"{len(df)} engram(s): one row per mention of an entity in a chunk.")
+    st.dataframe(df, hide_index=True)
+
+
+def _docs_tab(memory: Memory, key: str) -> None:
+    docs = frame([{"document": d.doc_id, "title": d.title, "source": d.source, "kind": d.kind,
+                 "words": len(d.text.split())} for d in memory.documents],
+               ["document", "title", "source", "kind", "words"])
+    st.dataframe(docs, hide_index=True)
+    st.dataframe(tables.chunks_table(memory), hide_index=True)
+    if not memory.chunks:
+        return
+    cid = st.columns(4)[0].number_input("read chunk", 0, len(memory.chunks) - 1, 0, key=f"{key}_chunk")
+    c = memory.chunks[int(cid)]
+    st.text(c.title)
+    st.text(c.text)
+    log = memory.extraction_log.get(c.chunk_id)
+    if log is not None and log.status == "failed":
+        st.warning("Extraction failed for this chunk.")
+        st.text(log.error)
+        st.code(log.raw_reply or "(empty reply)", language=None, wrap_lines=True)
+
+
+def indexing_cost(memory: Memory) -> pd.DataFrame:
+    """Indexing calls by stage and origin (fresh work, recorded/cached, resumed from the journal)."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in memory.ledger_rows:
+        origin = "recorded" if r.get("cached") else "fresh"
+        g = groups.setdefault((r.get("stage", ""), origin), {
+            "stage": r.get("stage", ""), "origin": origin, "calls": 0, "prompt tokens": 0,
+            "completion tokens": 0, "seconds": 0.0})
+        g["calls"] += 1
+        for col, field_name in (("prompt tokens", "prompt_tokens"), ("completion tokens", "completion_tokens")):
+            v = r.get(field_name)
+            g[col] = None if g[col] is None or v is None else g[col] + v
+        g["seconds"] = round(g["seconds"] + (r.get("seconds") or 0.0), 2)
+    df = frame(list(groups.values()), ["stage", "origin", "calls", "prompt tokens", "completion tokens", "seconds"])
+    for col in ("prompt tokens", "completion tokens"):
+        df[col] = df[col].astype("Int64")
+    return df
+
+
+def _cost_tab(memory: Memory, key: str) -> None:
+    s = memory_summary(memory)
+    cols = st.columns(4)
+    for col, (label, value) in zip(cols, [("chunks", s["chunks"]), ("entities", s["entities"]),
+                                          ("triples", s["triples"]), ("failed chunks", s["failures"])]):
+        col.metric(label, value)
+    st.caption(escape_markdown(f"Built with {s['built with']}. 'recorded' rows were answered from the response "
+                               "cache or the build journal: their original tokens and seconds are shown, "
+                               "not spent again."))
+    st.dataframe(indexing_cost(memory), hide_index=True)
+
+

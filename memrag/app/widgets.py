@@ -1,0 +1,48 @@
+"""Small Streamlit widgets every view uses: untrusted text shown literally, a graph in its frame,
+a time figure, a table from rows.
+
+Every piece of document or model text goes through `text()` (escaped markdown),
+`st.text`, `st.code` or a dataframe — never raw into `st.markdown`, a label or HTML.
+Graphs come from `memrag.viz` and are shown with `st.iframe`.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from memrag.viz.safe_text import clip, escape_markdown
+
+LEGEND_PX = 40  # the legend line above a graph
+
+
+# ------------------------------------------------------------------ text and graphs
+def text(body: str, *, limit: int | None = None, prefix: str = "") -> None:
+    """Untrusted text as markdown that shows it literally; `prefix` is our own markdown."""
+    body = clip(body, limit, keep_lines=True) if limit else body
+    st.markdown(prefix + escape_markdown(body))
+
+
+def graph(result: tuple[str, str], height: int) -> None:
+    """A `memrag.viz` (html, note) pair: the graph in an iframe and its note as a caption."""
+    html, note = result
+    st.iframe(html, height=height + LEGEND_PX)
+    if note:
+        st.caption(escape_markdown(note))
+
+
+def seconds_text(s: float | None) -> str:
+    if s is None:
+        return "unknown"
+    s = max(0.0, float(s))
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=columns)
+
+
