@@ -62,9 +62,9 @@ def _kg_tab(memory: Memory, key: str) -> None:
                                  help="How many links away from the chosen entity to draw.") or 1
     counts = memory_graphs.entity_types(memory)
     shown = {t: n for t, n in counts}
-    picked = st.multiselect("entity types", list(shown), default=list(shown), key=f"{key}_kg_types",
-                            format_func=lambda t: f"{t} ({shown[t]})")
-    types = None if not picked or len(picked) == len(shown) else picked
+    picked = st.multiselect("entity types", list(shown), key=f"{key}_kg_types", placeholder="all types",
+                            format_func=lambda t: f"{t} ({shown[t]})", help="Draw only entities of these types.")
+    types = picked or None
     graph(memory_graphs.knowledge_graph(memory, max_nodes, focus, depth=depth, types=types), 620,
           name="knowledge-graph" + (f"-{focus}" if focus else ""))
 

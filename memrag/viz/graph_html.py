@@ -227,27 +227,53 @@ class UnsafeGraphHTML(RuntimeError):
 
 
 # ------------------------------------------------------------------ colours and layout
+def _component_layout(g: nx.Graph) -> dict[str, tuple[float, float]]:
+    """One connected piece, in a box about 70 px per sqrt(node) wide, centred on 0."""
+    n = g.number_of_nodes()
+    if n == 1:
+        return {next(iter(g.nodes)): (0.0, 0.0)}
+    scale = min(1100.0, max(60.0, 70.0 * math.sqrt(n)))
+    if n <= 120:
+        pos = nx.kamada_kawai_layout(g, scale=scale)
+    else:
+        # From 500 nodes networkx switches to a sparse solver ~3x slower per step: fewer steps there.
+        pos = nx.spring_layout(g, seed=7, scale=scale, k=1.5 / math.sqrt(n), method="force",
+                               iterations=60 if n < 500 else 25)
+    return {k: (float(x), float(y)) for k, (x, y) in pos.items()}
+
+
 def layout(node_ids: Sequence[str], pairs: Iterable[tuple[str, str]]) -> dict[str, tuple[float, float]]:
-    """Deterministic positions in pixels, roughly within ±600 (wider for big graphs)."""
+    """Deterministic positions in pixels, roughly within ±1100: each connected piece laid out on
+    its own (so a hub cluster is not squeezed by far-flung stragglers), the biggest first, packed
+    in rows beside each other."""
     # Sorted, so the positions depend on the graph only, not on the order things were listed in
     # (a replay slider re-renders the same graph with its nodes in another order).
     g = nx.Graph()
     g.add_nodes_from(sorted(node_ids))
     g.add_edges_from(sorted({tuple(sorted((a, b))) for a, b in pairs if a != b and a in g and b in g}))
-    n = g.number_of_nodes()
-    if n == 0:
+    if g.number_of_nodes() == 0:
         return {}
-    if n == 1:
-        return {next(iter(g.nodes)): (0.0, 0.0)}
-    scale = min(1100.0, max(250.0, 70.0 * math.sqrt(n)))
-    if n <= 40 and nx.is_connected(g):
-        pos = nx.kamada_kawai_layout(g, scale=scale)
-    else:
-        # k a bit above the default spreads disconnected components less far apart. From 500
-        # nodes networkx switches to a sparse solver ~3x slower per step: fewer steps there.
-        pos = nx.spring_layout(g, seed=7, scale=scale, k=1.5 / math.sqrt(n), method="force",
-                               iterations=60 if n < 500 else 25)
-    return {k: (round(float(x), 1), round(float(y), 1)) for k, (x, y) in pos.items()}
+    pieces = sorted((sorted(c) for c in nx.connected_components(g)), key=lambda c: (-len(c), c[0]))
+    placed = [_component_layout(g.subgraph(c)) for c in pieces]
+    sizes = []
+    for pos in placed:
+        xs, ys = [x for x, _ in pos.values()], [y for _, y in pos.values()]
+        sizes.append((max(xs) - min(xs) + 80, max(ys) - min(ys) + 80, min(xs), min(ys)))
+    row_width = max(max(w for w, *_ in sizes), math.sqrt(sum(w * h for w, h, *_ in sizes)) * 1.3)
+    out: dict[str, tuple[float, float]] = {}
+    x0 = y0 = row_height = 0.0
+    for pos, (w, h, left, top) in zip(placed, sizes):
+        if x0 > 0 and x0 + w > row_width:
+            x0, y0, row_height = 0.0, y0 + row_height, 0.0
+        for k, (x, y) in pos.items():
+            out[k] = (x - left + x0, y - top + y0)
+        x0 += w
+        row_height = max(row_height, h)
+    xs, ys = [x for x, _ in out.values()], [y for _, y in out.values()]
+    cx, cy = (max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2
+    span = max(max(xs) - min(xs), max(ys) - min(ys), 1.0)
+    shrink = min(1.0, 2200.0 / span)  # keep within ±1100
+    return {k: (round((x - cx) * shrink, 1), round((y - cy) * shrink, 1)) for k, (x, y) in out.items()}
 
 
 # ------------------------------------------------------------------ node and edge options
