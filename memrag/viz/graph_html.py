@@ -284,9 +284,11 @@ def _plain(text: str) -> str:
     return clip(text, TOOLTIP_CHARS, keep_lines=True).replace("href", "h\u200bref")
 
 
-def _node_options(n: GraphNode, colour: str, emphasis: bool) -> dict[str, Any]:
+def _node_options(n: GraphNode, colour: str, emphasis: bool, size: float | None = None) -> dict[str, Any]:
     role_name = _ENTITY_ROLE_ALIASES.get(n.role, n.role) if n.kind == "entity" else n.role
     role = {**NODE_KINDS.get(n.kind, NODE_KINDS["entity"]), **NODE_ROLES.get(role_name, {})}
+    if size is not None:
+        role["size"] = size
     label = clip(n.label, LABEL_CHARS)
     if n.gold:
         label = "★ " + label
@@ -366,6 +368,7 @@ def render(
     legend: Sequence[tuple[str, str]] | None = None,
     colours: Mapping[str, str] | None = None,
     edge_titles: Mapping[str, str] | None = None,
+    sizes: Mapping[str, float] | None = None,
 ) -> str:
     """A self-contained HTML page drawing the graph, for `st.iframe(html, height=…)`.
 
@@ -373,6 +376,7 @@ def render(
     pairs shown above the graph; None = one entry per group present, [] = none.
     colours: group → colour overrides (e.g. rounds or fates instead of entity types).
     edge_titles: edge id → hover text (GraphEdge has no tooltip field; default: its label).
+    sizes: node id → drawn size, replacing the size of its kind and role (e.g. by PageRank mass).
     Raises ValueError for more than MAX_NODES nodes or an edge to an unknown node.
     """
     seen: dict[str, GraphNode] = {}
@@ -393,7 +397,8 @@ def render(
     for nid, n in seen.items():
         emphasis = marked is not None and nid in marked
         x, y = pos[nid]
-        net.add_node(nid, **_node_options(n, group_colour(n.group or n.kind, colours), emphasis), x=x, y=y)
+        size = (sizes or {}).get(nid)
+        net.add_node(nid, **_node_options(n, group_colour(n.group or n.kind, colours), emphasis, size), x=x, y=y)
     pair_count: dict[tuple[str, str], int] = {}
     for e in edges:
         pair = tuple(sorted((e.source, e.target)))

@@ -436,3 +436,39 @@ def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] |
         note += f" Showing {len(keep)} of {len(unique)} nodes (capped at {max_nodes})."
     html = render(nodes, edges, height=height, highlight=newest | new_edges)
     return html, note
+
+
+# ------------------------------------------------------------------ HippoRAG 2
+HIPPO_COLOURS = {"question": "#2f2f2f", "seed": "#d62728", "phrase": "#4e79a7", "passage": "#8da0cb"}
+HIPPO_MIN_SIZE, HIPPO_MAX_SIZE = 8.0, 40.0
+
+
+def hipporag2_overview(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None,
+                       height: int = 600) -> Result:
+    """The personalised-PageRank picture: seeded phrases as red stars, other phrases as dots,
+    passages as squares; each node's size grows with its PageRank mass (square root, so a
+    node with four times the mass is twice as large)."""
+    d = trace.hipporag2
+    if d is None:
+        raise ValueError(f"this is a {trace.method!r} trace, not a HippoRAG 2 trace")
+    gold = _gold(gold_chunk_ids)
+    nodes = [dataclasses.replace(n, gold=bool(gold.intersection(n.chunk_ids)) if n.kind == "chunk" else n.gold)
+             for n in trace.nodes]
+    masses = [n.score for n in nodes if n.kind != "query" and n.score is not None]
+    top = max(masses, default=0.0)
+    sizes = {n.id: HIPPO_MIN_SIZE + (HIPPO_MAX_SIZE - HIPPO_MIN_SIZE) * (n.score / top) ** 0.5
+             for n in nodes if n.kind != "query" and n.score is not None and top > 0}
+    titles = {e.id: f"{e.kind}: {e.label}" if e.label else e.kind for e in trace.edges}
+    if d.fallback_dense:
+        note = f"No graph search: {d.fallback_reason}; the ranking is dense retrieval (top passages shown)."
+    else:
+        note = (f"{len(d.phrase_seeds)} seeded phrases (stars), the {len(d.top_nodes)} nodes with the most "
+                f"PageRank mass and the answer passages (squares); node size by mass. "
+                f"{d.phrase_mass:.0%} of the mass is on phrase nodes. Graph: "
+                + ", ".join(f"{v} {k}" for k, v in d.graph.items()) + ".")
+    legend = [("question", HIPPO_COLOURS["question"]), ("seeded phrase (star)", HIPPO_COLOURS["seed"]),
+              ("phrase", HIPPO_COLOURS["phrase"]), ("passage (square)", HIPPO_COLOURS["passage"]),
+              ("size = PageRank mass", "#bbbbbb")] + [("★ gold passage", "#d4a000")] * bool(gold)
+    html = render(nodes, trace.edges, height=height, colours=HIPPO_COLOURS, legend=legend, edge_titles=titles,
+                  sizes=sizes)
+    return html, note
