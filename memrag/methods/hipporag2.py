@@ -274,7 +274,7 @@ def retrieve(ctx: QueryContext, params: HippoRAG2Params | None = None) -> Trace:
                                           float(cos[f]), float(norm[f]), list(graph.fact_chunks[f])))
     step.summary = (f"{len(detail.facts)} of {len(graph.fact_rows)} distinct facts retrieved by the cosine of "
                     f"their triple vectors to the question (min-max normalised; linking_top_k "
-                    f"{params.linking_top_k}). Graph {'built now' if built else 'reused'}: "
+                    f"{params.linking_top_k}). Graph: "
                     + ", ".join(f"{v} {k}" for k, v in graph.counts.items()) + ".")
 
     # 2. recognition memory
