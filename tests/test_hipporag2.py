@@ -243,3 +243,18 @@ def test_invalid_parameters_are_refused():
         hipporag2.retrieve(ctx(world()), HippoRAG2Params(damping=1.0, recognition=False))
     with pytest.raises(ValueError, match="linking_top_k"):
         hipporag2.retrieve(ctx(world()), HippoRAG2Params(linking_top_k=0, recognition=False))
+
+
+def test_retrieval_only_variant_runs_on_the_sample_memory_without_a_model():
+    from memrag.ask import ask
+    from memrag.demo import sample_memory_dir
+    from memrag.embed import get_embedder
+    from memrag.index import store
+
+    emb = get_embedder()
+    memory = store.load(sample_memory_dir(), emb.model_id)
+    (t,) = ask(memory, "Which river runs past the town where the founder of the Lantern Guild was born?", llm=None,
+               embedder=emb, methods=["hipporag2"], params={"hipporag2": {"recognition": False}}, answer=False)
+    assert t.llm_calls == [] and not t.hipporag2.fallback_dense
+    assert sorted(t.ranked_ids()) == list(range(len(memory.chunks)))
+    assert t.hipporag2.phrase_seeds and t.hipporag2.graph["passage nodes"] == len(memory.chunks)
