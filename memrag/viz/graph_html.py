@@ -283,11 +283,15 @@ def _plain(text: str) -> str:
     return clip(text, TOOLTIP_CHARS, keep_lines=True).replace("href", "h\u200bref")
 
 
-def _node_options(n: GraphNode, colour: str, emphasis: bool, show_label: bool, legend: Legend) -> dict[str, Any]:
-    """vis-network options for one node; every mark it gets is added to `legend` with its meaning."""
+def _node_options(n: GraphNode, colour: str, emphasis: bool, show_label: bool, legend: Legend,
+                  size: float | None = None) -> dict[str, Any]:
+    """vis-network options for one node; every mark it gets is added to `legend` with its meaning.
+    `size` replaces the size of its kind and role (e.g. by PageRank mass)."""
     role_name = _ENTITY_ROLE_ALIASES.get(n.role, n.role) if n.kind == "entity" else n.role
     kind = NODE_KINDS.get(n.kind, NODE_KINDS["entity"])
     role = {**kind, **NODE_ROLES.get(role_name, {})}
+    if size is not None:
+        role["size"] = size
     label = clip(n.label, LABEL_CHARS)
     if n.gold:
         label = "★ " + label
@@ -368,12 +372,14 @@ def render(
     legend: bool = True,
     colours: Mapping[str, str] | None = None,
     edge_titles: Mapping[str, str] | None = None,
+    sizes: Mapping[str, float] | None = None,
 ) -> str:
     """A self-contained HTML page drawing the graph, for `st.iframe(html, height=…)`.
 
     highlight: ids of nodes and edges to emphasise (thicker, darker outline). legend: a line above
     the graph listing every mark drawn (fills, shapes, rings, edge looks) with its meaning.
     colours: group → colour overrides. edge_titles: edge id → hover text (default: its label).
+    sizes: node id → drawn size, replacing the size of its kind and role (e.g. by PageRank mass).
     Labels follow `memrag.viz.labels`: the nodes that matter are written, the rest on hover.
     Raises ValueError for more than MAX_NODES nodes or an edge to an unknown node.
     """
@@ -397,8 +403,8 @@ def render(
                   heading="", select_menu=False, filter_menu=False, neighborhood_highlight=False)
     for nid, n in seen.items():
         x, y = pos[nid]
-        net.add_node(nid, **_node_options(n, fills[n.group or n.kind], nid in marked, nid in written, marks),
-                     x=x, y=y)
+        net.add_node(nid, **_node_options(n, fills[n.group or n.kind], nid in marked, nid in written, marks,
+                                          (sizes or {}).get(nid)), x=x, y=y)
     pair_count: dict[tuple[str, str], int] = {}
     for e in edges:
         pair = tuple(sorted((e.source, e.target)))

@@ -15,6 +15,7 @@ from memrag.index.normalise import entity_key
 from memrag.trace import (ActivatedEngram, EcphoryDetail, GraphEdge, GraphNode, NeuroPathDetail,
                           NeuroPathHop, PathCandidate, Trace)
 from memrag.viz.graph_html import DEFAULT_NODES, render
+from memrag.viz import palette
 from memrag.viz.palette import FATE_WORDS, FATES
 from memrag.viz.palette import fate_rank as _fate_rank
 from memrag.viz.safe_text import clip
@@ -467,4 +468,36 @@ def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] |
         note += (f" Drawing {len(keep_set)} of {len(unique)} nodes ({drawn_shown} of those added so far): "
                  f"the ones that matter most in the whole trace, capped at {max_nodes}.")
     html = render(nodes, edges, height=height, highlight=(newest | new_edges) & (keep_set | seen_edges))
+    return html, note
+
+
+# ------------------------------------------------------------------ HippoRAG 2
+HIPPO_MIN_SIZE, HIPPO_MAX_SIZE = 8.0, 40.0
+
+
+def hipporag2_overview(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None,
+                       height: int = 600) -> Result:
+    """The personalised-PageRank picture: seeded phrases as red stars, other phrases as dots,
+    passages as squares; each node's size grows with its PageRank mass (square root, so a
+    node with four times the mass is twice as large)."""
+    d = trace.hipporag2
+    if d is None:
+        raise ValueError(f"this is a {trace.method!r} trace, not a HippoRAG 2 trace")
+    gold = _gold(gold_chunk_ids)
+    nodes = [dataclasses.replace(n, gold=bool(gold.intersection(n.chunk_ids)) if n.kind == "chunk" else n.gold)
+             for n in trace.nodes]
+    masses = [n.score for n in nodes if n.kind != "query" and n.score is not None]
+    top = max(masses, default=0.0)
+    sizes = {n.id: HIPPO_MIN_SIZE + (HIPPO_MAX_SIZE - HIPPO_MIN_SIZE) * (n.score / top) ** 0.5
+             for n in nodes if n.kind != "query" and n.score is not None and top > 0}
+    titles = {e.id: f"{e.kind}: {e.label}" if e.label else e.kind for e in trace.edges}
+    if d.fallback_dense:
+        note = f"No graph search: {d.fallback_reason}; the ranking is dense retrieval (top passages shown)."
+    else:
+        note = (f"{len(d.phrase_seeds)} seeded phrases (stars), the {len(d.top_nodes)} nodes with the most "
+                f"PageRank mass and the answer passages (squares); node size by mass. "
+                f"{d.phrase_mass:.0%} of the mass is on phrase nodes. Graph: "
+                + ", ".join(f"{v} {k}" for k, v in d.graph.items()) + ".")
+    html = render(nodes, trace.edges, height=height, colours=palette.PAGERANK_COLOURS, edge_titles=titles,
+                  sizes=sizes)
     return html, note
