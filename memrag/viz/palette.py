@@ -58,7 +58,7 @@ ROUND_WORDS = {"round 0": "activated first (by the question and cues)",
                **{f"round {r}": f"activated in round {r}" for r in range(1, 6)}}
 
 # HippoRAG 2's personalised PageRank: what seeded a node, or that only the walk reached it.
-PAGERANK_COLOURS: dict[str, str] = {"seed": "#d62728", "phrase": "#4e79a7", "passage": "#8fd3e8"}
+PAGERANK_COLOURS: dict[str, str] = {"seed": "#d62728", "phrase": "#4e79a7", "passage": CHUNK}
 PAGERANK_WORDS = {"seed": "seeded phrase (from a kept fact)", "phrase": "phrase reached by PageRank",
                   "passage": "passage (size = PageRank mass)"}
 
@@ -147,5 +147,5 @@ def schemes() -> dict[str, list[str]]:
         "type": [*TYPE_COLOURS.values(), *SPARE_COLOURS, QUESTION, CUE, CHUNK, DIM],
         "fate": [*FATE_COLOURS.values(), QUESTION],
         "round": [*ROUND_COLOURS.values(), QUESTION, CUE, CHUNK],
-        "pagerank": [*PAGERANK_COLOURS.values(), QUESTION, CHUNK, GOLD],
+        "pagerank": [*PAGERANK_COLOURS.values(), QUESTION, GOLD],
     }
