@@ -114,7 +114,8 @@ def overview_graph(trace: Trace, gold: Gold | None, height: int = 420) -> None:
     drawable = ((trace.method == "neuropath" and trace.neuropath is not None and trace.neuropath.hops)
                 or (trace.method == "ecphory" and trace.ecphory is not None))
     if drawable:
-        graph(registry.get(trace.method).renderer(trace, gold_chunk_ids=ids, height=height), height)
+        graph(registry.get(trace.method).renderer(trace, gold_chunk_ids=ids, height=height), height,
+              name=f"{trace.method}-overview")
     else:
         if trace.method == "neuropath" and trace.neuropath is not None:
             # no hop ran: say why the picture is a dense ranking rather than paths
@@ -122,7 +123,7 @@ def overview_graph(trace: Trace, gold: Gold | None, height: int = 420) -> None:
             st.info("NeuroPath fell back to dense retrieval: no query entities." if d.fallback_dense else
                     f"NeuroPath tracked no path ({d.stop_reason or 'no hop ran'}): the ranking shown is "
                     "post-retrieval completion alone.")
-        graph(trace_graphs.dense_graph(trace, gold_chunk_ids=ids, height=height), height)
+        graph(trace_graphs.dense_graph(trace, gold_chunk_ids=ids, height=height), height, name=f"{trace.method}-ranking")
 
 
 # ------------------------------------------------------------------ one trace in detail
@@ -169,7 +170,7 @@ def ranked_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
 
 
 def dense_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
-    graph(trace_graphs.dense_graph(trace, gold_chunk_ids=gold_ids), 420)
+    graph(trace_graphs.dense_graph(trace, gold_chunk_ids=gold_ids), 420, name="dense-ranking")
 
 
 def neuropath_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
@@ -198,10 +199,10 @@ def neuropath_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> No
                                    f"ignored ids {h.invalid_ids}"))
         if h.failed:
             st.warning(escape_markdown(f"Tracking failed at this hop: {h.failure}"))
-        graph(trace_graphs.neuropath_hop_graph(trace, h.hop, gold_chunk_ids=gold_ids), 560)
+        graph(trace_graphs.neuropath_hop_graph(trace, h.hop, gold_chunk_ids=gold_ids), 560, name=f"neuropath-hop-{h.hop}")
         st.dataframe(tables.candidates_table(h), hide_index=True)
     elif pick == "All hops":
-        graph(trace_graphs.neuropath_overview(trace, gold_chunk_ids=gold_ids), 600)
+        graph(trace_graphs.neuropath_overview(trace, gold_chunk_ids=gold_ids), 600, name="neuropath-all-hops")
     else:
         st.caption(escape_markdown(f"Stop: {d.stop_reason or 'n/a'}. D_p = chunks of the last valid paths "
                                    f"{d.dp_chunk_ids}; D_e = dense ranking for the text below."))
@@ -223,7 +224,8 @@ def ecphory_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None
     steps = trace_graphs.ecphory_steps(trace)
     step = st.select_slider("replay", options=list(range(len(steps))), value=len(steps) - 1,
                             format_func=lambda i: steps[i], key=f"{key}_ec_step")
-    graph(trace_graphs.ecphory_activation_graph(trace, step, gold_chunk_ids=gold_ids), 600)
+    graph(trace_graphs.ecphory_activation_graph(trace, step, gold_chunk_ids=gold_ids), 600,
+          name=f"ecphory-step-{step}")
     st.dataframe(frame([{"round": r.round, "seeds": ", ".join(f"{names.get(s, s)} ({w:.2f})"
                                                             for s, w in zip(r.seed_ids, r.weights)),
                        **{f"new by {o}": r.new_counts.get(o, 0) for o in ("semantic", "graph")}, "note": r.note}
