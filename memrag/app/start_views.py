@@ -30,6 +30,9 @@ ANALOGIES: dict[str, str] = {
     "ecphory": ("**EcphoryRAG** — every mention of an entity is an engram: the question's cues activate some, "
                 "activation spreads to associated engrams, and the ones that light up most are re-ranked into "
                 "the memory recalled."),
+    "hipporag2": ("**HippoRAG 2** — the graph plays the hippocampal index beside the language model's "
+                  "neocortex: the question's entities and passages seed a personalized PageRank walk, the index "
+                  "completing the pattern from a partial cue."),
 }
 
 
