@@ -57,6 +57,7 @@ def scripted(answer: str = "Vell River") -> ScriptedLLM:
         "index.extract": lambda m, s: _extraction_for(m),
         "query.entities": lambda m, s: {"entities": ["Ada Brennick"]},
         "neuropath.track": lambda m, s: track,
+        "hipporag2.recognition": lambda m, s: {"keep": [1]},
         "answer": lambda m, s: {"reasoning": "from the passages", "answer": answer, "cited": [1]},
     })
 

@@ -8,7 +8,6 @@ import re
 import threading
 import time
 
-import pytest
 from memrag.app import estimates, state as app_state, jobs, start_views
 from memrag.app.work import build_work
 from memrag.config import IndexParams
@@ -16,24 +15,7 @@ from memrag.methods import registry
 from scripted import ScriptedLLM
 from test_app_pages import (DOCS, EXTRACTIONS, QUESTION, app, click, embedder, frames, no_exception, plain,
                             scripted, wait_for)
-from test_app_pages import home, tiny  # noqa: F401 (fixtures)
-
-SCRIPTED_METHODS = ("neuropath", "ecphory", "dense")  # the methods `scripted()` has replies for
-
-
-@pytest.fixture()
-def sample_stand_in(tiny, monkeypatch):
-    """The tiny memory stands in for the sample, with one gold question and its recordings."""
-    from memrag import demo
-    from memrag.index import store
-
-    questions = [{"id": "t1", "question": QUESTION, "answer": "Vell River", "gold_docs": ["ada", "port"]}]
-    monkeypatch.setattr(demo, "sample_memory_dir", lambda: tiny)
-    monkeypatch.setattr(demo, "sample_questions", lambda: questions)
-    demo.record(store.load(tiny, embedder().model_id), scripted(), embedder(), tiny, questions=questions,
-                methods=SCRIPTED_METHODS)
-    return tiny
-
+from test_app_pages import home, recorded, tiny  # noqa: F401 (fixtures)
 
 
 def test_the_start_page_is_the_default_and_says_what_memrag_is(home):
@@ -50,12 +32,12 @@ def test_the_start_page_is_the_default_and_says_what_memrag_is(home):
     assert any(p.proto.page == "learn" and p.proto.label == "Learn the analogy" for p in at.get("page_link"))
 
 
-def test_try_a_demo_question_lands_on_ask_with_the_sample_and_its_question(sample_stand_in, tmp_path):
+def test_try_a_demo_question_lands_on_ask_with_the_sample_and_its_question(recorded, tmp_path):
     other = tmp_path / "other"  # a saved memory was open: the demo opens the sample anyway
     at = app(other, page=None)
     at = no_exception(click(no_exception(at.run()), "Try a demo question"))
     assert at.title[0].value == "Ask"
-    assert at.session_state[app_state.AppState.active_memory.key] == str(sample_stand_in)
+    assert at.session_state[app_state.AppState.active_memory.key] == str(recorded)
     assert at.radio(key="ask_kind").value == "Demo question"
     assert at.selectbox(key="ask_demo").value == 0
     assert "t1: " + QUESTION in [at.selectbox(key="ask_demo").format_func(o) for o in [0]]
