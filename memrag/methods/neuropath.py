@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
 from memrag import prompts
-from memrag.config import NeuroPathParams, params_dict
+from memrag.config import DpPosition, NeuroPathParams, params_dict
 from memrag.llm.jsoncall import call_json
 from memrag.index.memory import Memory
 from memrag.methods.base import QueryContext, cite_chunks, fuse_ranks, new_trace, query_entities, set_ranked
@@ -85,7 +85,7 @@ def _check(params: NeuroPathParams) -> None:
         raise ValueError(f"dp_head must be a whole number ≥ 0 (got {params.dp_head!r})")
 
 
-DP_POSITIONS = ("first", "after_head", "interleave", "fused")
+DP_POSITIONS: tuple[str, ...] = get_args(DpPosition)
 
 
 # ---------------------------------------------------------------- the method
