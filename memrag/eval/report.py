@@ -119,11 +119,9 @@ def _indexing(run: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, A
     return total
 
 
-def _deviations(methods: list[str]) -> list[dict[str, str]] | None:
-    try:
-        from memrag.explain.deviations import all_deviations
-    except ImportError:
-        return None
+def _deviations(methods: list[str]) -> list[dict[str, str]]:
+    from memrag.explain.deviations import all_deviations  # explain/ is a later layer than eval/
+
     return [d for d in all_deviations() if d["method"] in ("all", *methods)]
 
 
@@ -143,9 +141,7 @@ def summarise(records: list[dict[str, Any]], run: dict[str, Any]) -> dict[str, A
             "llm_calls_per_query": _mean_or_none([r["all_methods"]["llm_calls"] for r in records]),
         },
     }
-    deviations = _deviations(methods)
-    if deviations is not None:
-        summary["deviations"] = deviations
+    summary["deviations"] = _deviations(methods)
     return summary
 
 
