@@ -22,6 +22,7 @@ import streamlit as st
 
 from memrag.app import state as app_state, ask_views, widgets, jobs
 from memrag.index import store
+from memrag.index.memory import Memory
 from memrag.app.state import METHOD_LABELS, AppState, _Key
 from memrag.ask import resolve_params
 from memrag.eval import report
@@ -489,7 +490,7 @@ def memory_path_of(run: EvalRun, record: dict[str, Any]) -> Path | None:
     return Path(info["path"]) if info.get("path") else None
 
 
-def drill_result(record: dict[str, Any], run: EvalRun, memory: Any) -> dict[str, Any]:
+def drill_result(record: dict[str, Any], run: EvalRun, memory: Memory | None) -> dict[str, Any]:
     """A question's stored traces as an Ask-page result (ask_views.ask_results), with its gold:
     the sample's gold units are document ids; elsewhere the gold chunks the fates name are mapped
     to their documents through the memory (or the traces' own passages)."""
