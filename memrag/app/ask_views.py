@@ -3,7 +3,8 @@ method's overview graph and detail tabs, the LLM call inspector, the traces down
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -101,28 +102,35 @@ def comparison(traces: Sequence[Trace], gold: Gold | None, memory: Memory | None
 
 
 def overview_graph(trace: Trace, gold: Gold | None, height: int = 420) -> None:
-    """One picture per method for the side-by-side view: NeuroPath's paths, EcphoryRAG's
-    activation; dense gets its ranked head as a table (its graph, a star of question → passages,
-    says no more, and every graph frame costs the browser ~0.3 s while the others draw)."""
-    ids = gold.chunk_ids if gold else None
-    if trace.method == "dense":
-        st.caption("Dense: the passages nearest the question (the graph is under details).")
-        head = tables.ranked_table(trace, ids, limit=10)
-        # narrow column: the rank as the index, and only what compares with the graphs beside it
-        st.dataframe(head.set_index("position")[["title", "score", "gold"]], height=height)
-        return
-    drawable = ((trace.method == "neuropath" and trace.neuropath is not None and trace.neuropath.hops)
-                or (trace.method == "ecphory" and trace.ecphory is not None))
-    if drawable:
+    """One picture per method for the side-by-side view (METHOD_VIEWS): NeuroPath's paths,
+    EcphoryRAG's activation; dense gets its ranked head as a table (its graph, a star of question →
+    passages, says no more, and every graph frame costs the browser ~0.3 s while the others draw)."""
+    METHOD_VIEWS[trace.method].overview(trace, gold.chunk_ids if gold else None, height)
+
+
+def overview_dense(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
+    st.caption("Dense: the passages nearest the question (the graph is under details).")
+    head = tables.ranked_table(trace, ids, limit=10)
+    # narrow column: the rank as the index, and only what compares with the graphs beside it
+    st.dataframe(head.set_index("position")[["title", "score", "gold"]], height=height)
+
+
+def overview_neuropath(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
+    if trace.neuropath is not None and trace.neuropath.hops:
         graph(registry.get(trace.method).renderer(trace, gold_chunk_ids=ids, height=height), height)
-    else:
-        if trace.method == "neuropath" and trace.neuropath is not None:
-            # no hop ran: say why the picture is a dense ranking rather than paths
-            d = trace.neuropath
-            st.info("NeuroPath fell back to dense retrieval: no query entities." if d.fallback_dense else
-                    f"NeuroPath tracked no path ({d.stop_reason or 'no hop ran'}): the ranking shown is "
-                    "post-retrieval completion alone.")
-        graph(trace_graphs.dense_graph(trace, gold_chunk_ids=ids, height=height), height)
+        return
+    if trace.neuropath is not None:
+        # no hop ran: say why the picture is a dense ranking rather than paths
+        d = trace.neuropath
+        st.info("NeuroPath fell back to dense retrieval: no query entities." if d.fallback_dense else
+                f"NeuroPath tracked no path ({d.stop_reason or 'no hop ran'}): the ranking shown is "
+                "post-retrieval completion alone.")
+    graph(trace_graphs.dense_graph(trace, gold_chunk_ids=ids, height=height), height)
+
+
+def overview_ecphory(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
+    renderer = registry.get(trace.method).renderer if trace.ecphory is not None else trace_graphs.dense_graph
+    graph(renderer(trace, gold_chunk_ids=ids, height=height), height)
 
 
 # ------------------------------------------------------------------ one trace in detail
@@ -138,7 +146,7 @@ def trace_details(trace: Trace, gold: Gold | None, memory: Memory | None, key: s
             if not tab.open:
                 continue
             if label == "Retrieval":
-                {"neuropath": neuropath_view, "ecphory": ecphory_view}.get(trace.method, dense_view)(trace, ids, key)
+                METHOD_VIEWS[trace.method].detail(trace, ids, key)
             elif label == "Ranked passages":
                 ranked_view(trace, ids, key)
             elif label == "Tokens":
@@ -297,3 +305,18 @@ def ask_results(result: dict[str, Any], memory: Memory | None, key: str = "res")
     # a callable: the ~200 KB of JSON is made when clicked, not sent with every rerun of the page
     st.download_button("Download these traces (JSON)", lambda: traces_json(traces, meta), file_name="memrag-traces.json",
                        mime="application/json", key=f"{key}_download")
+
+
+# ------------------------------------------------------------------ each method's views
+@dataclass(frozen=True)
+class MethodViews:
+    detail: Callable[[Trace, Iterable[int] | None, str], None]  # the Retrieval tab: trace, gold ids, key
+    overview: Callable[[Trace, Iterable[int] | None, int], None]  # the side-by-side picture: trace, gold ids, height
+
+
+# Keyed by the registry's names; a test fails for a registered method without its views here.
+METHOD_VIEWS: dict[str, MethodViews] = {
+    "dense": MethodViews(dense_view, overview_dense),
+    "neuropath": MethodViews(neuropath_view, overview_neuropath),
+    "ecphory": MethodViews(ecphory_view, overview_ecphory),
+}
