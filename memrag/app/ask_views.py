@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterable, Sequence
 import pandas as pd
 import streamlit as st
 
+from memrag.app.ask_result import AskResult
 from memrag.app.question_gold import Gold, gold_fates, gold_of, gold_scores
 from memrag.app.state import METHOD_LABELS
 from memrag.app.widgets import frame, graph, text
@@ -272,19 +273,19 @@ def llm_inspector(trace: Trace, key: str) -> None:
 
 
 # ------------------------------------------------------------------ an ask's results
-def ask_results(result: dict[str, Any], memory: Memory | None, key: str = "res") -> None:
+def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> None:
     """A finished ask (or traces opened from a file): answers side by side or one at a time,
     costs, and one method in detail; a download of the traces as JSON."""
-    traces: list[Trace] = result["traces"]
-    gold = gold_of(result.get("record"), memory)
+    traces = result.traces
+    gold = gold_of(result.record, memory)
     if gold is not None and memory is not None and any(t.memory_fingerprint != memory.fingerprint() for t in traces):
         gold.chunk_ids = []  # chunk ids of another memory: score by document only
         st.caption("These traces come from another memory: gold passages are matched by document only.")
-    text(result["question"], prefix="**Question:** ")
+    text(result.question, prefix="**Question:** ")
     if gold is not None:
         text(" / ".join(gold.answers), prefix="**Gold answer:** ")
-    if result.get("mode") == "recorded":
-        recorded_badge(result.get("model", "?"), traces)
+    if result.mode == "recorded":
+        recorded_badge(result.model, traces)
     methods = [t.method for t in traces]
     side = len(traces) > 1 and st.segmented_control(
         "view", ["Side by side", "One at a time"], default="Side by side", key=f"{key}_view") != "One at a time"
@@ -300,8 +301,7 @@ def ask_results(result: dict[str, Any], memory: Memory | None, key: str = "res")
     if not side:
         answer_card(trace, gold, memory)
     trace_details(trace, gold, memory, key=f"{key}_{pick}")
-    meta = {k: result.get(k) for k in ("question", "mode", "model")}
-    meta["qid"] = (result.get("record") or {}).get("id")
+    meta = result.file_meta()
     # a callable: the ~200 KB of JSON is made when clicked, not sent with every rerun of the page
     st.download_button("Download these traces (JSON)", lambda: traces_json(traces, meta), file_name="memrag-traces.json",
                        mime="application/json", key=f"{key}_download")

@@ -47,7 +47,7 @@ def _recorded_at(rec: Any) -> float:
 def pick_traces(path: str | None, memory: Memory | None) -> tuple[dict[str, Trace], dict[str, Any] | None]:
     """The source choice; returns (method → trace, the demo question's record or None)."""
     state = AppState()
-    last = learn.teachable(state.ask_result["traces"]) if state.ask_result else {}
+    last = learn.teachable(state.ask_result.traces) if state.ask_result else {}
     rec, _ = app_state.recordings(path)
     questions = [q for q in app_state.demo_questions(path) if rec.has_question(q["question"])] \
         if rec is not None and memory is not None else []
@@ -59,7 +59,7 @@ def pick_traces(path: str | None, memory: Memory | None) -> tuple[dict[str, Trac
         return {}, None
     source = st.radio("learn from", options, horizontal=True, key="learn_source")
     if source == LAST_ASK:
-        return last, state.ask_result.get("record")
+        return last, state.ask_result.record
     i = st.selectbox("demo question", range(len(questions)), key="learn_demo",
                      format_func=lambda n: f"{questions[n].get('id', '')}: {questions[n]['question']}")
     traces, error = _replayed(str(path), memory.fingerprint(), _recorded_at(rec), app_state.embedder_id(),
