@@ -4,7 +4,7 @@ method's overview graph and detail tabs, the LLM call inspector, the traces down
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import pandas as pd
 import streamlit as st
