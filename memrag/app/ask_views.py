@@ -104,8 +104,9 @@ def comparison(traces: Sequence[Trace], gold: Gold | None, memory: Memory | None
 
 def overview_graph(trace: Trace, gold: Gold | None, height: int = 420) -> None:
     """One picture per method for the side-by-side view (METHOD_VIEWS): NeuroPath's paths,
-    EcphoryRAG's activation; dense gets its ranked head as a table (its graph, a star of question →
-    passages, says no more, and every graph frame costs the browser ~0.3 s while the others draw)."""
+    EcphoryRAG's activation, HippoRAG 2's PageRank; dense gets its ranked head as a table (its graph,
+    a star of question → passages, says no more, and every graph frame costs the browser ~0.3 s
+    while the others draw)."""
     METHOD_VIEWS[trace.method].overview(trace, gold.chunk_ids if gold else None, height)
 
 
@@ -116,22 +117,32 @@ def overview_dense(trace: Trace, ids: Iterable[int] | None, height: int) -> None
     st.dataframe(head.set_index("position")[["title", "score", "gold"]], height=height)
 
 
+def _method_picture(trace: Trace, ids: Iterable[int] | None, height: int, drawable: bool) -> None:
+    """The method's own picture (the registry's renderer), or its ranking as a dense graph when
+    the trace holds nothing to draw."""
+    if drawable:
+        graph(registry.get(trace.method).renderer(trace, gold_chunk_ids=ids, height=height), height,
+              name=f"{trace.method}-overview")
+    else:
+        graph(trace_graphs.dense_graph(trace, gold_chunk_ids=ids, height=height), height, name=f"{trace.method}-ranking")
+
+
 def overview_neuropath(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
-    if trace.neuropath is not None and trace.neuropath.hops:
-        graph(registry.get(trace.method).renderer(trace, gold_chunk_ids=ids, height=height), height)
-        return
-    if trace.neuropath is not None:
+    d = trace.neuropath
+    if d is not None and not d.hops:
         # no hop ran: say why the picture is a dense ranking rather than paths
-        d = trace.neuropath
         st.info("NeuroPath fell back to dense retrieval: no query entities." if d.fallback_dense else
                 f"NeuroPath tracked no path ({d.stop_reason or 'no hop ran'}): the ranking shown is "
                 "post-retrieval completion alone.")
-    graph(trace_graphs.dense_graph(trace, gold_chunk_ids=ids, height=height), height)
+    _method_picture(trace, ids, height, drawable=d is not None and bool(d.hops))
 
 
 def overview_ecphory(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
-    renderer = registry.get(trace.method).renderer if trace.ecphory is not None else trace_graphs.dense_graph
-    graph(renderer(trace, gold_chunk_ids=ids, height=height), height)
+    _method_picture(trace, ids, height, drawable=trace.ecphory is not None)
+
+
+def overview_hipporag2(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
+    _method_picture(trace, ids, height, drawable=trace.hipporag2 is not None)
 
 
 # ------------------------------------------------------------------ one trace in detail
@@ -178,7 +189,7 @@ def ranked_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
 
 
 def dense_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
-    graph(trace_graphs.dense_graph(trace, gold_chunk_ids=gold_ids), 420)
+    graph(trace_graphs.dense_graph(trace, gold_chunk_ids=gold_ids), 420, name="dense-ranking")
 
 
 def neuropath_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
@@ -207,10 +218,10 @@ def neuropath_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> No
                                    f"ignored ids {h.invalid_ids}"))
         if h.failed:
             st.warning(escape_markdown(f"Tracking failed at this hop: {h.failure}"))
-        graph(trace_graphs.neuropath_hop_graph(trace, h.hop, gold_chunk_ids=gold_ids), 560)
+        graph(trace_graphs.neuropath_hop_graph(trace, h.hop, gold_chunk_ids=gold_ids), 560, name=f"neuropath-hop-{h.hop}")
         st.dataframe(tables.candidates_table(h), hide_index=True)
     elif pick == "All hops":
-        graph(trace_graphs.neuropath_overview(trace, gold_chunk_ids=gold_ids), 600)
+        graph(trace_graphs.neuropath_overview(trace, gold_chunk_ids=gold_ids), 600, name="neuropath-all-hops")
     else:
         st.caption(escape_markdown(f"Stop: {d.stop_reason or 'n/a'}. D_p = chunks of the last valid paths "
                                    f"{d.dp_chunk_ids}; D_e = dense ranking for the text below."))
@@ -232,7 +243,8 @@ def ecphory_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None
     steps = trace_graphs.ecphory_steps(trace)
     step = st.select_slider("replay", options=list(range(len(steps))), value=len(steps) - 1,
                             format_func=lambda i: steps[i], key=f"{key}_ec_step")
-    graph(trace_graphs.ecphory_activation_graph(trace, step, gold_chunk_ids=gold_ids), 600)
+    graph(trace_graphs.ecphory_activation_graph(trace, step, gold_chunk_ids=gold_ids), 600,
+          name=f"ecphory-step-{step}")
     st.dataframe(frame([{"round": r.round, "seeds": ", ".join(f"{names.get(s, s)} ({w:.2f})"
                                                             for s, w in zip(r.seed_ids, r.weights)),
                        **{f"new by {o}": r.new_counts.get(o, 0) for o in ("semantic", "graph")}, "note": r.note}
@@ -319,4 +331,5 @@ METHOD_VIEWS: dict[str, MethodViews] = {
     "dense": MethodViews(dense_view, overview_dense),
     "neuropath": MethodViews(neuropath_view, overview_neuropath),
     "ecphory": MethodViews(ecphory_view, overview_ecphory),
+    "hipporag2": MethodViews(dense_view, overview_hipporag2),  # its detail tab: the ranking's graph, for now
 }

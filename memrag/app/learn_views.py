@@ -98,7 +98,7 @@ def replay(trace: Trace, gold_chunk_ids: list[int] | None) -> int:
     left, right = st.columns([3, 2])
     with left:
         widgets.graph(trace_graphs.step_graph(trace, step, gold_chunk_ids=gold_chunk_ids, height=GRAPH_HEIGHT),
-                    GRAPH_HEIGHT)
+                      GRAPH_HEIGHT, name=f"learn-{trace.method}-step-{step + 1}")
     with right:
         st.markdown(f"#### Step {step + 1} of {len(lessons)}: " + escape_markdown(lesson.title))
         if lesson.concept:

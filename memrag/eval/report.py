@@ -23,12 +23,13 @@ from typing import Any, Sequence
 from memrag.assets import asset_text
 from memrag.eval.stats import bootstrap_ci, mean, paired_win_loss
 from memrag.eval.rundir import REPORT_HTML, SUMMARY, SUMMARY_MD, write_json_atomic
-from memrag.eval.gold import DENSE_FATES, ECPHORY_FATES, NEUROPATH_FATES, fate_order
+from memrag.eval.gold import DENSE_FATES, ECPHORY_FATES, HIPPO_FATES, NEUROPATH_FATES, fate_order
 
 SCORES = ("recall@1", "recall@2", "recall@5", "recall@10", "em", "raw_em", "f1")
 PAIRED_SCORES = ("recall@2", "recall@5", "em", "f1")
 # Fates always listed for a method (with zero counts), so runs compare line by line.
-FAMILY_FATES = {"neuropath": NEUROPATH_FATES, "ecphory": ECPHORY_FATES, "dense": DENSE_FATES}
+FAMILY_FATES = {"neuropath": NEUROPATH_FATES, "ecphory": ECPHORY_FATES, "hipporag2": HIPPO_FATES,
+                "dense": DENSE_FATES}
 LABELS = {"recall@1": "R@1", "recall@2": "R@2", "recall@5": "R@5", "recall@10": "R@10", "em": "EM",
           "raw_em": "raw EM", "f1": "F1"}
 
