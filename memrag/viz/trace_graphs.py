@@ -11,10 +11,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
+from memrag.explain import activation
 from memrag.index.normalise import entity_key
 from memrag.trace import (ActivatedEngram, EcphoryDetail, GraphEdge, GraphNode, NeuroPathDetail,
                           NeuroPathHop, PathCandidate, Trace)
 from memrag.viz.graph_html import group_colour, render
+from memrag.viz import words
 from memrag.viz.safe_text import clip
 
 # Best fate first: a node or triple shared by several paths shows the best one.
@@ -22,8 +24,7 @@ FATES = ("valid", "expanded", "shown", "dropped", "unlisted", "pruned")
 FATE_COLOURS = {"valid": "#1a7f37", "expanded": "#d9730d", "shown": "#6b8fb5",
                 "dropped": "#a8a8a8", "unlisted": "#c4c4c4", "pruned": "#dddddd",
                 "untouched": "#9ecae1"}  # a seed or coreference candidate no drawn path passes through
-FATE_WORDS = {"valid": "valid", "expanded": "expanded", "shown": "listed, not judged",
-              "dropped": "listed, not kept", "unlisted": "over the listing cap", "pruned": "pruned"}
+FATE_WORDS = {fate: word.label for fate, word in words.PATH_FATES.items()}  # one vocabulary with the tables
 ROUND_COLOURS = {"question": "#2f2f2f", "cue": "#555555", "round 0": "#4e79a7", "round 1": "#f28e2b",
                  "round 2": "#59a14f", "round 3": "#e15759", "round 4": "#b07aa1", "round 5": "#9c755f"}
 ORIGIN_WORDS = {"query": "similar to the question", "cue": "near a cue entity",
@@ -32,8 +33,19 @@ ORIGIN_WORDS = {"query": "similar to the question", "cue": "near a cue entity",
 Result = tuple[str, str]
 
 
-def _gold(gold_chunk_ids: Iterable[int] | None) -> set[int]:
-    return set(gold_chunk_ids or ())
+RANKED_HEAD = 5  # with no answer step, the ranked head counts as what the method retrieved
+
+
+def _gold(gold_chunk_ids: Iterable[int] | None, trace: Trace, sources: tuple[str, ...] | None = None) -> set[int]:
+    """The gold chunks this method actually retrieved: in its answer context (or ranked head) and,
+    with `sources`, placed there by that part of the method. Only these get a star, so a gold
+    passage that, say, only completion found is not starred on the path picture."""
+    gold = set(gold_chunk_ids or ())
+    if not gold:
+        return gold
+    head = set(trace.answer.context_chunk_ids if trace.answer else trace.ranked_ids()[:RANKED_HEAD])
+    got = {r.chunk_id for r in trace.ranked if r.chunk_id in head and (sources is None or r.source in sources)}
+    return gold & got
 
 
 def _fate_rank(fate: str) -> int:
@@ -175,7 +187,7 @@ def _paths_picture(trace: Trace, cands: Sequence[PathCandidate], gold: set[int],
         note += f" Showing {drawn} of {len(cands)} paths (capped at {max_nodes} nodes; the least kept paths left out)."
     legend = [(FATE_WORDS[f], FATE_COLOURS[f]) for f in FATES if counts[f]]
     if gold:
-        legend.append(("★ gold passage", "#d4a000"))
+        legend.append(("★ gold passage, retrieved", "#d4a000"))
     html = render(nodes, edges, height=height, colours={**FATE_COLOURS, "question": "#2f2f2f"},
                   legend=[("question", "#2f2f2f")] + legend, edge_titles=g.edge_titles)
     return html, note, drawn
@@ -195,7 +207,8 @@ def neuropath_hop_graph(trace: Trace, hop: int, *, gold_chunk_ids: Iterable[int]
     grey and dashed; seeds are stars, their coreference candidates squares."""
     detail = _neuropath(trace)
     h = _hop(detail, hop)
-    html, note, _ = _paths_picture(trace, h.candidates, _gold(gold_chunk_ids), max_nodes, height, f"Hop {hop}")
+    html, note, _ = _paths_picture(trace, h.candidates, _gold(gold_chunk_ids, trace, ("path",)), max_nodes,
+                                   height, f"Hop {hop}")
     if h.failed:
         note += f" Tracking failed at this hop: {h.failure}"
     return html, note
@@ -213,7 +226,7 @@ def neuropath_overview(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = N
     pruned = [c for c in cands if c.fate == "pruned"]
     if not include_pruned:
         cands = [c for c in cands if c.fate != "pruned"]
-    html, note, _ = _paths_picture(trace, cands, _gold(gold_chunk_ids), max_nodes, height,
+    html, note, _ = _paths_picture(trace, cands, _gold(gold_chunk_ids, trace, ("path",)), max_nodes, height,
                                    f"All {len(detail.hops)} hop(s)")
     if pruned and not include_pruned:
         note += f" {len(pruned)} pruned paths not drawn."
@@ -247,7 +260,7 @@ def ecphory_activation_graph(trace: Trace, upto_step: int | None = None, *,
     if not 0 <= upto_step <= last:
         raise ValueError(f"upto_step must be between 0 and {last}, got {upto_step}")
     show_final = upto_step == last
-    gold = _gold(gold_chunk_ids)
+    gold = _gold(gold_chunk_ids, trace)
     rounds = [r for r in d.rounds if r.round <= upto_step]
 
     # first activation of each entity, in activation order
@@ -337,7 +350,9 @@ def ecphory_activation_graph(trace: Trace, upto_step: int | None = None, *,
         edges.append(GraphEdge(eid, src, nid, kind, f"{a.similarity:.2f}" if a.origin in ("query", "semantic") else ""))
         titles[eid] = f"{a.name}: {ORIGIN_WORDS.get(a.origin, a.origin)} (round {a.round})"
 
-    note = f"Step {upto_step}: {steps[upto_step]}. {len(first)} entities activated"
+    active = activation.active_after(d, upto_step)
+    note = (f"Step {upto_step}: {steps[upto_step]}. {words.counted(active.entities, 'entity')} activated so far "
+            f"({active.engrams} engrams: one per mention)")
     if len(kept) < len(first):
         note += f"; showing {len(kept)} of {len(first)} (final engrams and seeds first, capped at {max_nodes} nodes)"
     note += "."
@@ -349,7 +364,7 @@ def ecphory_activation_graph(trace: Trace, upto_step: int | None = None, *,
              [(("initial activation" if r == 0 else f"round {r}"), group_colour(f"round {r}", colours))
               for r in sorted({a.round for a in first.values()})]
     if gold:
-        legend.append(("★ gold passage", "#d4a000"))
+        legend.append(("★ gold passage, retrieved", "#d4a000"))
     return render(nodes, edges, height=height, colours=colours, legend=legend, edge_titles=titles), note
 
 
@@ -357,7 +372,7 @@ def ecphory_activation_graph(trace: Trace, upto_step: int | None = None, *,
 def dense_graph(trace: Trace, *, top: int = 10, gold_chunk_ids: Iterable[int] | None = None,
                 height: int = 420) -> Result:
     """The question and the head of the ranked list, one edge per chunk labelled with its rank."""
-    gold = _gold(gold_chunk_ids)
+    gold = _gold(gold_chunk_ids, trace)
     nodes = [GraphNode("q", "question", "query", role="query", group="question", tooltip=trace.question)]
     edges: list[GraphEdge] = []
     for pos, r in enumerate(trace.ranked[:top]):
@@ -372,7 +387,7 @@ def dense_graph(trace: Trace, *, top: int = 10, gold_chunk_ids: Iterable[int] | 
                                tooltip=tip, gold=r.chunk_id in gold))
         edges.append(GraphEdge(f"q>{nid}", "q", nid, "provenance", f"#{pos + 1}"))
     note = f"Top {min(top, len(trace.ranked))} of {len(trace.ranked)} ranked chunks."
-    legend = [("question", "#2f2f2f"), ("chunk", "#8da0cb")] + [("★ gold passage", "#d4a000")] * bool(gold)
+    legend = [("question", "#2f2f2f"), ("chunk", "#8da0cb")] + [("★ gold passage, retrieved", "#d4a000")] * bool(gold)
     return render(nodes, edges, height=height, colours={"question": "#2f2f2f"}, legend=legend), note
 
 
@@ -400,7 +415,8 @@ def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] |
     """The trace's graph with steps 0..step_index drawn (the newest step outlined) and later
     steps as faint ghosts, so positions stay put as a replay slider moves."""
     _check_step(trace, step_index)
-    gold = _gold(gold_chunk_ids)
+    # NeuroPath's step graph draws paths: a star there means a path (or its dense fallback) found it
+    gold = _gold(gold_chunk_ids, trace, ("path", "dense") if trace.method == "neuropath" else None)
     shown = highlighted_nodes(trace, step_index)
     shown_set = set(shown)
     newest = set(trace.steps[step_index].node_ids) | {n.id for n in trace.nodes if n.step == step_index}
@@ -430,8 +446,12 @@ def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] |
             new_edges.add(e.id)
         edges.append(e if added else dataclasses.replace(e, role="ghost"))
     step = trace.steps[step_index]
+    kinds: dict[str, int] = {}
+    for nid in shown:
+        kinds[unique[nid].kind] = kinds.get(unique[nid].kind, 0) + 1
     note = (f"Step {step_index + 1} of {len(trace.steps)}: {step.title}. "
-            f"{len(shown)} of {len(unique)} nodes added so far.")
+            f"{len(shown)} of {len(unique)} nodes drawn so far: "
+            + ", ".join(words.counted(n, k) for k, n in kinds.items()) + ".")
     if len(keep) < len(unique):
         note += f" Showing {len(keep)} of {len(unique)} nodes (capped at {max_nodes})."
     html = render(nodes, edges, height=height, highlight=newest | new_edges)
