@@ -98,16 +98,18 @@ def _lost_at(trace: Trace, fate: str, detail: str) -> tuple[str, str | int | Non
 
 
 def gold_fate_line(trace: Trace, gold: Gold, memory: Memory | None, k: int = 5) -> FateLine:
-    """'1 of 2 gold passages found; Osric Penhallow: only by completion': per gold document its best
-    chunk's fate; the passages not found by the method's own step are named with their fate, and
-    the line points at the view of the first one of them."""
+    """'2 of 2 gold passages in the top 5; Osric Penhallow: only by completion': per gold document
+    its best chunk's fate; the passages not found by the method's own step (lost, or found only by
+    NeuroPath's completion) are named with their fate, and the line points at the view of the
+    first one of them."""
     unit = _unit_of(trace, memory)
     best: dict[str, dict[str, Any]] = {}
     for doc, entries in _fates_by_doc(gold_fate(trace, gold.chunk_ids, k=k, unit_of=unit), unit).items():
         best[doc] = best_fate(entries)
     titles = {d.doc_id: d.title for d in memory.documents} if memory is not None else {}
     found = [d for d in gold.gold_docs if d in best and best[d]["fate"] in words.GOLD_FOUND_CLEANLY]
-    text = f"{len(found)} of {len(gold.gold_docs)} gold passages found in the top {k}"
+    in_top = [d for d in gold.gold_docs if d in best and best[d]["rank"] is not None and best[d]["rank"] <= k]
+    text = f"{len(in_top)} of {len(gold.gold_docs)} gold passages in the top {k}"
     caveats = [d for d in gold.gold_docs if d not in found]
     parts = [f"{titles.get(d, d)}: " + (words.gold_fate_short(best[d]["fate"]) if d in best
                                          else words.gold_fate_short(NOT_IN_MEMORY)) for d in caveats]
