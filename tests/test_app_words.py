@@ -104,3 +104,4 @@ def test_seeds_merge_by_entity_and_counts_separate_entities_from_engrams():
     assert activation.new_in_round(d, 0) == activation.Activated(entities=2, engrams=3)
     assert activation.new_in_round(d, 1) == activation.Activated(entities=1, engrams=2)  # heron is new
     assert activation.active_after(d, 1) == activation.Activated(entities=3, engrams=5)
+    assert activation.names_counted(["Tidewater", "Alder", "Tidewater"]) == "Tidewater ×2, Alder"

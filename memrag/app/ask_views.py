@@ -162,7 +162,10 @@ def overview_graph(trace: Trace, gold: Gold | None, height: int = 420) -> None:
         st.caption("Dense: the passages nearest the question (the graph is under details).")
         head = tables.ranked_table(trace, ids, limit=10)
         # narrow column: the rank as the index, and only what compares with the graphs beside it
-        wrapped_table(head.set_index("position")[["title", "score", "gold"]], ["title"], height=height)
+        # gold as a star on the title: a narrow column has no room for a third, cut-off column
+        head["title"] = [("★ " if g else "") + t for t, g in zip(head["title"], head["gold"])]
+        st.dataframe(head.set_index("position")[["title", "score"]], height=height, column_config={
+            "title": st.column_config.TextColumn(help="★ = a chunk of a gold passage")})
         return
     drawable = ((trace.method == "neuropath" and trace.neuropath is not None and trace.neuropath.hops)
                 or (trace.method == "ecphory" and trace.ecphory is not None))
@@ -287,7 +290,8 @@ def ecphory_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None
     names = {a.engram_id: a.name for a in [*d.initial, *d.final, *(a for r in d.rounds for a in r.new),
                                            *(a for r in d.rounds for a in r.centroid_neighbours)]}
     if d.cue_hits:
-        st.dataframe(frame([{"cue": cue, "engrams it activated": ", ".join(names.get(e, str(e)) for e in hits)}
+        st.dataframe(frame([{"cue": cue, "engrams it activated": activation.names_counted([names.get(e, str(e))
+                                                                                           for e in hits])}
                           for cue, hits in d.cue_hits.items()], ["cue", "engrams it activated"]), hide_index=True)
     steps = trace_graphs.ecphory_steps(trace)
     step_key = f"{key}_ec_step"

@@ -61,3 +61,11 @@ def merged_seeds(r: EcphoryRound, names: dict[int, str]) -> list[Seed]:
 def seed_text(s: Seed) -> str:
     """'Northern Tidewater Company ×4 (0.42)': name, engram count when more than one, weight."""
     return s.name + (f" ×{s.engrams}" if s.engrams > 1 else "") + f" ({s.weight:.2f})"
+
+
+def names_counted(names: list[str]) -> str:
+    """'Northern Tidewater Company ×3, islands': repeated names (several engrams of one entity) once."""
+    counts: dict[str, int] = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    return ", ".join(n + (f" ×{c}" if c > 1 else "") for n, c in counts.items())
