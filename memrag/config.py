@@ -97,6 +97,10 @@ class IndexParams:
     coref_threshold: float = _f(0.8, "Minimum cosine of entity-name vectors for a candidate.")
 
 
+# Where NeuroPath puts the valid paths' chunks; the method reads its choices from here.
+DpPosition = Literal["first", "after_head", "interleave", "fused"]
+
+
 @dataclass
 class NeuroPathParams:
     max_hops: int = _f(2, "Tracking hops at most.")
@@ -105,7 +109,7 @@ class NeuroPathParams:
     coref_top: int = _f(5, "Coreference candidates per entity at query time.")
     coref_threshold: float = _f(0.8, "Coreference cosine threshold at query time.")
     completion: bool = _f(True, "Post-retrieval completion ('replay'): fill with dense retrieval.")
-    dp_position: Literal["first", "after_head", "interleave", "fused"] = _f(
+    dp_position: DpPosition = _f(
         "fused", "Where the valid paths' chunks (D_p) go in the ranked list: first = the paper's and the "
         "official code's order (D_p, then completion); after_head = after the first dp_head completion chunks; "
         "interleave = completion and D_p alternate, completion first; fused = by evidence: reciprocal-rank "
@@ -147,6 +151,24 @@ class EcphoryParams:
 
 
 @dataclass
+class HippoRAG2Params:
+    linking_top_k: int = _f(5, "Facts retrieved by cosine between the question and the triple vectors, and phrase "
+                               "nodes kept as seeds at most (official linking_top_k).")
+    recognition: bool = _f(True, "Recognition memory: one LLM call keeps the retrieved facts relevant to the "
+                                 "question. Off = the retrieval-only variant (every retrieved fact seeds, no LLM "
+                                 "call at query time).")
+    passage_node_weight: float = _f(0.05, "Each passage node's seed = its min-max-normalised dense score times "
+                                          "this (official passage_node_weight).")
+    damping: float = _f(0.5, "Personalised PageRank damping: the chance of following an edge rather than jumping "
+                             "back to a seed (official damping).")
+    synonymy_threshold: float = _f(0.8, "Minimum cosine of two phrase nodes' stored name vectors for a synonymy "
+                                        "edge (official synonymy_edge_sim_threshold).")
+    synonymy_neighbours: int = _f(100, "Synonymy edges per phrase node at most, nearest first (the official "
+                                       "code stops after about 100).")
+    answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
+
+
+@dataclass
 class DenseParams:
     answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
 
@@ -159,6 +181,7 @@ PAPER_SETTINGS: dict[str, dict[str, Any]] = {
     "neuropath": {"dp_position": "first", "coref_top": 4, "seed_floor": 0.0, "verbatim_seeds": False,
                   "force_hops": False},
     "ecphory": {"seed_policy": "paper", "context_source": "c_init", "cue_k": 0, "answer_facts": 20},
+    "hipporag2": {},  # its defaults are the paper's settings (linking_top_k 5, damping 0.5, weight 0.05)
     "dense": {},
 }
 

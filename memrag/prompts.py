@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-PROMPT_VERSION = "2026-12-01.1"  # the set as a whole, for stamps
+PROMPT_VERSION = "2026-12-01.2"  # the set as a whole, for stamps
 
 # Per stage family: part of that stage's cache keys. The messages and schema are in the
 # key already; bump a version when the handling of a reply changes without them changing.
@@ -19,6 +19,7 @@ STAGE_VERSIONS: dict[str, str] = {
     "index.extract": "2",
     "query.entities": "1",
     "neuropath.track": "1",
+    "hipporag2.recognition": "1",
     "answer": "3",
     "doctor": "1",
 }
@@ -28,6 +29,7 @@ MAX_TOKENS: dict[str, int] = {
     "index.extract": 800,
     "query.entities": 120,
     "neuropath.track": 450,
+    "hipporag2.recognition": 60,
     "answer": 200,
     "doctor": 40,
 }
@@ -196,6 +198,43 @@ def track_messages(question: str, hop: int, path_lines: list[str], previous_chai
     parts.append("Paths:")
     parts.extend(path_lines)
     return [{"role": "system", "content": TRACK_SYSTEM}, {"role": "user", "content": "\n".join(parts)}]
+
+
+# ---------------------------------------------------------------- HippoRAG 2 recognition memory
+RECOGNITION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"keep": {"type": "array", "maxItems": 10, "items": {"type": "integer"}}},
+    "required": ["keep"],
+}
+
+RECOGNITION_SYSTEM = (
+    "You screen facts taken from a knowledge graph before they are used to answer a question. "
+    "Each numbered fact reads subject | relation | object. Keep every fact that helps answer the "
+    "question, directly or as one step of the way there; leave out the others. Reply with JSON: "
+    "keep = the numbers of the kept facts, most useful first; an empty list when none helps."
+)
+
+# One invented example turn: a bridge question where two facts chain and two are distractors.
+_RECOGNITION_EXAMPLE = (
+    "Which river runs through the town where Ada Brennick opened her first bakery?",
+    ["Ada Brennick | opened first bakery in | Tollmere", "Ada Brennick | born in | 1902",
+     "Tollmere | lies on | Harrow River", "Brennick Mill | sold to | Lantern Guild"],
+    [1, 3],
+)
+
+
+def _recognition_user(question: str, fact_lines: list[str]) -> str:
+    return "\n".join([f"Question: {question}", "Facts:"]
+                     + [f"{i}. {line}" for i, line in enumerate(fact_lines, start=1)])
+
+
+def recognition_messages(question: str, fact_lines: list[str]) -> list[dict[str, str]]:
+    """HippoRAG 2's recognition-memory step: which of the retrieved facts to keep."""
+    q, facts, keep = _RECOGNITION_EXAMPLE
+    return [{"role": "system", "content": RECOGNITION_SYSTEM},
+            {"role": "user", "content": _recognition_user(q, facts)},
+            {"role": "assistant", "content": json.dumps({"keep": keep})},
+            {"role": "user", "content": _recognition_user(question, fact_lines)}]
 
 
 # ---------------------------------------------------------------- answer

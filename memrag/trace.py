@@ -43,19 +43,58 @@ def token_sum(counts: Iterable[int | None]) -> int | None:
     return total
 
 
+@dataclass(kw_only=True)
+class CallCost:
+    """What one LLM call cost, as the engine reported it: unknown counts stay None, never 0.
+    `prompt_tokens` is the whole prompt, `prompt_tokens_cached` the prefix the engine reused. A
+    response-cache hit keeps its original counts and seconds, with cached=True: it is shown as
+    recorded, never as free work. The records of a call (the backend's Completion, the trace's
+    LLMCallRecord, the ledger's CallRecord) are CallCosts; memory ledger rows and recordings store
+    these fields flat under these names."""
+    prompt_tokens: int | None = None
+    prompt_tokens_cached: int | None = None
+    completion_tokens: int | None = None
+    seconds: float = 0.0
+    cached: bool = False
+
+    @property
+    def total_tokens(self) -> int | None:
+        return token_sum((self.prompt_tokens, self.completion_tokens))
+
+    def cost(self) -> CallCost:
+        """Only the cost, whatever record carries it."""
+        return CallCost(**self.cost_dict())
+
+    def cost_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in COST_FIELDS}
+
+    @staticmethod
+    def from_row(row: dict[str, Any]) -> CallCost:
+        """The cost fields of a stored row (a memory's ledger row, a recorded response); a field
+        an older file lacks takes its default (an unknown count)."""
+        return CallCost(**{name: row[name] for name in COST_FIELDS if name in row})
+
+
+COST_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(CallCost))
+
+
+def token_totals(costs: Iterable[CallCost]) -> tuple[int | None, int | None]:
+    """Prompt and completion tokens over calls; an unknown count in either column leaves both
+    unknown (a prompt total beside an unknown completion total would read as the whole cost)."""
+    costs = list(costs)
+    if token_sum(n for c in costs for n in (c.prompt_tokens, c.completion_tokens)) is None:
+        return None, None
+    return token_sum(c.prompt_tokens for c in costs), token_sum(c.completion_tokens for c in costs)
+
+
 @dataclass
-class LLMCallRecord:
+class LLMCallRecord(CallCost):
     stage: str
     messages: list[dict[str, str]]
     raw_reply: str
     parse_errors: list[str] = field(default_factory=list)
     retries: int = 0
     ok: bool = True
-    prompt_tokens: int | None = None
-    prompt_tokens_cached: int | None = None
-    completion_tokens: int | None = None
-    seconds: float = 0.0
-    cached: bool = False
     model: str = ""
     backend: str = ""
     key: str = ""  # response-cache key: identical calls shared by methods are counted once in totals
@@ -247,6 +286,66 @@ class EcphoryDetail:
     context_chunk_ids: list[int] = field(default_factory=list)
 
 
+# ---------------------------------------------------------------- HippoRAG 2
+@dataclass
+class RetrievedFact:
+    fact_id: int  # row of the method's fact table (distinct triples of the memory)
+    head: str
+    relation: str
+    tail: str
+    head_key: str
+    tail_key: str
+    cosine: float  # to the question
+    score: float  # min-max normalised over every fact (what the seeds use)
+    chunk_ids: list[int] = field(default_factory=list)  # chunks the triple was extracted from
+    verdict: str = "kept"  # kept | dropped (by recognition memory) | unjudged (the call failed)
+
+
+@dataclass
+class PhraseSeed:
+    key: str
+    name: str
+    weight: float  # its reset weight before PageRank normalises the seed vector
+    fact_scores: list[float] = field(default_factory=list)  # score of each kept fact naming it
+    passages: int = 0  # passages containing it: each fact score is divided by this
+    chunk_ids: list[int] = field(default_factory=list)  # those passages
+    mass: float = 0.0  # its PageRank mass
+
+
+@dataclass
+class PassageSeed:
+    chunk_id: int
+    dense_score: float  # min-max normalised cosine to the question
+    weight: float  # dense_score × passage_node_weight
+
+
+@dataclass
+class NodeMass:
+    node_id: str  # "e:<key>" or "c:<chunk id>"
+    label: str
+    kind: str  # phrase | passage
+    mass: float
+    seed: float = 0.0  # its reset weight (0 = not a seed)
+
+
+@dataclass
+class HippoRAG2Detail:
+    facts: list[RetrievedFact] = field(default_factory=list)
+    recognition: bool = True
+    recognition_call: int | None = None  # index into Trace.llm_calls of the (last) recognition call
+    recognition_error: str = ""
+    fallback_dense: bool = False
+    fallback_reason: str = ""
+    phrase_seeds: list[PhraseSeed] = field(default_factory=list)
+    passage_seeds: list[PassageSeed] = field(default_factory=list)  # the heaviest; every passage has one
+    passage_seed_total: float = 0.0  # the sum over every passage
+    top_nodes: list[NodeMass] = field(default_factory=list)  # by PageRank mass, phrases and passages
+    phrase_mass: float = 0.0  # total PageRank mass on phrase nodes (passages hold the rest)
+    graph: dict[str, int] = field(default_factory=dict)  # node and edge counts by kind
+    graph_built: bool = False  # False: the memory's graph was reused from an earlier query
+    graph_seconds: float = 0.0  # time building it (outside retrieval_seconds)
+
+
 # ---------------------------------------------------------------- the trace
 @dataclass
 class Trace:
@@ -269,6 +368,7 @@ class Trace:
     seconds: float = 0.0
     neuropath: NeuroPathDetail | None = None
     ecphory: EcphoryDetail | None = None
+    hipporag2: HippoRAG2Detail | None = None
 
     # --- convenience
     def chunk(self, chunk_id: int) -> ChunkRef | None:

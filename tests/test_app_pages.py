@@ -57,6 +57,7 @@ def scripted(answer: str = "Vell River") -> ScriptedLLM:
         "index.extract": lambda m, s: _extraction_for(m),
         "query.entities": lambda m, s: {"entities": ["Ada Brennick"]},
         "neuropath.track": lambda m, s: track,
+        "hipporag2.recognition": lambda m, s: {"keep": [1]},  # the fourth method's one call
         "answer": lambda m, s: {"reasoning": "from the passages", "answer": answer, "cited": [1]},
     })
 
@@ -142,11 +143,21 @@ def test_memory_page_draws_the_knowledge_graph_and_focus_changes_it(tiny):
     assert {"Ada Brennick", "Port Alder", "Vell River", "Miro Tann", "<script>alert(1)</script>"} <= labels
     assert {e["label"] for e in edges} == {"born in", "lies on", "painted", "wrote"}
     assert_nothing_raw(at)
-    # centring on an entity shows only its neighbourhood
-    at.text_input(key="mem_kg_focus").set_value("Miro Tann").run()
-    (nodes2, _), = frames(no_exception(at))
+    # part of a name offers the entities it belongs to; picking one centres on its neighbourhood
+    at.text_input(key="mem_kg_find").set_value("tann").run()
+    picker = no_exception(at).selectbox(key="mem_kg_focus")
+    assert picker.options[0] == "Miro Tann" and picker.value == "miro tann"
+    (nodes2, _), = frames(at)
     assert {n["label"] for n in nodes2} <= {"Miro Tann", "Grey Sea", "<script>alert(1)</script>"}
     assert "Miro Tann" in {n["label"] for n in nodes2}
+    # depth 2 reaches further, and a type filter keeps only the chosen types
+    at.segmented_control(key="mem_kg_depth").set_value(2).run()
+    (nodes3, _), = frames(no_exception(at))
+    assert len(nodes3) >= len(nodes2)
+    at.text_input(key="mem_kg_find").set_value("").run()
+    at.multiselect(key="mem_kg_types").set_value(["person"]).run()
+    (nodes4, _), = frames(no_exception(at))
+    assert nodes4 and {n["label"] for n in nodes4} <= {"Ada Brennick", "Miro Tann", "Ada Brenick"}
 
 
 def test_coreference_threshold_slider_changes_the_links(tiny):

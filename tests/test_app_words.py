@@ -81,7 +81,7 @@ def test_ecphory_counts_entities_and_engrams_the_same_way_on_ask_and_learn(recor
     learn_slider.set_value(step).run()
     page = plain(no_exception(at))
     lesson = re.search(r"(\d+) entities are active now", page)
-    drawn = re.search(r"nodes drawn so far: [^.]*?(\d+) entities", page)
+    drawn = re.search(r"nodes added so far: [^.]*?(\d+) entities", page)
     assert lesson is not None and int(lesson.group(1)) == entities, page
     assert drawn is not None and int(drawn.group(1)) == entities, page
     assert engrams >= entities

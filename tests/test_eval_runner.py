@@ -61,6 +61,7 @@ def scripted(fail_on: str | None = None) -> ScriptedLLM:
         "query.entities": lambda m, s: {"entities": CAPS.findall(m[-1]["content"])},
         "neuropath.track": lambda m, s: {"reasoning_chain": "", "valid_ids": [1], "expansion_requirement": "",
                                          "expand_ids": [], "continue": 0},
+        "hipporag2.recognition": lambda m, s: {"keep": [1]},
         "answer": answer,
     })
 
@@ -84,10 +85,12 @@ def openie_files(tmp_path: Path) -> Path:
 
 
 def _stable(obj):
-    """A record or summary without what legitimately differs between two runs (times, paths)."""
+    """A record or summary without what legitimately differs between two runs (times, paths, and
+    whether HippoRAG 2's cached graph was built by this process or reused)."""
     if isinstance(obj, dict):
         return {k: _stable(v) for k, v in obj.items()
-                if k not in ("seconds", "retrieval_seconds", "seconds_per_query", "started", "path", "command")}
+                if k not in ("seconds", "retrieval_seconds", "seconds_per_query", "started", "path", "command",
+                             "graph_built", "graph_seconds")}
     if isinstance(obj, list):
         return [_stable(v) for v in obj]
     return obj
@@ -137,12 +140,13 @@ def test_sample_run_scores_records_and_summarises(tmp_path):
     assert all(set(e) == METHOD_KEYS for e in on_disk["methods"].values())
     assert set(on_disk["methods"]["neuropath"]["ci95"]) == {"recall@1", "recall@2", "recall@5", "recall@10",
                                                             "em", "raw_em", "f1"}
-    assert set(on_disk["paired"]) == {"dense vs neuropath", "dense vs ecphory", "neuropath vs ecphory"}
+    assert set(on_disk["paired"]) == {"dense vs neuropath", "dense vs ecphory", "neuropath vs ecphory",
+                                      "dense vs hipporag2", "neuropath vs hipporag2", "ecphory vs hipporag2"}
     assert set(on_disk["paired"]["dense vs ecphory"]["f1"]) == {"wins", "losses", "ties", "mean_diff", "diff_ci95"}
     stamp = on_disk["stamp"]
     assert (stamp["scope"], stamp["dataset"], stamp["corpus_size"], stamp["llm_model"]) == ("pooled", "sample", 3,
                                                                                            "scripted-1")
-    assert set(stamp["params"]) == {"dense", "neuropath", "ecphory"} and stamp["stage_versions"]
+    assert set(stamp["params"]) == {"dense", "neuropath", "ecphory", "hipporag2"} and stamp["stage_versions"]
     assert on_disk["indexing"]["source"] == "extraction" and on_disk["indexing"]["documents"] == 3
 
     md = (out / "summary.md").read_text()
@@ -216,7 +220,7 @@ def test_a_damaged_line_or_other_settings_stop_the_run_and_keep_the_file(tmp_pat
     out = tmp_path / "run"
     run_to_end(run_eval(sample_config(out), llm=scripted(), embedder=HashEmbedder()))
     before = (out / RESULTS).read_bytes()
-    with pytest.raises(ValueError, match=r'methods: \["dense", "neuropath", "ecphory"\] → \["dense"\]'):
+    with pytest.raises(ValueError, match=r'methods: \["dense", "neuropath", "ecphory", "hipporag2"\] → \["dense"\]'):
         run_to_end(run_eval(sample_config(out, methods=("dense",)), llm=scripted(), embedder=HashEmbedder()))
     with pytest.raises(ValueError, match='scope: "pooled" → "limit-pooled"'):
         run_to_end(run_eval(EvalConfig(dataset="sample", data=SAMPLE, out=out, scope="limit-pooled", limit=1),

@@ -19,7 +19,7 @@ from memrag.index.readers import benchmark_document
 from memrag.trace import (ActivatedEngram, AnswerResult, ChunkRef, CorefMember, EcphoryDetail, EcphoryRound,
                           GraphEdge, GraphNode, LLMCallRecord, NeuroPathDetail, NeuroPathHop, NeuroPathSeed,
                           PathCandidate, PathTriple, RankedChunk, Trace)
-from memrag.viz import charts, graph_html, memory_graphs, tables, trace_graphs
+from memrag.viz import charts, graph_html, memory_graphs, palette, tables, trace_graphs
 from memrag.viz.graph_html import graph_data, render
 from memrag.viz.safe_text import escape_markdown
 from scripted import HashEmbedder, ScriptedLLM
@@ -187,7 +187,8 @@ def test_hostile_labels_stay_plain_text_inside_the_json_data():
     nodes, edges = small_graph(HOSTILE)
     edges[0].label = HOSTILE[1]
     nodes[2].tooltip = "see <a href='http://example.invalid'>this</a>"
-    page = render(nodes, edges, legend=[(HOSTILE[2], "#ff0000"), ("x", "red;background:url(//x)")])
+    nodes[0].group = HOSTILE[2]  # a group name is legend text
+    page = render(nodes, edges, colours={"place": "red;background:url(//x)"})
     # the page has exactly the script tags of a benign page: nothing in the data opened or closed one
     for tag in ("<script", "</script", "<img"):
         assert page.lower().count(tag) == benign.lower().count(tag), tag
@@ -201,8 +202,9 @@ def test_hostile_labels_stay_plain_text_inside_the_json_data():
     # a title containing "href" would switch pyvis to its innerHTML popup: it must stay off
     assert "popup.innerHTML" not in page
     assert got["n2"]["title"].replace("\u200b", "") == nodes[2].tooltip
-    # the legend is HTML we write: its text is escaped and a bad colour is not used
-    assert "&lt;img src=x onerror=alert(3)&gt;" in page and "url(//x)" not in page
+    # the legend is HTML we write: its text is escaped, and a colour that is not #rrggbb is never used
+    legend_div = re.search(r'<div id="memrag-legend".*?</div>', page, re.DOTALL).group(0)
+    assert "&lt;img src=x onerror=alert(3)&gt;" in legend_div and "url(//x)" not in page
 
 
 def test_render_refuses_too_many_nodes_and_dangling_edges():
@@ -228,7 +230,7 @@ def test_render_styles_roles_gold_highlight_and_parallel_edges():
     assert n["b"]["label"] == "★ B" and n["b"]["color"]["border"] == graph_html.GOLD
     assert n["b"]["borderWidth"] > 4  # gold border, thickened by the highlight
     assert n["c"]["color"]["background"] == graph_html.DIM
-    assert n["a"]["color"]["background"] == graph_html.GROUP_COLOURS["person"]
+    assert n["a"]["color"]["background"] == palette.TYPE_COLOURS["person"]
     assert e["e1"]["color"]["color"] == "#1a7f37" and e["e1"]["width"] > e["e2"]["width"]
     assert e["e2"]["dashes"] is True and "smooth" not in e["e1"] and e["e2"]["smooth"]["enabled"] is True
     assert e["e3"]["width"] > graph_html.EDGE_KINDS["activation"]["width"]
@@ -277,8 +279,8 @@ def test_neuropath_hop_graph_shows_fates_seeds_and_gold():
     n, e = nodes_by_id(page), edges_by_id(page)
     assert set(n) == {"q", "e:ada brennick", "e:ada b", "e:port alder", "e:miro tann", "e:script alert 1 script"}
     assert n["e:ada brennick"]["shape"] == "star" and n["e:ada b"]["shape"] == "square"
-    assert n["e:port alder"]["color"]["background"] == trace_graphs.FATE_COLOURS["valid"]
-    assert n["e:miro tann"]["color"]["background"] == trace_graphs.FATE_COLOURS["dropped"]
+    assert n["e:port alder"]["color"]["background"] == palette.FATE_COLOURS["valid"]
+    assert n["e:miro tann"]["color"]["background"] == palette.FATE_COLOURS["dropped"]
     assert n["e:script alert 1 script"]["label"] == HOSTILE[0]
     assert e["t:0"]["width"] > e["t:1"]["width"] and e["t:2"]["dashes"] is True
     # gold: the triple from chunk 0 and the entities it touches are marked
@@ -341,7 +343,7 @@ def test_ecphory_graph_by_step_colours_rounds_and_emphasises_final():
     n, e = nodes_by_id(page), edges_by_id(page)
     assert set(n) == {"q", "cue:0", "e:alfa", "e:alpha", "e:bruno", "e:carla", "e:dario",
                       "centroid:1", "centroid:2"}
-    rc = trace_graphs.ROUND_COLOURS
+    rc = palette.ROUND_COLOURS
     assert n["e:bruno"]["color"]["background"] == rc["round 1"] and n["e:dario"]["color"]["background"] == rc["round 2"]
     assert n["e:alfa"]["borderWidth"] == 4 and n["e:dario"]["borderWidth"] == 1  # final vs not
     assert n["e:carla"]["shape"] == "square" and n["e:carla"]["label"] == "Carla"  # gold chunk, not retrieved
@@ -403,16 +405,21 @@ def test_step_graph_replays_steps_with_stable_positions():
     assert n1["e:b"]["borderWidth"] > n1["e:a"]["borderWidth"]  # the newest step is outlined
     e0, e1 = edges_by_id(p0), edges_by_id(p1)
     assert e0["t:1"]["dashes"] is True and e1["t:1"]["dashes"] is False and e1["t:2"]["dashes"] is True
-    assert note0 == "Step 1 of 3: Seeds. 1 of 4 nodes drawn so far: 1 entity."
+    assert note0 == "Step 1 of 3: Seeds. 1 of 4 nodes added so far: 1 entity."
     with pytest.raises(ValueError, match="between 0 and 2"):
         trace_graphs.step_graph(t, 3)
 
 
-def test_step_graph_cap_keeps_added_nodes_first():
+def test_step_graph_cap_keeps_the_nodes_that_matter_in_the_whole_trace_at_every_step():
     t = step_trace()
-    page, note = trace_graphs.step_graph(t, 0, max_nodes=2)
-    assert list(nodes_by_id(page))[0] == "e:a" and len(nodes_by_id(page)) == 2
-    assert "Showing 2 of 4 nodes" in note
+    t.edges[1].role = "valid"  # B and C lie on a valid path; B has more links
+    pages = [trace_graphs.step_graph(t, i, max_nodes=2) for i in range(3)]
+    assert all(set(nodes_by_id(page)) == {"e:a", "e:b"} for page, _ in pages)  # the seed, then the valid hub
+    assert "Drawing 2 of 4 nodes (1 of those added so far)" in pages[0][1]
+    full = nodes_by_id(trace_graphs.step_graph(t, 2)[0])
+    # coloured by fate, as on the Ask page: B and C by their valid triple, A and D on no drawn path
+    assert full["e:c"]["color"]["background"] == palette.FATE_COLOURS["valid"]
+    assert full["e:a"]["color"]["background"] == palette.FATE_COLOURS["untouched"]
 
 
 # ================================================================== memory views
@@ -447,7 +454,7 @@ def test_knowledge_graph_draws_entities_triples_and_provenance(memory):
     n, e = nodes_by_id(page), edges_by_id(page)
     assert set(n) == {"e:alpha", "e:alfa", "e:alphonse", "e:zed vell", "e:script alert 1 script"}
     assert n["e:script alert 1 script"]["label"] == HOSTILE[0]
-    assert n["e:zed vell"]["color"]["background"] == graph_html.GROUP_COLOURS["place"]
+    assert n["e:zed vell"]["color"]["background"] == palette.TYPE_COLOURS["location"]  # "place" is another spelling
     assert len(e) == 5 and e["t:4"]["label"] == "admired"
     assert e["t:4"]["title"] == "Alfa admired Zed Vell\nZed file · chunk 2"
     assert "2 mention(s) in 2 chunk(s)" in n["e:zed vell"]["title"] and "Alfa report" in n["e:zed vell"]["title"]
@@ -461,7 +468,7 @@ def test_knowledge_graph_caps_by_degree_or_focus(memory):
     assert note.startswith("Showing 2 of 5 entities (the most connected ones)")
     page, note = memory_graphs.knowledge_graph(memory, max_nodes=3, focus="Zed Vell")
     assert set(nodes_by_id(page)) == {"e:zed vell", "e:alfa", "e:script alert 1 script"}
-    assert nodes_by_id(page)["e:zed vell"]["shape"] == "star" and "neighbourhood of Zed Vell" in note
+    assert nodes_by_id(page)["e:zed vell"]["shape"] == "star" and "within 1 step of Zed Vell" in note
     with pytest.raises(ValueError, match="no entity called 'Nobody'"):
         memory_graphs.knowledge_graph(memory, focus="Nobody")
     with pytest.raises(ValueError, match="max_nodes"):

@@ -15,7 +15,7 @@ from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import graph_html
 from memrag.viz.safe_text import clip, escape_markdown
 
-GROWING_GRAPH_NODES = 150
+GROWING_GRAPH_NODES = graph_html.DEFAULT_NODES
 
 
 # ------------------------------------------------------------------ background jobs
@@ -91,7 +91,7 @@ def _build_live_graph(job_id: str) -> None:
     if job_id not in memos or memos[job_id][0] != signature:
         memos.clear()  # one build at a time is watched per session
         memos[job_id] = (signature, growing_graph(snapshot))
-    graph(memos[job_id][1], 420)
+    graph(memos[job_id][1], 420, name=f"growing-graph-{job_id}")
 
 
 def growing_graph(state: dict[str, Any], max_nodes: int = GROWING_GRAPH_NODES) -> tuple[str, str]:

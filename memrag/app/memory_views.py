@@ -10,7 +10,8 @@ import streamlit as st
 
 from memrag.app.widgets import frame, graph, text
 from memrag.index.memory import Memory
-from memrag.viz import graph_html, memory_graphs, tables
+from memrag.trace import CallCost
+from memrag.viz import entity_search, graph_html, memory_graphs, tables
 from memrag.viz.safe_text import escape_markdown
 
 
@@ -32,16 +33,41 @@ def memory_tabs(memory: Memory, key: str = "mem") -> None:
                 view(memory, key)
 
 
+def _size_slider(container: Any, key: str) -> int:
+    return container.slider("nodes drawn at most", 10, graph_html.MAX_NODES, graph_html.DEFAULT_NODES, step=10,
+                            key=key, help="A few dozen nodes can be read; more draws a denser picture.")
+
+
+def _focus_picker(memory: Memory, key: str) -> str | None:
+    """A search box whose matches (fuzzy: part of a name, any case, a typo) are offered to pick from;
+    returns the chosen entity's key, or None."""
+    typed = st.text_input("find an entity to centre on", key=f"{key}_kg_find", placeholder="part of a name",
+                          help="Part of a name is enough: 'Penhallow' offers every Penhallow.")
+    if not typed.strip():
+        return None
+    found = entity_search.suggest_entities(memory, typed)
+    if not found:
+        st.caption(escape_markdown(f"No entity matches {typed.strip()!r}; showing the most connected ones."))
+        return None
+    names = dict(found)
+    return st.selectbox("centre on", list(names), format_func=lambda k: names[k], key=f"{key}_kg_focus")
+
+
 def _kg_tab(memory: Memory, key: str) -> None:
-    c1, c2 = st.columns([1, 2])
-    max_nodes = c1.slider("entities shown at most", 20, graph_html.MAX_NODES, 100, step=20, key=f"{key}_kg_max")
-    focus = c2.text_input("centre on an entity (name)", key=f"{key}_kg_focus",
-                          help="Shows that entity's neighbourhood instead of the most connected entities.")
-    try:
-        graph(memory_graphs.knowledge_graph(memory, max_nodes, focus.strip() or None), 620)
-    except ValueError as e:
-        text(str(e))
-        graph(memory_graphs.knowledge_graph(memory, max_nodes), 620)
+    c1, c2, c3 = st.columns([2, 3, 2])
+    max_nodes = _size_slider(c1, f"{key}_kg_max")
+    with c2:
+        focus = _focus_picker(memory, key)
+    depth = c3.segmented_control("neighbourhood depth", memory_graphs.DEPTHS, default=1, key=f"{key}_kg_depth",
+                                 disabled=focus is None, format_func=lambda d: f"{d} step{'s' if d > 1 else ''}",
+                                 help="How many links away from the chosen entity to draw.") or 1
+    counts = memory_graphs.entity_types(memory)
+    shown = {t: n for t, n in counts}
+    picked = st.multiselect("entity types", list(shown), key=f"{key}_kg_types", placeholder="all types",
+                            format_func=lambda t: f"{t} ({shown[t]})", help="Draw only entities of these types.")
+    types = picked or None
+    graph(memory_graphs.knowledge_graph(memory, max_nodes, focus, depth=depth, types=types), 620,
+          name="knowledge-graph" + (f"-{focus}" if focus else ""))
 
 
 def _coref_tab(memory: Memory, key: str) -> None:
@@ -56,7 +82,9 @@ def _coref_tab(memory: Memory, key: str) -> None:
     if df.empty:
         st.caption(f"No entity has a candidate at cosine ≥ {threshold}.")
         return
-    graph(memory_graphs.coref_graph(memory, int(top), float(threshold)), 560)
+    max_nodes = _size_slider(st, f"{key}_coref_max")
+    graph(memory_graphs.coref_graph(memory, int(top), float(threshold), max_nodes), 560,
+          name=f"coreference-top{int(top)}-{threshold}")
     who = st.text_input("show the candidate set of (name contains)", key=f"{key}_coref_who")
     if who.strip():
         df = df[df["entity"].str.contains(who.strip(), case=False, regex=False)]
@@ -95,15 +123,15 @@ def indexing_cost(memory: Memory) -> pd.DataFrame:
     """Indexing calls by stage and origin (fresh work, recorded/cached, resumed from the journal)."""
     groups: dict[tuple[str, str], dict[str, Any]] = {}
     for r in memory.ledger_rows:
-        origin = "recorded" if r.get("cached") else "fresh"
+        cost = CallCost.from_row(r)
+        origin = "recorded" if cost.cached else "fresh"
         g = groups.setdefault((r.get("stage", ""), origin), {
             "stage": r.get("stage", ""), "origin": origin, "calls": 0, "prompt tokens": 0,
             "completion tokens": 0, "seconds": 0.0})
         g["calls"] += 1
-        for col, field_name in (("prompt tokens", "prompt_tokens"), ("completion tokens", "completion_tokens")):
-            v = r.get(field_name)
+        for col, v in (("prompt tokens", cost.prompt_tokens), ("completion tokens", cost.completion_tokens)):
             g[col] = None if g[col] is None or v is None else g[col] + v
-        g["seconds"] = round(g["seconds"] + (r.get("seconds") or 0.0), 2)
+        g["seconds"] = round(g["seconds"] + (cost.seconds or 0.0), 2)
     df = frame(list(groups.values()), ["stage", "origin", "calls", "prompt tokens", "completion tokens", "seconds"])
     for col in ("prompt tokens", "completion tokens"):
         df[col] = df[col].astype("Int64")

@@ -8,12 +8,16 @@ Graphs come from `memrag.viz` and are shown with `st.iframe`.
 
 from __future__ import annotations
 
+import hashlib
+
 import pandas as pd
 import streamlit as st
 
+from memrag.viz import export
+from memrag.viz.legend import legend_rows
 from memrag.viz.safe_text import clip, escape_markdown
 
-LEGEND_PX = 40  # the legend line above a graph
+LEGEND_ROW_PX = 22  # one line of the legend above a graph
 
 
 # ------------------------------------------------------------------ text and graphs
@@ -23,12 +27,22 @@ def text(body: str, *, limit: int | None = None, prefix: str = "") -> None:
     st.markdown(prefix + escape_markdown(body))
 
 
-def graph(result: tuple[str, str], height: int) -> None:
-    """A `memrag.viz` (html, note) pair: the graph in an iframe and its note as a caption."""
+def graph(result: tuple[str, str], height: int, name: str = "graph") -> None:
+    """A `memrag.viz` (html, note) pair: the graph in an iframe, its note as a caption, and buttons
+    that download it as PNG and GraphML (made on the server only when clicked, from the same data
+    the frame draws; `name` names the files)."""
     html, note = result
-    st.iframe(html, height=height + LEGEND_PX)
+    st.iframe(html, height=height + LEGEND_ROW_PX * (legend_rows(html) + 1))
     if note:
         st.caption(escape_markdown(note))
+    ident = hashlib.sha1(f"{name}|{html}".encode("utf-8")).hexdigest()[:12]
+    left, right, _ = st.columns([1, 1, 4])
+    left.download_button("PNG", lambda: export.png_bytes(html), file_name=export.file_name(name, "png"),
+                         mime="image/png", key=f"png_{ident}", on_click="ignore", icon=":material/image:",
+                         help="The graph as a picture, drawn on the server.")
+    right.download_button("GraphML", lambda: export.graphml_bytes(html), file_name=export.file_name(name, "graphml"),
+                          mime="application/graphml+xml", key=f"graphml_{ident}", on_click="ignore",
+                          icon=":material/share:", help="The nodes and edges drawn, for Gephi, yEd or networkx.")
 
 
 def seconds_text(s: float | None) -> str:

@@ -35,6 +35,15 @@ ECPHORY_NEVER = "never activated"
 ECPHORY_FATES = (ECPHORY_IN_CONTEXT, ECPHORY_FINAL_BEYOND, ECPHORY_ASSOC_ORDER, ECPHORY_DIRECT_BEYOND,
                  ECPHORY_NEVER)
 DENSE_FATES = ("in the top k", "beyond k")
+# HippoRAG 2. A passage was reached by the graph search when a phrase in it was seeded or it holds
+# at least HIPPO_REACHED_MASS of the PageRank mass (which sums to 1 over all nodes). Every passage
+# has a small dense seed, so "seeded at all" cannot be the cut; 1 % is many times the share of a
+# passage nothing led to (about 1 / node count: under 0.1 % on a memory of 1,000 nodes or more).
+HIPPO_REACHED_MASS = 0.01
+HIPPO_IN_TOP_K = "in the top k"
+HIPPO_BEYOND = "reached but ranked beyond k"
+HIPPO_UNREACHED = f"not reached: no seeded phrase, under {HIPPO_REACHED_MASS:.0%} of the PageRank mass"
+HIPPO_FATES = (HIPPO_IN_TOP_K, HIPPO_BEYOND, HIPPO_UNREACHED)
 # Not a method's doing: the evaluation found no chunk of that gold passage in the memory.
 NOT_IN_MEMORY = "not in the memory"
 
@@ -57,6 +66,8 @@ def fate_order(fate: str) -> int:
         return 10 + int(fate.split()[3])
     if fate == ECPHORY_NEVER:
         return 1000
+    if fate in HIPPO_FATES:
+        return HIPPO_FATES.index(fate)
     if fate in DENSE_FATES:
         return DENSE_FATES.index(fate)
     return 10_000  # NOT_IN_MEMORY and anything unknown come last
@@ -196,6 +207,23 @@ def _ecphory(trace: Trace, chunk_id: int, pos: tuple[int, RankedChunk] | None, k
     return _entry(chunk_id, ECPHORY_NEVER, f"no engram from it was activated; {_where(pos)}{note}", pos)
 
 
+# ------------------------------------------------------------------ HippoRAG 2
+def _hipporag2(trace: Trace, chunk_id: int, pos: tuple[int, RankedChunk] | None, k: int) -> dict[str, Any]:
+    detail = trace.hipporag2
+    assert detail is not None
+    mass = (pos[1].score or 0.0) if pos is not None else 0.0
+    seeded = [s.name for s in detail.phrase_seeds if chunk_id in s.chunk_ids]
+    how = (f"PageRank mass {mass:.3g} ({mass:.1%})"
+           + (f"; seeded phrase(s) in it: {', '.join(seeded)}" if seeded else "; no seeded phrase in it"))
+    if pos is not None and pos[0] <= k:
+        return _entry(chunk_id, HIPPO_IN_TOP_K, f"rank {pos[0]}: {how}", pos)
+    where = f"rank {pos[0]}" if pos is not None else "not in the ranked list"
+    if seeded or mass >= HIPPO_REACHED_MASS:
+        return _entry(chunk_id, HIPPO_BEYOND, f"{how}; {where}, beyond k = {k}", pos)
+    return _entry(chunk_id, HIPPO_UNREACHED,
+                  f"{how}, under the {HIPPO_REACHED_MASS:.0%} cut; {where}, beyond k = {k}", pos)
+
+
 # ------------------------------------------------------------------ entry point
 def gold_fate(trace: Trace, gold_chunk_ids: Iterable[int], k: int = 5,
               unit_of: Callable[[int], Hashable] | None = None) -> list[dict[str, Any]]:
@@ -217,6 +245,14 @@ def gold_fate(trace: Trace, gold_chunk_ids: Iterable[int], k: int = 5,
             if trace.ecphory is None:
                 raise ValueError("an EcphoryRAG trace without its detail: cannot tell gold fates")
             out.append(_ecphory(trace, cid, pos, k))
+        elif trace.method == "hipporag2":
+            if trace.hipporag2 is None:
+                raise ValueError("a HippoRAG 2 trace without its detail: cannot tell gold fates")
+            if trace.hipporag2.fallback_dense:
+                out.append(_dense(cid, pos, k, f" (HippoRAG 2 fell back to dense ranking: "
+                                               f"{trace.hipporag2.fallback_reason})"))
+            else:
+                out.append(_hipporag2(trace, cid, pos, k))
         else:
             raise ValueError(f"no gold-fate rules for method {trace.method!r}")
     return out

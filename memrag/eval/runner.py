@@ -39,6 +39,7 @@ from memrag.eval.rundir import RESULTS, RUN, append_record, read_results, write_
 from memrag.eval.scoring import RECALL_KS, score_question
 from memrag.llm.base import LLM
 from memrag.prompts import STAGE_VERSIONS
+from memrag.methods import registry
 
 
 # ------------------------------------------------------------------ the run record (run.json)
@@ -144,8 +145,12 @@ def open_run(out: Path, identity: dict[str, Any], stamp: dict[str, Any]) -> dict
 
 
 # ------------------------------------------------------------------ the run
-def _needs_llm(config: EvalConfig, todo: list[Question]) -> bool:
-    return not dense_only(config)
+def _needs_llm(config: EvalConfig, params: dict[str, Any]) -> bool:
+    """Answers and retrievals that call the LLM need one, and so does a memory built by extraction
+    (a dense run builds a passages-only memory, an OpenIE import needs no extraction)."""
+    if config.answer or any(registry.get(m).uses_llm(params[m]) for m in config.methods):
+        return True
+    return not (dense_only(config) or config.import_openie is not None)
 
 
 def run_eval(config: EvalConfig, *, llm: LLM | None = None, embedder: Embedder | None = None,
@@ -165,9 +170,10 @@ def run_eval(config: EvalConfig, *, llm: LLM | None = None, embedder: Embedder |
     records = {r["qid"]: r for r in reversed(read_results(results_path))}  # the first line of a qid wins
     wanted = {q.qid for q in questions}
     todo = [q for q in questions if q.qid not in records]
-    if llm is None and _needs_llm(config, todo):
+    if llm is None and _needs_llm(config, params):
         if llm_factory is None:
-            raise ValueError("this run needs an LLM (answers, NeuroPath/EcphoryRAG, or building a memory): "
+            raise ValueError("this run needs an LLM (answers, NeuroPath/EcphoryRAG/HippoRAG 2 with recognition, "
+                             "or building a memory): "
                              "none was given")
         llm = llm_factory()
     if embedder is None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from memrag.ask import make_stamp, run_method
 from memrag.config import PAPER_SETTINGS, EcphoryParams, NeuroPathParams
+from memrag.index.memory import Memory
 from memrag.methods.base import QueryContext
 from memrag.llm.recordings import StaleRecording
 from memrag.trace import Trace, token_sum
@@ -160,7 +161,7 @@ class _CallTally:
         return out
 
 
-def run_variants(memory: Any, question: str, llm: Any, embedder: Any, method: str,
+def run_variants(memory: Memory, question: str, llm: Any, embedder: Any, method: str,
                  variants: list[Variant], *, corpus: str = "") -> list[Variant]:
     """Run each variant on one query context. Retrieval is recomputed; every call whose request
     equals a recorded one replays. A variant whose answer call alone is unrecorded keeps its

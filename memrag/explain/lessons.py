@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memrag.explain import activation
+from memrag.index.memory import Memory
 from memrag.trace import Step, Trace
 from memrag.viz.safe_text import clip
 
@@ -300,7 +301,7 @@ def teachable(traces: list[Trace]) -> dict[str, Trace]:
     return {t.method: t for t in traces if t.method in TEACHABLE and t.steps}
 
 
-def demo_traces(memory: Any, recordings: Any, embedder: Any, question: str) -> list[Trace]:
+def demo_traces(memory: Memory, recordings: Any, embedder: Any, question: str) -> list[Trace]:
     """Both methods on a recorded demo question, replayed from the memory's recordings
     (raises `memrag.llm.recordings.StaleRecording` when the recordings lack a call)."""
     from memrag.ask import ask

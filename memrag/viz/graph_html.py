@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import html as html_lib
 import html.parser
 import json
 import logging
@@ -37,76 +36,63 @@ from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 from pyvis.network import Network
 
+from memrag.assets import asset_text
 from memrag.trace import GraphEdge, GraphNode
+from memrag.viz import palette
+from memrag.viz.labels import labelled
+from memrag.viz.legend import EDGE, FILL, RING, SHAPE, Legend, legend_html
 from memrag.viz.safe_text import clip
 
 MAX_NODES = 600
+DEFAULT_NODES = 40  # what a graph draws unless asked for more: a few dozen nodes can be read
 LABEL_CHARS = 40
 EDGE_LABEL_CHARS = 30
 TOOLTIP_CHARS = 700
+GOLD, DIM = palette.GOLD, palette.DIM
+EMPHASIS = "#000000"
 
-# Entity types the extraction prompt asks for get fixed colours; any other group
-# gets a palette colour chosen by a stable hash of its name.
-GROUP_COLOURS: dict[str, str] = {
-    "person": "#4e79a7",
-    "organization": "#f28e2b",
-    "organisation": "#f28e2b",
-    "location": "#59a14f",
-    "place": "#59a14f",
-    "date": "#b07aa1",
-    "time": "#b07aa1",
-    "event": "#e15759",
-    "work": "#76b7b2",
-    "concept": "#edc948",
-    "number": "#9c755f",
-    "other": "#bab0ac",
-    "chunk": "#8da0cb",
-    "query": "#2f2f2f",
-    "cue": "#555555",
-}
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39"]
-GOLD = "#d4a000"
-DIM = "#d9d9d9"
-
-# Shape and size by node kind; a role may change them. Colour comes from the group.
+# Shape and size by node kind; a role may change them. Colour comes from the group. "means" is
+# what the legend says about the shape, "ring" what it says about a border of the role's colour.
 NODE_KINDS: dict[str, dict[str, Any]] = {
-    "query": {"shape": "diamond", "size": 22},
-    "cue": {"shape": "triangle", "size": 18},
-    "chunk": {"shape": "square", "size": 14},
-    "entity": {"shape": "dot", "size": 16},
+    "query": {"shape": "diamond", "size": 22, "means": "the question"},
+    "cue": {"shape": "triangle", "size": 18, "means": "cue from the question"},
+    "chunk": {"shape": "square", "size": 14, "means": "passage (chunk)"},
+    "entity": {"shape": "dot", "size": 16, "means": "entity"},
 }
 # Roles the methods give entity nodes that name their origin, not a look of their own.
 _ENTITY_ROLE_ALIASES = {"cue": "cue-hit", "query": "", "semantic": "", "path": ""}
 NODE_ROLES: dict[str, dict[str, Any]] = {
-    "seed": {"shape": "star", "size": 24},
-    "coref": {"shape": "square", "size": 14},
-    "centroid": {"shape": "hexagon", "size": 16},
-    "graph": {"shape": "square", "size": 13},
-    "cue-hit": {"shape": "triangleDown", "size": 15},
-    "final": {"size": 22, "borderWidth": 4, "border": "#111111"},
-    "frontier": {"borderWidth": 3, "border": "#d9730d"},
-    "valid": {"borderWidth": 3, "border": "#1a7f37"},
-    "expanded": {"borderWidth": 3, "border": "#d9730d"},
-    "pruned": {"dim": True},
-    "dropped": {"dim": True},
-    "ghost": {"dim": True, "hide_label": True},
+    "seed": {"shape": "star", "size": 24, "means": "seed entity (where the search starts)"},
+    "focus": {"shape": "star", "size": 24, "means": "the entity you centred on"},
+    "coref": {"shape": "square", "size": 14, "means": "coreference candidate of a seed"},
+    "centroid": {"shape": "hexagon", "size": 16, "means": "a round's centroid"},
+    "graph": {"shape": "square", "size": 13, "means": "co-occurs with a seed"},
+    "cue-hit": {"shape": "triangleDown", "size": 15, "means": "found near a cue"},
+    "final": {"size": 22, "borderWidth": 4, "border": "#111111", "ring": "final engram"},
+    "frontier": {"borderWidth": 3, "border": "#d9730d", "ring": "end of a path (frontier)"},
+    "valid": {"borderWidth": 3, "border": "#1a7f37", "ring": "on a valid path"},
+    "expanded": {"borderWidth": 3, "border": "#d9730d", "ring": "expanded"},
+    "pruned": {"dim": "pruned"},
+    "dropped": {"dim": "dropped"},
+    "ghost": {"dim": "not reached yet at this step", "hide_label": True},
 }
-# How an edge role or kind looks.
+# How an edge role or kind looks, and what the legend says about it.
 EDGE_ROLES: dict[str, dict[str, Any]] = {
-    "valid": {"color": "#1a7f37", "width": 4},
-    "expanded": {"color": "#d9730d", "width": 3},
-    "shown": {"color": "#6b6b6b", "width": 1.5},
-    "dropped": {"color": "#b0b0b0", "width": 1, "dashes": True},
-    "pruned": {"color": "#cfcfcf", "width": 1, "dashes": True},
-    "ghost": {"color": "#e6e6e6", "width": 1, "dashes": True, "hide_label": True},
+    "valid": {"color": "#1a7f37", "width": 4, "means": "on a valid path"},
+    "expanded": {"color": "#d9730d", "width": 3, "means": "on an expanded path"},
+    "shown": {"color": "#6b6b6b", "width": 1.5, "means": "listed, not judged"},
+    "dropped": {"color": "#b0b0b0", "width": 1, "dashes": True, "means": "listed, not kept"},
+    "pruned": {"color": "#cfcfcf", "width": 1, "dashes": True, "means": "pruned"},
+    "ghost": {"color": "#e6e6e6", "width": 1, "dashes": True, "hide_label": True,
+              "means": "not reached yet at this step"},
 }
 EDGE_KINDS: dict[str, dict[str, Any]] = {
-    "triple": {"color": "#7a7a7a", "width": 1.5},
-    "coref": {"color": "#8e44ad", "width": 1.5, "dashes": [6, 4]},
-    "activation": {"color": "#9aa7b8", "width": 1},
-    "cooccur": {"color": "#b9b9b9", "width": 1, "arrows": False},
-    "provenance": {"color": "#c7c7c7", "width": 1, "dashes": [2, 4], "arrows": False},
+    "triple": {"color": "#7a7a7a", "width": 1.5, "means": "relation (a triple)"},
+    "coref": {"color": "#8e44ad", "width": 1.5, "dashes": [6, 4], "means": "coreference candidate link"},
+    "activation": {"color": "#9aa7b8", "width": 1, "means": "activation"},
+    "cooccur": {"color": "#b9b9b9", "width": 1, "arrows": False, "means": "co-occurs in a passage"},
+    "provenance": {"color": "#c7c7c7", "width": 1, "dashes": [2, 4], "arrows": False,
+                   "means": "passage from this node"},
 }
 
 _REMOTE_TAG = re.compile(
@@ -126,7 +112,6 @@ _EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>", re.IGNORECAS
 # the page sees no loads at all.
 _DEAD_COMMENT = re.compile(r"<!--\s*<link[^>]*node_modules.*?-->", re.DOTALL)
 _DATASET = re.compile(r"(nodes|edges) = new vis\.DataSet\((.*?)\);\n")
-_COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 
 _templates: Environment | None = None
@@ -164,13 +149,8 @@ def script_json(value: Any) -> str:
 _VIS_SCRIPT = "lib/vis-9.1.2/vis-network.min.js"
 _VIS_STYLE = "lib/vis-9.1.2/vis-network.css"
 # vis-network's own stylesheet is 220 KB, mostly images for widgets we keep off (navigation
-# buttons, manipulation); the one element we use is the hover tooltip, styled here.
-_TOOLTIP_CSS = (
-    "div.vis-tooltip{position:absolute;visibility:hidden;z-index:5;pointer-events:none;"
-    "max-width:420px;padding:6px 8px;white-space:pre-wrap;overflow-wrap:anywhere;"
-    "font:13px/1.35 system-ui,sans-serif;color:#1d1d1d;background:#fbfaf4;"
-    "border:1px solid #9a9a8c;border-radius:4px;box-shadow:2px 2px 8px rgba(0,0,0,.18)}"
-)
+# buttons, manipulation); the one element we use is the hover tooltip, styled in assets/.
+_TOOLTIP_CSS = asset_text("graph_tooltip.css")
 _inline_assets: dict[str, str] = {}  # what pyvis inlines: "script", "style" → the exact tag
 _shared_script_tag = ""  # set by share_vis_assets
 log = logging.getLogger(__name__)
@@ -243,38 +223,53 @@ class UnsafeGraphHTML(RuntimeError):
 
 
 # ------------------------------------------------------------------ colours and layout
-def group_colour(group: str, overrides: Mapping[str, str] | None = None) -> str:
-    """The fill colour for a group (entity type, fate, round …): fixed, never random."""
-    if overrides and group in overrides:
-        return overrides[group]
-    g = (group or "other").strip().lower()
-    if g in GROUP_COLOURS:
-        return GROUP_COLOURS[g]
-    h = int(hashlib.md5(g.encode("utf-8")).hexdigest(), 16)
-    return PALETTE[h % len(PALETTE)]
+def _component_layout(g: nx.Graph) -> dict[str, tuple[float, float]]:
+    """One connected piece, in a box about 70 px per sqrt(node) wide, centred on 0."""
+    n = g.number_of_nodes()
+    if n == 1:
+        return {next(iter(g.nodes)): (0.0, 0.0)}
+    scale = min(1100.0, max(60.0, 70.0 * math.sqrt(n)))
+    if n <= 120:
+        pos = nx.kamada_kawai_layout(g, scale=scale)
+    else:
+        # From 500 nodes networkx switches to a sparse solver ~3x slower per step: fewer steps there.
+        pos = nx.spring_layout(g, seed=7, scale=scale, k=1.5 / math.sqrt(n), method="force",
+                               iterations=60 if n < 500 else 25)
+    return {k: (float(x), float(y)) for k, (x, y) in pos.items()}
 
 
 def layout(node_ids: Sequence[str], pairs: Iterable[tuple[str, str]]) -> dict[str, tuple[float, float]]:
-    """Deterministic positions in pixels, roughly within ±600 (wider for big graphs)."""
+    """Deterministic positions in pixels, roughly within ±1100: each connected piece laid out on
+    its own (so a hub cluster is not squeezed by far-flung stragglers), the biggest first, packed
+    in rows beside each other."""
     # Sorted, so the positions depend on the graph only, not on the order things were listed in
     # (a replay slider re-renders the same graph with its nodes in another order).
     g = nx.Graph()
     g.add_nodes_from(sorted(node_ids))
     g.add_edges_from(sorted({tuple(sorted((a, b))) for a, b in pairs if a != b and a in g and b in g}))
-    n = g.number_of_nodes()
-    if n == 0:
+    if g.number_of_nodes() == 0:
         return {}
-    if n == 1:
-        return {next(iter(g.nodes)): (0.0, 0.0)}
-    scale = min(1100.0, max(250.0, 70.0 * math.sqrt(n)))
-    if n <= 40 and nx.is_connected(g):
-        pos = nx.kamada_kawai_layout(g, scale=scale)
-    else:
-        # k a bit above the default spreads disconnected components less far apart. From 500
-        # nodes networkx switches to a sparse solver ~3x slower per step: fewer steps there.
-        pos = nx.spring_layout(g, seed=7, scale=scale, k=1.5 / math.sqrt(n), method="force",
-                               iterations=60 if n < 500 else 25)
-    return {k: (round(float(x), 1), round(float(y), 1)) for k, (x, y) in pos.items()}
+    pieces = sorted((sorted(c) for c in nx.connected_components(g)), key=lambda c: (-len(c), c[0]))
+    placed = [_component_layout(g.subgraph(c)) for c in pieces]
+    sizes = []
+    for pos in placed:
+        xs, ys = [x for x, _ in pos.values()], [y for _, y in pos.values()]
+        sizes.append((max(xs) - min(xs) + 80, max(ys) - min(ys) + 80, min(xs), min(ys)))
+    row_width = max(max(w for w, *_ in sizes), math.sqrt(sum(w * h for w, h, *_ in sizes)) * 1.3)
+    out: dict[str, tuple[float, float]] = {}
+    x0 = y0 = row_height = 0.0
+    for pos, (w, h, left, top) in zip(placed, sizes):
+        if x0 > 0 and x0 + w > row_width:
+            x0, y0, row_height = 0.0, y0 + row_height, 0.0
+        for k, (x, y) in pos.items():
+            out[k] = (x - left + x0, y - top + y0)
+        x0 += w
+        row_height = max(row_height, h)
+    xs, ys = [x for x, _ in out.values()], [y for _, y in out.values()]
+    cx, cy = (max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2
+    span = max(max(xs) - min(xs), max(ys) - min(ys), 1.0)
+    shrink = min(1.0, 2200.0 / span)  # keep within ±1100
+    return {k: (round((x - cx) * shrink, 1), round((y - cy) * shrink, 1)) for k, (x, y) in out.items()}
 
 
 # ------------------------------------------------------------------ node and edge options
@@ -284,38 +279,56 @@ def _plain(text: str) -> str:
     return clip(text, TOOLTIP_CHARS, keep_lines=True).replace("href", "h\u200bref")
 
 
-def _node_options(n: GraphNode, colour: str, emphasis: bool) -> dict[str, Any]:
+def _node_options(n: GraphNode, colour: str, emphasis: bool, show_label: bool, legend: Legend,
+                  size: float | None = None) -> dict[str, Any]:
+    """vis-network options for one node; every mark it gets is added to `legend` with its meaning.
+    `size` replaces the size of its kind and role (e.g. by PageRank mass)."""
     role_name = _ENTITY_ROLE_ALIASES.get(n.role, n.role) if n.kind == "entity" else n.role
-    role = {**NODE_KINDS.get(n.kind, NODE_KINDS["entity"]), **NODE_ROLES.get(role_name, {})}
+    kind = NODE_KINDS.get(n.kind, NODE_KINDS["entity"])
+    role = {**kind, **NODE_ROLES.get(role_name, {})}
+    if size is not None:
+        role["size"] = size
     label = clip(n.label, LABEL_CHARS)
     if n.gold:
         label = "★ " + label
-    dim = role.get("dim", False)
+    dim = role.get("dim", "")
     fill = DIM if dim else colour
     border = GOLD if n.gold else role.get("border", fill)
     border_width = 4 if n.gold else role.get("borderWidth", 1)
     if emphasis:
         border_width += 3
-        border = "#000000" if not n.gold else border
-    opts: dict[str, Any] = {
+        border = EMPHASIS if not n.gold else border
+    legend.add(FILL, dim or palette.group_word(n.group or n.kind), colour=fill)
+    legend.add(SHAPE, role["means"], shape=role["shape"])
+    if border.lower() != fill.lower():
+        ring = ("from a gold passage (★)" if n.gold else "highlighted (this step)" if emphasis
+                else role.get("ring", ""))
+        legend.add(RING, ring, colour=border)
+    tooltip = n.tooltip or n.label
+    if not show_label and not tooltip.startswith(n.label):
+        tooltip = f"{n.label}\n{tooltip}"  # the name is on hover when it is not written
+    return {
         # pyvis replaces an empty label by the node id; a space draws nothing
-        "label": " " if role.get("hide_label") or not label else label,
-        "title": _plain(n.tooltip or n.label),
+        "label": label if show_label and label and not role.get("hide_label") else " ",
+        "title": _plain(tooltip),
         "shape": role["shape"],
         "size": role["size"],
         "color": {"background": fill, "border": border,
-                  "highlight": {"background": fill, "border": "#000000"},
-                  "hover": {"background": fill, "border": "#000000"}},
+                  "highlight": {"background": fill, "border": EMPHASIS},
+                  "hover": {"background": fill, "border": EMPHASIS}},
         "borderWidth": border_width,
         "font": {"color": "#9a9a9a" if dim else "#222222", "size": 13},
         "physics": False,
     }
-    return opts
 
 
-def _edge_options(e: GraphEdge, emphasis: bool, curve: int, title: str) -> dict[str, Any]:
-    style = {**EDGE_KINDS.get(e.kind, EDGE_KINDS["triple"]), **EDGE_ROLES.get(e.role, {})}
+def _edge_options(e: GraphEdge, emphasis: bool, curve: int, title: str, legend: Legend) -> dict[str, Any]:
+    kind = EDGE_KINDS.get(e.kind, EDGE_KINDS["triple"])
+    role = EDGE_ROLES.get(e.role, {})
+    style = {**kind, **role}
     colour = style["color"]
+    legend.add(EDGE, kind["means"] + (f", {role['means']}" if role else ""), colour=colour,
+               dashed=bool(style.get("dashes")))
     opts: dict[str, Any] = {
         "label": "" if style.get("hide_label") else clip(e.label, EDGE_LABEL_CHARS),
         "title": _plain(title or e.label),
@@ -346,33 +359,24 @@ _OPTIONS = {
 }
 
 
-def _legend_html(items: Sequence[tuple[str, str]]) -> str:
-    parts = []
-    for label, colour in items:
-        swatch = colour if _COLOUR.match(colour or "") else DIM
-        parts.append(f'<span style="margin-right:10px;white-space:nowrap">'
-                     f'<span style="display:inline-block;width:10px;height:10px;border-radius:5px;'
-                     f'background:{swatch};margin-right:4px"></span>{html_lib.escape(clip(label, 40))}</span>')
-    return ('<div id="memrag-legend" style="font:12px sans-serif;color:#333;padding:4px 2px">'
-            + "".join(parts) + "</div>")
-
-
 def render(
     nodes: Sequence[GraphNode],
     edges: Sequence[GraphEdge],
     *,
     height: int = 520,
     highlight: Iterable[str] | None = None,
-    legend: Sequence[tuple[str, str]] | None = None,
+    legend: bool = True,
     colours: Mapping[str, str] | None = None,
     edge_titles: Mapping[str, str] | None = None,
+    sizes: Mapping[str, float] | None = None,
 ) -> str:
     """A self-contained HTML page drawing the graph, for `st.iframe(html, height=…)`.
 
-    highlight: ids of nodes and edges to emphasise (thicker, darker outline). legend: (label, colour)
-    pairs shown above the graph; None = one entry per group present, [] = none.
-    colours: group → colour overrides (e.g. rounds or fates instead of entity types).
-    edge_titles: edge id → hover text (GraphEdge has no tooltip field; default: its label).
+    highlight: ids of nodes and edges to emphasise (thicker, darker outline). legend: a line above
+    the graph listing every mark drawn (fills, shapes, rings, edge looks) with its meaning.
+    colours: group → colour overrides. edge_titles: edge id → hover text (default: its label).
+    sizes: node id → drawn size, replacing the size of its kind and role (e.g. by PageRank mass).
+    Labels follow `memrag.viz.labels`: the nodes that matter are written, the rest on hover.
     Raises ValueError for more than MAX_NODES nodes or an edge to an unknown node.
     """
     seen: dict[str, GraphNode] = {}
@@ -385,23 +389,25 @@ def render(
         for end in (e.source, e.target):
             if end not in seen:
                 raise ValueError(f"edge {e.id!r} refers to node {end!r}, which is not in the graph")
-    marked = None if highlight is None else set(highlight)
+    marked = set() if highlight is None else set(highlight)
     pos = layout(list(seen), [(e.source, e.target) for e in edges])
+    fills = palette.group_colours((n.group or n.kind for n in seen.values()), colours)
+    written = labelled(list(seen.values()), edges, marked)
+    marks = Legend()
 
     net = Network(height=f"{int(height)}px", width="100%", directed=True, cdn_resources="in_line",
                   heading="", select_menu=False, filter_menu=False, neighborhood_highlight=False)
     for nid, n in seen.items():
-        emphasis = marked is not None and nid in marked
         x, y = pos[nid]
-        net.add_node(nid, **_node_options(n, group_colour(n.group or n.kind, colours), emphasis), x=x, y=y)
+        net.add_node(nid, **_node_options(n, fills[n.group or n.kind], nid in marked, nid in written, marks,
+                                          (sizes or {}).get(nid)), x=x, y=y)
     pair_count: dict[tuple[str, str], int] = {}
     for e in edges:
         pair = tuple(sorted((e.source, e.target)))
         curve = pair_count.get(pair, 0)
         pair_count[pair] = curve + 1
-        emphasis = marked is not None and e.id in marked
         title = (edge_titles or {}).get(e.id, "")
-        net.add_edge(e.source, e.target, id=e.id, **_edge_options(e, emphasis, curve, title))
+        net.add_edge(e.source, e.target, id=e.id, **_edge_options(e, e.id in marked, curve, title, marks))
     net.options = dict(_OPTIONS)  # a plain dict: pyvis dumps it with json.dumps
     net.templateEnv = _template_env(net.template_dir)
 
@@ -410,14 +416,9 @@ def render(
     page = _EMPTY_HEADING.sub("", page)
     page = _DEAD_COMMENT.sub("", page)
     page = _slim_assets(page)
-    if legend is None:
-        groups: dict[str, str] = {}
-        for n in seen.values():
-            g = n.group or n.kind
-            groups.setdefault(g, group_colour(g, colours))
-        legend = list(groups.items())[:14]
-    if legend:
-        page = page.replace("<body>", "<body>" + _legend_html(legend), 1)
+    if legend and seen:
+        items = marks.items()
+        page = page.replace("<body>", "<body>" + legend_html(items, script_json(items)), 1)
     check_safe(page)
     return page
 

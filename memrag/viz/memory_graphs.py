@@ -9,17 +9,19 @@ the notes say so.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
 import networkx as nx
 import pandas as pd
 
 from memrag.index.memory import Memory
-from memrag.index.normalise import entity_key
 from memrag.trace import GraphEdge, GraphNode
-from memrag.viz.graph_html import MAX_NODES, group_colour, render
+from memrag.viz.entity_search import resolve_entity
+from memrag.viz.graph_html import DEFAULT_NODES, MAX_NODES, render
 from memrag.viz.safe_text import clip
 
 Result = tuple[str, str]
+DEPTHS = (1, 2, 3)
 
 COREF_NOTE = ("Coreference candidates are per node: an arrow A → B means B is in A's own candidate set. "
               "Sets are not symmetric and not transitive, so groups seen here are an approximation, not merges.")
@@ -51,25 +53,24 @@ def _entity_tooltip(memory: Memory, key: str, titles: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
-def _resolve_focus(memory: Memory, focus: str) -> str:
-    key = focus if memory.entity(focus) is not None else entity_key(focus)
-    if memory.entity(key) is None:
-        raise ValueError(f"no entity called {focus!r} in this memory")
-    return key
+def entity_types(memory: Memory) -> list[tuple[str, int]]:
+    """The memory's entity types with how many entities have each, most common first."""
+    return Counter(n.type or "other" for n in memory.entities).most_common()
 
 
-def _select(g: nx.Graph, order: list[str], max_nodes: int, focus: str | None) -> list[str]:
-    """Highest-degree nodes, or the focus node's neighbourhood grown ring by ring."""
-    if len(order) <= max_nodes and focus is None:
-        return order
+def _select(g: nx.Graph, order: list[str], max_nodes: int, focus: str | None, depth: int) -> list[str]:
+    """Highest-degree nodes, or the focus node's neighbourhood up to `depth` steps, grown ring by
+    ring (most connected first within a ring) until `max_nodes`."""
     degree = dict(g.degree())
-    position = {k: i for i, k in enumerate(order)}
     if focus is None:
         ranked = sorted(order, key=lambda k: -degree.get(k, 0))  # stable: ties keep memory order
         return ranked[:max_nodes]
+    position = {k: i for i, k in enumerate(order)}
     chosen, ring = [focus], [focus]
     seen = {focus}
-    while ring and len(chosen) < max_nodes:
+    for _ in range(depth):
+        if not ring or len(chosen) >= max_nodes:
+            break
         nxt = sorted({nb for k in ring for nb in g.neighbors(k)} - seen,
                      key=lambda k: (-degree.get(k, 0), position[k]))
         take = nxt[: max_nodes - len(chosen)]
@@ -79,31 +80,35 @@ def _select(g: nx.Graph, order: list[str], max_nodes: int, focus: str | None) ->
     return chosen
 
 
-def knowledge_graph(memory: Memory, max_nodes: int = 300, focus: str | None = None, *,
-                    height: int = 620) -> Result:
+def knowledge_graph(memory: Memory, max_nodes: int = DEFAULT_NODES, focus: str | None = None, *,
+                    depth: int = 1, types: Iterable[str] | None = None, height: int = 620) -> Result:
     """Entities coloured by type, one arrow per triple labelled with its relation; hover shows
     provenance (document, chunk, triple text). Big memories keep the highest-degree entities,
-    or with `focus` (a name or key) that entity's neighbourhood."""
+    or with `focus` (a name or key; UnknownEntity with suggestions if none matches) the entities
+    within `depth` steps of it. `types` keeps only entities of those types (the focus stays)."""
     _check_max(max_nodes)
+    if depth not in DEPTHS:
+        raise ValueError(f"depth must be one of {DEPTHS}, got {depth}")
+    focus_key = resolve_entity(memory, focus) if focus else None
+    wanted = None if types is None else {t.lower() for t in types}
+    order = [n.key for n in memory.entities
+             if wanted is None or (n.type or "other").lower() in wanted or n.key == focus_key]
     g = nx.Graph()
-    order = [n.key for n in memory.entities]
     g.add_nodes_from(order)
-    g.add_edges_from((t.head_key, t.tail_key) for t in memory.triples if t.head_key != t.tail_key)
-    focus_key = _resolve_focus(memory, focus) if focus else None
-    keys = _select(g, order, max_nodes, focus_key)
+    g.add_edges_from((t.head_key, t.tail_key) for t in memory.triples
+                     if t.head_key != t.tail_key and t.head_key in g and t.tail_key in g)
+    keys = _select(g, order, max_nodes, focus_key, depth)
     keep = set(keys)
     titles = _doc_titles(memory)
     nodes = []
     for k in keys:
         n = memory.entity(k)
         nodes.append(GraphNode(f"e:{k}", n.name if n else k, "entity", group=n.type if n else "other",
-                               chunk_ids=list(n.chunk_ids) if n else [], role="seed" if k == focus_key else "",
+                               chunk_ids=list(n.chunk_ids) if n else [], role="focus" if k == focus_key else "",
                                tooltip=_entity_tooltip(memory, k, titles)))
     edges, edge_titles = [], {}
-    total_triples = 0
     for t in memory.triples:
         if t.head_key in keep and t.tail_key in keep:
-            total_triples += 1
             if len(edges) >= 4 * max_nodes:
                 continue
             eid = f"t:{t.triple_id}"
@@ -112,15 +117,15 @@ def knowledge_graph(memory: Memory, max_nodes: int = 300, focus: str | None = No
                                    chunk_id=t.chunk_id))
             edge_titles[eid] = (f"{t.head} {t.relation} {t.tail}\n"
                                 f"{titles.get(c.doc_id, c.doc_id)} · chunk {t.chunk_id}")
-    note = f"Showing {len(keys)} of {len(order)} entities"
-    if len(keys) < len(order):
-        note += (f" (the neighbourhood of {memory.entity(focus_key).name})" if focus_key
-                 else " (the most connected ones)")
+    total = len(memory.entities)
+    note = f"Showing {len(keys)} of {total} entities"
+    if focus_key:
+        note += (f" (those within {depth} step{'s' if depth > 1 else ''} of {memory.entity(focus_key).name}"
+                 + (f", capped at {max_nodes}" if len(keys) >= max_nodes else "") + ")")
+    elif len(keys) < total:
+        note += " (the most connected ones" + (" of the chosen types" if wanted is not None else "") + ")"
     note += f" and {len(edges)} of {len(memory.triples)} triples."
-    legend = list(Counter(n.group for n in nodes).items())
-    html = render(nodes, edges, height=height, edge_titles=edge_titles,
-                  legend=[(f"{grp} ({cnt})", group_colour(grp)) for grp, cnt in legend[:14]])
-    return html, note
+    return render(nodes, edges, height=height, edge_titles=edge_titles), note
 
 
 # ------------------------------------------------------------------ coreference
@@ -157,7 +162,7 @@ def coref_threshold_preview(memory: Memory, thresholds: tuple[float, ...] = (0.7
     return pd.DataFrame(rows, columns=["threshold", "links", "nodes with candidates", "mutual pairs", "weakest links"])
 
 
-def coref_graph(memory: Memory, top: int, threshold: float, max_nodes: int = 300, *, height: int = 560) -> Result:
+def coref_graph(memory: Memory, top: int, threshold: float, max_nodes: int = DEFAULT_NODES, *, height: int = 560) -> Result:
     """Arrows from each node to the members of its candidate set, labelled with cosine."""
     _check_max(max_nodes)
     sets = memory.coref_sets(top, threshold)

@@ -15,18 +15,12 @@ from memrag.explain import activation
 from memrag.index.normalise import entity_key
 from memrag.trace import (ActivatedEngram, EcphoryDetail, GraphEdge, GraphNode, NeuroPathDetail,
                           NeuroPathHop, PathCandidate, Trace)
-from memrag.viz.graph_html import group_colour, render
-from memrag.viz import words
+from memrag.viz.graph_html import DEFAULT_NODES, render
+from memrag.viz import palette, words
+from memrag.viz.palette import FATE_WORDS, FATES
+from memrag.viz.palette import fate_rank as _fate_rank
 from memrag.viz.safe_text import clip
 
-# Best fate first: a node or triple shared by several paths shows the best one.
-FATES = ("valid", "expanded", "shown", "dropped", "unlisted", "pruned")
-FATE_COLOURS = {"valid": "#1a7f37", "expanded": "#d9730d", "shown": "#6b8fb5",
-                "dropped": "#a8a8a8", "unlisted": "#c4c4c4", "pruned": "#dddddd",
-                "untouched": "#9ecae1"}  # a seed or coreference candidate no drawn path passes through
-FATE_WORDS = {fate: word.label for fate, word in words.PATH_FATES.items()}  # one vocabulary with the tables
-ROUND_COLOURS = {"question": "#2f2f2f", "cue": "#555555", "round 0": "#4e79a7", "round 1": "#f28e2b",
-                 "round 2": "#59a14f", "round 3": "#e15759", "round 4": "#b07aa1", "round 5": "#9c755f"}
 ORIGIN_WORDS = {"query": "similar to the question", "cue": "near a cue entity",
                 "semantic": "near the round's centroid", "graph": "co-occurs with a seed"}
 
@@ -46,10 +40,6 @@ def _gold(gold_chunk_ids: Iterable[int] | None, trace: Trace, sources: tuple[str
     head = set(trace.answer.context_chunk_ids if trace.answer else trace.ranked_ids()[:RANKED_HEAD])
     got = {r.chunk_id for r in trace.ranked if r.chunk_id in head and (sources is None or r.source in sources)}
     return gold & got
-
-
-def _fate_rank(fate: str) -> int:
-    return FATES.index(fate) if fate in FATES else len(FATES)
 
 
 def _neuropath(trace: Trace) -> NeuroPathDetail:
@@ -185,11 +175,7 @@ def _paths_picture(trace: Trace, cands: Sequence[PathCandidate], gold: set[int],
     note = f"{what}: {len(cands)} candidate paths" + (f" ({', '.join(parts)})" if parts else "") + "."
     if skipped:
         note += f" Showing {drawn} of {len(cands)} paths (capped at {max_nodes} nodes; the least kept paths left out)."
-    legend = [(FATE_WORDS[f], FATE_COLOURS[f]) for f in FATES if counts[f]]
-    if gold:
-        legend.append(("★ gold passage, retrieved", "#d4a000"))
-    html = render(nodes, edges, height=height, colours={**FATE_COLOURS, "question": "#2f2f2f"},
-                  legend=[("question", "#2f2f2f")] + legend, edge_titles=g.edge_titles)
+    html = render(nodes, edges, height=height, edge_titles=g.edge_titles)
     return html, note, drawn
 
 
@@ -202,7 +188,7 @@ def _hop(detail: NeuroPathDetail, hop: int) -> NeuroPathHop:
 
 
 def neuropath_hop_graph(trace: Trace, hop: int, *, gold_chunk_ids: Iterable[int] | None = None,
-                        max_nodes: int = 250, height: int = 560) -> Result:
+                        max_nodes: int = DEFAULT_NODES, height: int = 560) -> Result:
     """The paths listed at one hop: valid ones green and thick, expanded orange, dropped and pruned
     grey and dashed; seeds are stars, their coreference candidates squares."""
     detail = _neuropath(trace)
@@ -215,7 +201,7 @@ def neuropath_hop_graph(trace: Trace, hop: int, *, gold_chunk_ids: Iterable[int]
 
 
 def neuropath_overview(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None, include_pruned: bool = False,
-                       max_nodes: int = 300, height: int = 600) -> Result:
+                       max_nodes: int = DEFAULT_NODES, height: int = 600) -> Result:
     """Every hop's paths in one picture, each path in its last recorded state."""
     detail = _neuropath(trace)
     every = [c for h in detail.hops for c in h.candidates]
@@ -245,7 +231,7 @@ def ecphory_steps(trace: Trace) -> list[str]:
 
 def ecphory_activation_graph(trace: Trace, upto_step: int | None = None, *,
                              gold_chunk_ids: Iterable[int] | None = None,
-                             max_nodes: int = 250, height: int = 600) -> Result:
+                             max_nodes: int = DEFAULT_NODES, height: int = 600) -> Result:
     """Query, cues and activated entities coloured by the round that first activated them and
     shaped by how (question, cue, centroid, co-occurrence); final engrams emphasised.
 
@@ -359,13 +345,7 @@ def ecphory_activation_graph(trace: Trace, upto_step: int | None = None, *,
     for r in rounds:
         if r.note:
             note += f" {r.note[:1].upper()}{r.note[1:]}."
-    colours = {**ROUND_COLOURS}
-    legend = [("question", ROUND_COLOURS["question"]), ("cue", ROUND_COLOURS["cue"])] + \
-             [(("initial activation" if r == 0 else f"round {r}"), group_colour(f"round {r}", colours))
-              for r in sorted({a.round for a in first.values()})]
-    if gold:
-        legend.append(("★ gold passage, retrieved", "#d4a000"))
-    return render(nodes, edges, height=height, colours=colours, legend=legend, edge_titles=titles), note
+    return render(nodes, edges, height=height, edge_titles=titles), note
 
 
 # ------------------------------------------------------------------ dense / any ranked list
@@ -387,8 +367,7 @@ def dense_graph(trace: Trace, *, top: int = 10, gold_chunk_ids: Iterable[int] | 
                                tooltip=tip, gold=r.chunk_id in gold))
         edges.append(GraphEdge(f"q>{nid}", "q", nid, "provenance", f"#{pos + 1}"))
     note = f"Top {min(top, len(trace.ranked))} of {len(trace.ranked)} ranked chunks."
-    legend = [("question", "#2f2f2f"), ("chunk", "#8da0cb")] + [("★ gold passage, retrieved", "#d4a000")] * bool(gold)
-    return render(nodes, edges, height=height, colours={"question": "#2f2f2f"}, legend=legend), note
+    return render(nodes, edges, height=height), note
 
 
 # ------------------------------------------------------------------ step replay
@@ -410,10 +389,59 @@ def _check_step(trace: Trace, step_index: int) -> None:
         raise ValueError(f"step_index must be between 0 and {len(trace.steps) - 1}, got {step_index}")
 
 
+def _retrieval_look(trace: Trace, upto: int) -> dict[str, tuple[str, str]]:
+    """node id → (group, role) under the retrieval-graph colour rule (see memrag.viz.palette): a
+    NeuroPath entity by the best fate of a triple through it, an EcphoryRAG entity by the round that
+    activated it (final engrams, once re-ranked, take the final role)."""
+    best: dict[str, str] = {}
+    for e in trace.edges:
+        if e.kind == "triple" and e.role in FATES:
+            for end in (e.source, e.target):
+                if _fate_rank(e.role) < _fate_rank(best.get(end, "")):
+                    best[end] = e.role
+    reranked = any(s.kind == "rerank" for s in trace.steps[: upto + 1])
+    final = {f"e:{a.key}" for a in trace.ecphory.final} if trace.ecphory is not None and reranked else set()
+    look = {}
+    for n in trace.nodes:
+        if n.kind == "query":
+            look[n.id] = ("question", n.role)
+        elif n.kind in ("cue", "chunk"):
+            look[n.id] = (n.kind, n.role)
+        elif trace.method == "neuropath":
+            look[n.id] = (best.get(n.id, "untouched"), n.role)
+        elif n.round is not None:
+            look[n.id] = (f"round {n.round}", "final" if n.id in final else n.role)
+        else:
+            look[n.id] = (n.group, n.role)
+    return look
+
+
+def _importance(trace: Trace) -> list[str]:
+    """The trace's node ids, those that matter most first: the question and cues, final engrams,
+    seeds and context passages, nodes on valid then expanded paths, then by degree."""
+    look = _retrieval_look(trace, len(trace.steps) - 1)
+    degree: dict[str, int] = {}
+    for e in trace.edges:
+        for end in (e.source, e.target):
+            degree[end] = degree.get(end, 0) + 1
+    tiers = {"question": 0, "cue": 0}
+    roles = {"final": 1, "seed": 1, "context": 2}
+    unique = list(dict.fromkeys(n.id for n in trace.nodes))
+
+    def key(nid: str) -> tuple[int, int, int]:
+        group, role = look.get(nid, ("", ""))
+        tier = min(tiers.get(group, 9), roles.get(role, 9), 3 + _fate_rank(group) if group in FATES else 9)
+        return tier, -degree.get(nid, 0), unique.index(nid)
+
+    return sorted(unique, key=key)
+
+
 def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] | None = None,
-               max_nodes: int = 400, height: int = 560) -> Result:
+               max_nodes: int = DEFAULT_NODES, height: int = 560) -> Result:
     """The trace's graph with steps 0..step_index drawn (the newest step outlined) and later
-    steps as faint ghosts, so positions stay put as a replay slider moves."""
+    steps as faint ghosts, so positions stay put as a replay slider moves. Coloured like the Ask
+    page's pictures of the same method (by fate); capped to the `max_nodes` that matter most in the
+    whole trace, so the set drawn does not change from step to step."""
     _check_step(trace, step_index)
     # NeuroPath's step graph draws paths: a star there means a path (or its dense fallback) found it
     gold = _gold(gold_chunk_ids, trace, ("path", "dense") if trace.method == "neuropath" else None)
@@ -423,15 +451,18 @@ def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] |
     unique: dict[str, GraphNode] = {}
     for n in trace.nodes:
         unique.setdefault(n.id, n)
-    order = shown + [nid for nid in unique if nid not in shown_set]
-    keep = order[:max_nodes]
-    keep_set = set(keep)
+    keep_set = set(_importance(trace)[:max_nodes])
+    look = _retrieval_look(trace, step_index)
     nodes = []
-    for nid in keep:
-        n = unique[nid]
+    for nid, n in unique.items():
+        if nid not in keep_set:
+            continue
+        group, role = look[nid]
         g = bool(gold.intersection(n.chunk_ids)) or n.gold
-        nodes.append(dataclasses.replace(n, gold=g) if nid in shown_set
-                     else dataclasses.replace(n, role="ghost", gold=False))
+        typed = n.kind == "entity" and n.group and n.group not in n.tooltip
+        tip = f"{n.tooltip or n.label}\ntype: {n.group}" if typed else n.tooltip  # its colour now says its fate
+        nodes.append(dataclasses.replace(n, group=group, role=role, gold=g, tooltip=tip) if nid in shown_set
+                     else dataclasses.replace(n, group=group, role="ghost", gold=False, tooltip=tip))
     step_edges = {eid for s in trace.steps[: step_index + 1] for eid in s.edge_ids}
     new_edges = set(trace.steps[step_index].edge_ids)
     edges = []
@@ -446,13 +477,47 @@ def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] |
             new_edges.add(e.id)
         edges.append(e if added else dataclasses.replace(e, role="ghost"))
     step = trace.steps[step_index]
+    drawn_shown = len(shown_set & keep_set)
     kinds: dict[str, int] = {}
     for nid in shown:
         kinds[unique[nid].kind] = kinds.get(unique[nid].kind, 0) + 1
     note = (f"Step {step_index + 1} of {len(trace.steps)}: {step.title}. "
-            f"{len(shown)} of {len(unique)} nodes drawn so far: "
+            f"{len(shown)} of {len(unique)} nodes added so far: "
             + ", ".join(words.counted(n, k) for k, n in kinds.items()) + ".")
-    if len(keep) < len(unique):
-        note += f" Showing {len(keep)} of {len(unique)} nodes (capped at {max_nodes})."
-    html = render(nodes, edges, height=height, highlight=newest | new_edges)
+    if len(keep_set) < len(unique):
+        note += (f" Drawing {len(keep_set)} of {len(unique)} nodes ({drawn_shown} of those added so far): "
+                 f"the ones that matter most in the whole trace, capped at {max_nodes}.")
+    html = render(nodes, edges, height=height, highlight=(newest | new_edges) & (keep_set | seen_edges))
+    return html, note
+
+
+# ------------------------------------------------------------------ HippoRAG 2
+HIPPO_MIN_SIZE, HIPPO_MAX_SIZE = 8.0, 40.0
+
+
+def hipporag2_overview(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None,
+                       height: int = 600) -> Result:
+    """The personalised-PageRank picture: seeded phrases as red stars, other phrases as dots,
+    passages as squares; each node's size grows with its PageRank mass (square root, so a
+    node with four times the mass is twice as large)."""
+    d = trace.hipporag2
+    if d is None:
+        raise ValueError(f"this is a {trace.method!r} trace, not a HippoRAG 2 trace")
+    gold = _gold(gold_chunk_ids, trace)
+    nodes = [dataclasses.replace(n, gold=bool(gold.intersection(n.chunk_ids)) if n.kind == "chunk" else n.gold)
+             for n in trace.nodes]
+    masses = [n.score for n in nodes if n.kind != "query" and n.score is not None]
+    top = max(masses, default=0.0)
+    sizes = {n.id: HIPPO_MIN_SIZE + (HIPPO_MAX_SIZE - HIPPO_MIN_SIZE) * (n.score / top) ** 0.5
+             for n in nodes if n.kind != "query" and n.score is not None and top > 0}
+    titles = {e.id: f"{e.kind}: {e.label}" if e.label else e.kind for e in trace.edges}
+    if d.fallback_dense:
+        note = f"No graph search: {d.fallback_reason}; the ranking is dense retrieval (top passages shown)."
+    else:
+        note = (f"{len(d.phrase_seeds)} seeded phrases (stars), the {len(d.top_nodes)} nodes with the most "
+                f"PageRank mass and the answer passages (squares); node size by mass. "
+                f"{d.phrase_mass:.0%} of the mass is on phrase nodes. Graph: "
+                + ", ".join(f"{v} {k}" for k, v in d.graph.items()) + ".")
+    html = render(nodes, trace.edges, height=height, colours=palette.PAGERANK_COLOURS, edge_titles=titles,
+                  sizes=sizes)
     return html, note

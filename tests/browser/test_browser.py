@@ -90,6 +90,44 @@ def test_sample_memory_draws_the_knowledge_graph(watched, server, sample_memory)
     watched.shot("memory-sample-coreference", top=watched.page.get_by_role("tab", name="Coreference candidates"))
 
 
+LEGEND_MATCHES_FRAME = """() => {
+  const keys = new Set();
+  for (const n of nodes.get()) {
+    const fill = n.color.background.toLowerCase(), border = n.color.border.toLowerCase();
+    keys.add('fill:' + fill); keys.add('shape:' + n.shape);
+    if (border !== fill) keys.add('ring:' + border);
+  }
+  for (const e of edges.get()) keys.add('edge:' + e.color.color.toLowerCase() + ':' + (e.dashes ? 'dashed' : 'solid'));
+  const listed = new Set([...document.querySelectorAll('.memrag-mark')].map(m => m.dataset.mark));
+  return [[...keys].filter(k => !listed.has(k)), [...listed].filter(k => !keys.has(k))];
+}"""
+
+
+def test_knowledge_graph_reads_and_search_offers_partial_names(watched, server, sample_memory):
+    open_app(watched, server)
+    page = watched.page
+    sizes = wait_for_graphs(page, 1)
+    assert sizes and 20 <= sizes[0] <= 60, f"knowledge-graph frame has {sizes} nodes"
+    frame = next(f for f in page.main_frame.child_frames if f.evaluate("typeof nodes !== 'undefined'"))
+    written = frame.evaluate("nodes.get().filter(n => n.label.trim()).length")
+    assert 0 < written < sizes[0], f"{written} of {sizes[0]} nodes labelled"  # hubs written, the rest on hover
+    assert frame.evaluate(LEGEND_MATCHES_FRAME) == [[], []]  # every legend entry is a mark in the frame
+    box = page.get_by_role("textbox", name="find an entity to centre on")
+    box.fill("Penhallow")
+    box.press("Enter")
+    settle(page)
+    page.get_by_text("centre on", exact=True).wait_for()
+    page.locator("[data-testid=stSelectbox]").filter(has_text="centre on").click()
+    options = page.get_by_role("option")
+    options.first.wait_for()
+    names = set(options.all_inner_texts())
+    assert {"Osric Penhallow", "Corwin Penhallow"} <= names, names
+    watched.shot("memory-entity-search")
+    page.keyboard.press("Escape")
+    page.get_by_role("button", name="PNG").first.wait_for()
+    page.get_by_role("button", name="GraphML").first.wait_for()
+
+
 def test_recorded_demo_question_with_all_methods(watched, server, sample_recordings):
     open_app(watched, server, "Ask")
     page = watched.page

@@ -1,0 +1,112 @@
+"""A drawn graph as files to keep: GraphML (networkx) and PNG (matplotlib, drawn on the server).
+
+Both read the node and edge records embedded in the page `graph_html.render` made, so an export
+is exactly the picture on screen: the same nodes, positions, colours, shapes, labels and legend.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+import networkx as nx
+
+from memrag.viz.graph_html import graph_data
+from memrag.viz.legend import EDGE, FILL, RING, legend_items
+
+# vis-network shapes → matplotlib markers
+_MARKERS = {"dot": "o", "square": "s", "diamond": "D", "triangle": "^", "triangleDown": "v", "star": "*",
+            "hexagon": "h", "box": "s", "ellipse": "o"}
+_HEX = re.compile(r"^#[0-9a-fA-F]{6}$")
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def file_name(name: str, suffix: str) -> str:
+    """A download name made of safe characters: "Knowledge graph" → "knowledge-graph.png"."""
+    stem = _SAFE_NAME.sub("-", name.strip().lower()).strip("-.") or "graph"
+    return f"{stem[:80]}.{suffix}"
+
+
+def to_networkx(page: str) -> nx.MultiDiGraph:
+    """The drawn graph with each node's label, hover text, group colour, shape and position."""
+    nodes, edges = graph_data(page)
+    g = nx.MultiDiGraph()
+    for n in nodes:
+        g.add_node(str(n["id"]), label=str(n.get("label", "")).strip(), title=str(n.get("title", "")),
+                   shape=str(n.get("shape", "")), colour=str(n["color"]["background"]),
+                   border=str(n["color"]["border"]), x=float(n.get("x", 0.0)), y=float(n.get("y", 0.0)))
+    for e in edges:
+        g.add_edge(str(e["from"]), str(e["to"]), key=str(e.get("id", "")), label=str(e.get("label", "")),
+                   title=str(e.get("title", "")), colour=str(e["color"]["color"]), dashed=bool(e.get("dashes")),
+                   width=float(e.get("width", 1.0)))
+    return g
+
+
+def graphml_bytes(page: str) -> bytes:
+    """The drawn graph as a GraphML file (UTF-8)."""
+    buffer = io.BytesIO()
+    nx.write_graphml(to_networkx(page), buffer, encoding="utf-8")
+    return buffer.getvalue()
+
+
+def _colour(value: str) -> str:
+    return value if _HEX.match(value or "") else "#999999"
+
+
+def png_bytes(page: str, *, width_in: float = 11.0, dpi: int = 110) -> bytes:
+    """The drawn graph as a PNG: same positions (y down, as on screen), colours, shapes, written
+    labels, and the legend below it."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display on a server
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    nodes, edges = graph_data(page)
+    pos = {n["id"]: (float(n.get("x", 0.0)), -float(n.get("y", 0.0))) for n in nodes}
+    fig = Figure(figsize=(width_in, width_in * 0.72), dpi=dpi)
+    ax = fig.add_axes((0.01, 0.16, 0.98, 0.83))
+    ax.set_axis_off()
+    for e in edges:
+        (x0, y0), (x1, y1) = pos[e["from"]], pos[e["to"]]
+        ax.plot([x0, x1], [y0, y1], color=_colour(e["color"]["color"]), linewidth=float(e.get("width", 1)) * 0.7,
+                linestyle="--" if e.get("dashes") else "-", zorder=1)
+    for n in nodes:
+        x, y = pos[n["id"]]
+        ax.scatter([x], [y], s=float(n.get("size", 16)) * 9, marker=_MARKERS.get(n.get("shape"), "o"),
+                   c=_colour(n["color"]["background"]), edgecolors=_colour(n["color"]["border"]),
+                   linewidths=float(n.get("borderWidth", 1)) * 0.6, zorder=2)
+        label = str(n.get("label", "")).strip()
+        if label:
+            ax.annotate(_literal(label), (x, y), xytext=(0, -11), textcoords="offset points", ha="center", va="top",
+                        fontsize=7, color="#222222", zorder=3)
+    if pos:
+        ax.set_aspect("equal", adjustable="datalim")
+        ax.margins(0.06)
+    handles = [_legend_handle(item, Line2D) for item in legend_items(page)]
+    if handles:
+        fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7, frameon=False)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def _literal(text: str) -> str:
+    """Text matplotlib draws as written ("$" would start mathtext)."""
+    return text.replace("$", r"\$")
+
+
+def _legend_handle(item: dict[str, Any], line: Any) -> Any:
+    colour = _colour(item["colour"])
+    item = {**item, "text": _literal(item["text"])}
+    if item["mark"] == EDGE:
+        return line([0], [0], color=colour, linestyle="--" if item["dashed"] else "-", label=item["text"])
+    if item["mark"] == FILL:
+        return line([0], [0], marker="o", color="none", markerfacecolor=colour, markeredgecolor=colour,
+                    label=item["text"])
+    if item["mark"] == RING:
+        return line([0], [0], marker="o", color="none", markerfacecolor="white", markeredgecolor=colour,
+                    markeredgewidth=2, label=item["text"])
+    return line([0], [0], marker=_MARKERS.get(item["shape"], "o"), color="none", markerfacecolor="#777777",
+                markeredgecolor="#777777", label=item["text"])

@@ -1,0 +1,256 @@
+"""Readable graphs (issue 16): default size, the labels rule, legends made from the marks drawn,
+colours far apart, neighbourhood depth, type filters, entity search with suggestions, exports.
+
+Memories come from the real build pipeline driven by a scripted LLM; traces from test_viz's
+hand-built ones (every expected node is worked out there).
+"""
+
+from __future__ import annotations
+
+import io
+
+import networkx as nx
+import pytest
+
+from memrag.config import IndexParams
+from memrag.index.build import build_memory, run_build
+from memrag.index.readers import benchmark_document
+from memrag.trace import GraphEdge, GraphNode
+from memrag.viz import export, labels, legend, memory_graphs, palette, trace_graphs
+from memrag.viz.entity_search import UnknownEntity, match_score, suggest_entities
+from memrag.viz.graph_html import DEFAULT_NODES, graph_data, render
+from scripted import HashEmbedder, ScriptedLLM
+from test_viz import ecphory_trace, neuropath_trace, step_trace
+
+RING_SIZE = 70  # entities in the big memory: more than a default graph draws
+
+
+def ent(name, typ="person"):
+    return {"name": name, "type": typ, "description": f"{name} in the notes", "importance": 3}
+
+
+@pytest.fixture(scope="module")
+def people():
+    """Two Penhallows, a coast, and a plant and a material (types outside the fixed list)."""
+    docs = [benchmark_document("d1", "Letters", "Osric Penhallow wrote to Corwin Penhallow.", "t"),
+            benchmark_document("d2", "Coast", "Corwin Penhallow sailed the Varrow Coast past bitterleaf and tin.",
+                               "t")]
+    replies = [
+        {"entities": [ent("Osric Penhallow"), ent("Corwin Penhallow")],
+         "triples": [["Osric Penhallow", "wrote to", "Corwin Penhallow"]]},
+        {"entities": [ent("Corwin Penhallow"), ent("the Varrow Coast", "location"), ent("bitterleaf", "plant"),
+                      ent("tin", "material")],
+         "triples": [["Corwin Penhallow", "sailed", "the Varrow Coast"], ["the Varrow Coast", "grows", "bitterleaf"],
+                     ["the Varrow Coast", "yields", "tin"]]},
+    ]
+    return run_build(build_memory(None, docs, ScriptedLLM({"index.extract": replies}), HashEmbedder(),
+                                  IndexParams()))
+
+
+@pytest.fixture(scope="module")
+def ring_memory():
+    """A hub linked to RING_SIZE - 1 others: a memory too big to draw whole."""
+    names = [f"Node {i:02d}" for i in range(RING_SIZE)]
+    docs = [benchmark_document("d1", "All", " ".join(names), "t")]
+    replies = [{"entities": [ent(n) for n in names],
+                "triples": [[names[0], "links", n] for n in names[1:]]}]
+    return run_build(build_memory(None, docs, ScriptedLLM({"index.extract": replies}), HashEmbedder(),
+                                  IndexParams()))
+
+
+def drawn(page):
+    return {n["id"]: n for n in graph_data(page)[0]}
+
+
+# ================================================================== palette
+def test_no_two_colours_of_a_scheme_look_alike():
+    for name, colours in palette.schemes().items():
+        for i, a in enumerate(colours):
+            for b in colours[i + 1:]:
+                assert palette.delta_e(a, b) >= palette.MIN_DELTA_E, (name, a, b)
+
+
+def test_delta_e_tells_near_identical_colours_from_distinct_ones():
+    assert palette.delta_e("#777777", "#787878") < 1 and palette.delta_e("#1a7f37", "#d9730d") > 50
+
+
+def test_types_outside_the_fixed_list_never_share_a_colour_in_one_graph():
+    colours = palette.group_colours(["plant", "material", "person", "place", "organisation"])
+    assert colours["plant"] != colours["material"]
+    assert palette.delta_e(colours["plant"], colours["material"]) >= palette.MIN_DELTA_E
+    assert colours["place"] == palette.TYPE_COLOURS["location"]  # spellings of one type share its colour
+    assert colours["organisation"] == palette.TYPE_COLOURS["organization"]
+    assert palette.group_colours(["plant"]) == {"plant": palette.group_colour("plant")}  # stable alone
+    assert palette.group_colours(["x"], {"x": "red;url(//y)"})["x"].startswith("#")  # not #rrggbb: refused
+
+
+def test_ask_and_learn_colour_a_retrieval_by_fate():
+    t = neuropath_trace()
+    ask = drawn(trace_graphs.neuropath_overview(t)[0])
+    assert ask["e:port alder"]["color"]["background"] == palette.FATE_COLOURS["valid"]
+    st = step_trace()
+    st.edges[0].role = "valid"
+    st.nodes[1].group = "person"
+    learn = drawn(trace_graphs.step_graph(st, 2)[0])
+    assert learn["e:b"]["color"]["background"] == palette.FATE_COLOURS["valid"]
+    # the type is still there, on hover
+    assert learn["e:b"]["title"] == "B\ntype: person"
+
+
+# ================================================================== legend from the marks drawn
+def _legend_keys(page):
+    return {item["key"] for item in legend.legend_items(page)}
+
+
+def _marks_in(page):
+    """Every distinct mark in the drawn records, computed here from the raw data."""
+    nodes, edges = graph_data(page)
+    keys = set()
+    for n in nodes:
+        fill, border = n["color"]["background"].lower(), n["color"]["border"].lower()
+        keys |= {f"fill:{fill}", f"shape:{n['shape']}"} | ({f"ring:{border}"} if border != fill else set())
+    for e in edges:
+        keys.add(f"edge:{e['color']['color'].lower()}:{'dashed' if e.get('dashes') else 'solid'}")
+    return keys
+
+
+def pages(people):
+    np_t, ec_t = neuropath_trace(), ecphory_trace()
+    out = [trace_graphs.neuropath_hop_graph(np_t, 1, gold_chunk_ids=[0])[0],
+           trace_graphs.neuropath_overview(np_t, include_pruned=True)[0],
+           trace_graphs.ecphory_activation_graph(ec_t, gold_chunk_ids=[2])[0],
+           trace_graphs.dense_graph(np_t, gold_chunk_ids=[1])[0],
+           memory_graphs.knowledge_graph(people, focus="Osric Penhallow", depth=3)[0],
+           memory_graphs.coref_graph(people, 3, 0.0)[0]]
+    out += [trace_graphs.step_graph(step_trace(), i, gold_chunk_ids=[7])[0] for i in range(3)]
+    return out
+
+
+def test_the_legend_lists_exactly_the_marks_drawn(people):
+    for page in pages(people):
+        assert _legend_keys(page) == _marks_in(page)
+        assert all(item["text"] for item in legend.legend_items(page))
+
+
+def test_legend_names_square_nodes_coreference_edges_rings_and_gold():
+    page = trace_graphs.neuropath_hop_graph(neuropath_trace(), 1, gold_chunk_ids=[0])[0]
+    texts = {item["key"]: item["text"] for item in legend.legend_items(page)}
+    assert "coreference candidate" in texts["shape:square"]
+    assert "coreference" in texts["edge:#8e44ad:dashed"]
+    assert "gold" in texts[f"ring:{palette.GOLD}"]
+    assert "seed" in texts["shape:star"]
+    ec = trace_graphs.ecphory_activation_graph(ecphory_trace())[0]
+    assert "final engram" in {i["key"]: i["text"] for i in legend.legend_items(ec)}["ring:#111111"]
+    fills = {i["text"]: i["count"] for i in legend.legend_items(ec) if i["mark"] == "fill"}
+    assert fills["the question"] == 1  # each fill says how many nodes carry it
+
+
+def test_a_mark_not_drawn_is_not_listed():
+    nodes = [GraphNode("a", "A", "entity", group="person"), GraphNode("b", "B", "entity", group="person")]
+    page = render(nodes, [GraphEdge("e", "a", "b", "triple", "knows")])
+    assert _legend_keys(page) == {f"fill:{palette.TYPE_COLOURS['person']}", "shape:dot", "edge:#7a7a7a:solid"}
+    assert legend.legend_items(render(nodes, [], legend=False)) == []
+
+
+# ================================================================== labels
+def test_small_graphs_label_everything_big_ones_only_what_matters():
+    nodes = [GraphNode(f"n{i}", f"Name {i}", "entity", tooltip=f"tip {i}") for i in range(40)]
+    nodes[30].role = "seed"
+    nodes[31].gold = True
+    nodes[32].group = "valid"
+    edges = [GraphEdge(f"h{i}", "n0", f"n{i}", "triple") for i in range(1, 40)]
+    edges += [GraphEdge(f"k{i}", "n1", f"n{i}", "triple") for i in range(2, 12)]
+    got = drawn(render(nodes, edges, highlight={"n33"}))
+    written = {nid for nid, n in got.items() if n["label"].strip()}
+    assert {"n0", "n1", "n30", "n31", "n32", "n33"} <= written  # hubs, seed, gold, valid path, highlighted
+    assert len(written) <= 6 + labels.HUBS
+    assert got["n39"]["label"] == " " and got["n39"]["title"].startswith("Name 39")  # the name on hover
+    few = drawn(render(nodes[:labels.LABEL_ALL_UP_TO], []))
+    assert all(n["label"].strip() for n in few.values())
+
+
+# ================================================================== default size, depth, types
+def test_every_graph_draws_a_few_dozen_nodes_by_default(ring_memory):
+    page, note = memory_graphs.knowledge_graph(ring_memory)
+    assert len(drawn(page)) == DEFAULT_NODES <= 60 and f"Showing {DEFAULT_NODES} of {RING_SIZE} entities" in note
+    hub = drawn(page)["e:node 00"]
+    assert hub["label"] == "Node 00"  # the hub is labelled
+    assert sum(1 for n in drawn(page).values() if n["label"].strip()) <= labels.HUBS + 1
+    assert len(drawn(memory_graphs.knowledge_graph(ring_memory, max_nodes=60)[0])) == 60  # the size control
+
+
+def test_depth_grows_the_neighbourhood_step_by_step(people):
+    def keys(depth):
+        return set(drawn(memory_graphs.knowledge_graph(people, focus="Osric Penhallow", depth=depth)[0]))
+
+    assert keys(1) == {"e:osric penhallow", "e:corwin penhallow"}
+    assert keys(2) == keys(1) | {"e:varrow coast"}
+    assert keys(3) == keys(2) | {"e:bitterleaf", "e:tin"}
+    page, note = memory_graphs.knowledge_graph(people, focus="Osric Penhallow", depth=2)
+    assert "within 2 steps of Osric Penhallow" in note
+    assert drawn(page)["e:osric penhallow"]["shape"] == "star"
+    with pytest.raises(ValueError, match="depth"):
+        memory_graphs.knowledge_graph(people, focus="Osric Penhallow", depth=4)
+
+
+def test_type_filters_keep_only_the_chosen_types(people):
+    assert dict(memory_graphs.entity_types(people)) == {"person": 2, "location": 1, "plant": 1, "material": 1}
+    page, note = memory_graphs.knowledge_graph(people, types=["person"])
+    assert set(drawn(page)) == {"e:osric penhallow", "e:corwin penhallow"}
+    assert "of the chosen types" in note
+    page, _ = memory_graphs.knowledge_graph(people, focus="tin", depth=3, types=["person"])
+    assert set(drawn(page)) == {"e:tin"}  # the focus stays; it has no person neighbour
+    page, _ = memory_graphs.knowledge_graph(people, types=["plant", "material"])
+    fills = {n["color"]["background"] for n in drawn(page).values()}
+    assert len(fills) == 2  # plant and material look different
+
+
+# ================================================================== entity search
+def test_partial_names_suggest_the_entities_they_belong_to(people):
+    names = [name for _, name in suggest_entities(people, "Penhallow")]
+    assert set(names[:2]) == {"Osric Penhallow", "Corwin Penhallow"}
+    assert {n for _, n in suggest_entities(people, "penhalow")[:2]} == set(names[:2])  # a typo
+    assert suggest_entities(people, "PENH")[0][1] in {"Osric Penhallow", "Corwin Penhallow"}
+    assert suggest_entities(people, "osric")[0] == ("osric penhallow", "Osric Penhallow")
+    assert suggest_entities(people, "The Varrow")[0][0] == "varrow coast"  # article and case ignored
+    assert suggest_entities(people, "zzzz") == [] and suggest_entities(people, "") == []
+    assert len(suggest_entities(people, "Penhallow", n=1)) == 1
+
+
+def test_match_score_orders_exact_prefix_and_fuzzy():
+    assert match_score("osric penhallow", "osric penhallow") == 1.0
+    assert 0.85 < match_score("penh", "osric penhallow") < 1.0
+    assert match_score("penhalow", "osric penhallow") > 0.6 > match_score("quill", "osric penhallow")
+
+
+def test_an_unknown_focus_says_what_it_could_mean(people):
+    with pytest.raises(UnknownEntity, match="no entity called 'Penhallow'.*did you mean") as caught:
+        memory_graphs.knowledge_graph(people, focus="Penhallow")
+    assert {n for _, n in caught.value.suggestions} >= {"Osric Penhallow", "Corwin Penhallow"}
+    assert isinstance(caught.value, ValueError)
+    page, _ = memory_graphs.knowledge_graph(people, focus="osric  PENHALLOW")  # by key: case and spaces
+    assert "e:osric penhallow" in drawn(page)
+
+
+# ================================================================== export
+def test_graphml_holds_the_drawn_nodes_and_edges(people):
+    page, _ = memory_graphs.knowledge_graph(people)
+    g = nx.read_graphml(io.BytesIO(export.graphml_bytes(page)))
+    nodes, edges = graph_data(page)
+    assert set(g.nodes) == {n["id"] for n in nodes} and g.number_of_edges() == len(edges)
+    assert g.nodes["e:tin"]["label"] == "tin" and g.nodes["e:tin"]["colour"] == drawn(page)["e:tin"]["color"]["background"]
+    assert {d["label"] for *_, d in g.edges(data=True)} == {"wrote to", "sailed", "grows", "yields"}
+
+
+def test_png_is_drawn_on_the_server(people):
+    pytest.importorskip("matplotlib")
+    page, _ = memory_graphs.knowledge_graph(people)
+    png = export.png_bytes(page)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+    hostile = render([GraphNode("a", "$x^2$ <b>", "entity")], [])
+    assert export.png_bytes(hostile)[:4] == b"\x89PNG"  # "$" is not mathtext
+
+
+def test_download_names_are_safe():
+    assert export.file_name("Knowledge graph: Osric/../x", "png") == "knowledge-graph-osric-..-x.png"
+    assert export.file_name("  ", "graphml") == "graph.graphml"
