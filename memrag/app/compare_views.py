@@ -18,6 +18,7 @@ from memrag.app.work import compare_work
 from memrag.explain import ablations as compare
 from memrag.app.state import METHOD_LABELS, AppState
 from memrag.explain.ablations import CUSTOM, Variant
+from memrag.index.memory import Memory
 from memrag.viz.safe_text import escape_markdown
 
 SIDES = ("A", "B")
@@ -50,7 +51,7 @@ def _labels(method: str, a: Any, b: Any) -> tuple[str, str]:
     return "A", "B"
 
 
-def compare_mode(memory: Any, question: str, record: dict[str, Any] | None, rec: Any) -> None:
+def compare_mode(memory: Memory, question: str, record: dict[str, Any] | None, rec: Any) -> None:
     """Everything below the question in compare mode: choices, the run, the result."""
     state = AppState()
     c1, c2 = st.columns([1, 2])
@@ -87,8 +88,10 @@ def compare_mode(memory: Any, question: str, record: dict[str, Any] | None, rec:
     backend = choice.backend if choice else "?"
     if not live:
         st.caption(escape_markdown(
-            f"Replays the replies recorded with {rec.model} for default parameters: a set that makes the model "
-            "see something new (other paths, other passages) cannot be replayed and will say it needs 'run live'."))
+            f"Offline: retrieval is recomputed from the memory and every model call that matches one recorded "
+            f"with {rec.model} (for default parameters) replays. A set whose answer prompt is new still shows its "
+            "retrieval, ranked passages and recall; each side says which calls replayed and which would need "
+            "the model."))
     else:
         hops = max(getattr(p, "max_hops", 2) for p in (a, b))
         eta = estimates.compare_estimate(method, backend, hops)
@@ -129,7 +132,15 @@ def compare_mode(memory: Any, question: str, record: dict[str, Any] | None, rec:
         compare_results(state.compare_result, memory)
 
 
-def compare_results(result: dict[str, Any], memory: Any, key: str = "cmp") -> None:
+def _calls_line(v: Variant) -> None:
+    """Which of the side's model calls replayed from recordings and which would need the model."""
+    line = "Replayed from recordings: " + (", ".join(v.replayed) or "no call")
+    if v.needs_model:
+        line += " · would need the model: " + ", ".join(v.needs_model)
+    st.caption(escape_markdown(line + "."))
+
+
+def compare_results(result: dict[str, Any], memory: Memory | None, key: str = "cmp") -> None:
     """Both runs side by side, what changed, and either run in detail."""
     variants: list[Variant] = result["variants"]
     gold = gold_of(result.get("record"), memory)
@@ -143,13 +154,18 @@ def compare_results(result: dict[str, Any], memory: Any, key: str = "cmp") -> No
         ask_views.recorded_badge(result.get("model", "?"), traces)
     for col, v in zip(st.columns(len(variants)), variants):
         with col:
+            recorded = result.get("mode") == "recorded"
             if v.trace is None:
                 st.subheader(escape_markdown(v.label))
                 st.warning(escape_markdown(v.error))
+                if recorded:
+                    _calls_line(v)
                 continue
             ask_views.answer_card(v.trace, gold, memory, title=v.label)
             if v.answer_missing:
                 st.info(escape_markdown(v.answer_missing))
+            if recorded:
+                _calls_line(v)
             ask_views.overview_graph(v.trace, gold, height=380)
     st.subheader("What changed")
     a, b = variants
