@@ -134,6 +134,7 @@ def test_sample_run_scores_records_and_summarises(tmp_path):
         assert [c["stage"] for c in calls["dense"]] == ["answer"]
         assert r["all_methods"]["llm_calls"] == sum(len(cs) for cs in calls.values()) - 1  # shared call once
     assert summary["methods"]["dense"]["llm_calls_per_query"] == 1.0
+    assert summary["methods"]["dense"]["llm_seconds_per_query"] is not None  # the calls' own seconds, kept
 
     on_disk = json.loads((out / SUMMARY).read_text())
     assert set(on_disk) == SUMMARY_KEYS

@@ -16,7 +16,8 @@ from memrag.llm.base import Completion
 
 def completion(stage: str, prompt: int, completion_tokens: int, seconds: float, *, backend: str = "embedded",
                cached: bool = False, raw: dict | None = None) -> Completion:
-    return Completion("{}", prompt, 0, completion_tokens, seconds, cached, "m", backend, stage, raw=raw)
+    return Completion(text="{}", prompt_tokens=prompt, prompt_tokens_cached=0, completion_tokens=completion_tokens,
+                      seconds=seconds, cached=cached, model="m", backend=backend, stage=stage, raw=raw)
 
 
 def test_before_any_call_the_estimate_is_a_stated_default():

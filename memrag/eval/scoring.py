@@ -14,7 +14,7 @@ from memrag.eval.gold import NOT_IN_MEMORY, best_fate, gold_fate
 from memrag.eval.metrics import exact_match, f1_score, raw_exact_match, recall_at_k
 from memrag.index.memory import Memory
 from memrag.trace import Trace
-from memrag.viz.tables import ALL_METHODS, totals_across
+from memrag.viz.tables import ALL_METHODS, ORIGINAL_S, totals_across
 
 RECALL_KS = (1, 2, 5, 10)
 RANKED_KEPT = 100  # ranked entries kept in each stored trace; recall and fates are computed before the cut
@@ -79,7 +79,7 @@ def call_totals(traces: list[Trace]) -> tuple[dict[str, dict[str, Any]], dict[st
         return {"prompt_tokens": _count(r["prompt tokens"]), "completion_tokens": _count(r["completion tokens"]),
                 "llm_calls": int(r["calls"]), "cached_calls": int(r["recorded calls"]),
                 # the calls' own seconds: for replayed replies, what the original run's model took
-                "llm_seconds": None if r.get("seconds") is None else round(float(r["seconds"]), 3)}
+                "llm_seconds": None if pd.isna(r.get(ORIGINAL_S)) else round(float(r[ORIGINAL_S]), 3)}
 
     return {t.method: pick(rows[t.method]) for t in traces}, pick(rows[ALL_METHODS])
 
