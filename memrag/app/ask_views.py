@@ -8,6 +8,7 @@ from typing import Any, Iterable, Sequence
 import pandas as pd
 import streamlit as st
 
+from memrag.app import hipporag2_views
 from memrag.app.question_gold import Gold, gold_fates, gold_of, gold_scores
 from memrag.app.state import METHOD_LABELS
 from memrag.app.widgets import frame, graph, text
@@ -111,6 +112,9 @@ def overview_graph(trace: Trace, gold: Gold | None, height: int = 420) -> None:
         # narrow column: the rank as the index, and only what compares with the graphs beside it
         st.dataframe(head.set_index("position")[["title", "score", "gold"]], height=height)
         return
+    if trace.method == "hipporag2":
+        hipporag2_views.overview(trace, ids, height)
+        return
     drawable = ((trace.method == "neuropath" and trace.neuropath is not None and trace.neuropath.hops)
                 or (trace.method == "ecphory" and trace.ecphory is not None))
     if drawable:
@@ -139,7 +143,8 @@ def trace_details(trace: Trace, gold: Gold | None, memory: Memory | None, key: s
             if not tab.open:
                 continue
             if label == "Retrieval":
-                {"neuropath": neuropath_view, "ecphory": ecphory_view}.get(trace.method, dense_view)(trace, ids, key)
+                {"neuropath": neuropath_view, "ecphory": ecphory_view,
+                 "hipporag2": hipporag2_views.detail}.get(trace.method, dense_view)(trace, ids, key)
             elif label == "Ranked passages":
                 ranked_view(trace, ids, key)
             elif label == "Tokens":

@@ -273,8 +273,8 @@ def build_estimate_s(chunks: int, backend: str, parallel: int = 1) -> float:
 
 def expected_ask_calls(methods: list[str] | tuple[str, ...], max_hops: int = 2) -> int:
     """LLM calls a live ask usually makes: the shared query-entity call, NeuroPath's tracking
-    hops, and one answer per method (retries come on top)."""
-    calls = len(methods)
+    hops, HippoRAG 2's recognition call and one answer per method (retries come on top)."""
+    calls = len(methods) + ("hipporag2" in methods)
     if "neuropath" in methods or "ecphory" in methods:
         calls += 1
     if "neuropath" in methods:

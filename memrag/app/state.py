@@ -20,7 +20,7 @@ import streamlit as st
 
 from memrag.app import jobs
 from memrag.index import store
-from memrag.config import DenseParams, EcphoryParams, NeuroPathParams, Settings, help_of
+from memrag.config import Settings, help_of
 from memrag.llm.base import LLM, LLMError
 from memrag.llm.factory import BackendChoice
 from memrag.methods import registry
@@ -30,7 +30,7 @@ TEST_LLM_KEY = "_memrag_test_llm"
 TEST_EMBEDDER_KEY = "_memrag_test_embedder"
 PREFIX = "memrag_"
 WIDGET_PREFIX = "w_"  # widget keys are WIDGET_PREFIX + the session key that stores the value
-PARAM_CLASSES: dict[str, type] = {"dense": DenseParams, "neuropath": NeuroPathParams, "ecphory": EcphoryParams}
+PARAM_CLASSES: dict[str, type] = {m.name: m.params for m in registry.METHODS}
 METHOD_LABELS = registry.LABELS  # in display order
 
 T = TypeVar("T")
