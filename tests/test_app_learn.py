@@ -105,7 +105,7 @@ def test_learn_without_a_trace_says_what_to_do(home, monkeypatch, tmp_path):
     monkeypatch.setattr(demo, "sample_memory_dir", lambda: tmp_path / "no-sample")
     at = app().run()
     at.switch_page(LEARN).run()
-    assert "Ask a question with NeuroPath or EcphoryRAG on the Ask page first" in plain(no_exception(at))
+    assert "Ask a question with NeuroPath, EcphoryRAG or HippoRAG 2 on the Ask page first" in plain(no_exception(at))
     assert not frames(at)
 
 
@@ -147,10 +147,11 @@ def test_a_lesson_tells_what_the_parameters_changed(traces):
     assert "Completion is off in this run" in lessons[-1].here
 
 
-def test_only_neuropath_and_ecphory_are_taught(traces):
+def test_dense_is_not_taught(traces):
     from memrag.trace import Trace
 
     with pytest.raises(ValueError, match="teaches"):
         learn.lessons(Trace(method="dense", question="q"))
     assert set(learn.teachable([*traces().values(), Trace(method="dense", question="q")])) == {"neuropath",
                                                                                                  "ecphory"}
+    assert learn.TEACHABLE == ("neuropath", "ecphory", "hipporag2")
