@@ -92,6 +92,7 @@ def test_hostile_names_in_a_lesson_stay_text(tiny):
              "valid_ids": [1, 2], "expansion_requirement": "", "expand_ids": [], "continue": 0}
     llm = ScriptedLLM({"query.entities": lambda m, s: {"entities": ["Miro Tann"]},
                        "neuropath.track": lambda m, s: track,
+                       "hipporag2.recognition": lambda m, s: {"keep": [1]},
                        "answer": lambda m, s: {"reasoning": "", "answer": "<img src=x onerror=alert(3)>",
                                                "cited": []}})
     at, _ = asked(tiny, llm)

@@ -423,7 +423,7 @@ def test_traces_download_and_open_again(tiny):
     click(at, "Open these traces")
     at = no_exception(at)
     assert "Showing traces opened from a file." in all_markdown(at)
-    assert len([m for m in at.markdown if m.value.startswith("**Answer:**")]) == 3
+    assert len([m for m in at.markdown if m.value.startswith("**Answer:**")]) == 4
     # a broken file is refused with a reason and changes nothing
     at.file_uploader(key="ask_trace_file").set_value(("bad.json", b'{"version": 99}', "application/json")).run()
     click(at, "Open these traces")
