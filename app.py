@@ -12,6 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from memrag.assets import asset_path
 from memrag.app import state as app_state
 from memrag.app.state import AppState, METHOD_LABELS
 from memrag.app.widgets import seconds_text
@@ -22,7 +23,7 @@ faulthandler.enable()  # a crash in the native model engine then leaves a traceb
 if st.get_option("server.enableStaticServing"):  # on in .streamlit/config.toml
     # every graph frame then loads vis-network from app/static/ instead of inlining ~700 KB
     graph_html.share_vis_assets(Path(__file__).parent / "static")
-st.set_page_config(page_title="memrag", page_icon="🧠", layout="wide")
+st.set_page_config(page_title="memrag", page_icon=asset_path("icon.png"), layout="wide")
 state = app_state.init_state()
 page = st.navigation([
     st.Page("app_pages/memory.py", title="Memory", default=True),

@@ -7,6 +7,7 @@ import streamlit as st
 
 from memrag.methods import registry
 from memrag.app import state as app_state, ask_views, job_views, widgets, compare_views, jobs
+from memrag.app.ask_result import AskResult
 from memrag.app.work import ask_work
 from memrag.app.state import AppState, METHOD_LABELS
 from memrag.tracefile import read_traces
@@ -89,7 +90,7 @@ if running:
     job_views.job_panel(job.id)
 elif job is not None:
     if job.status == jobs.DONE:
-        state.ask_result = {"traces": job.result, **{k: job.meta[k] for k in ("question", "record", "mode", "model")}}
+        state.ask_result = AskResult.of_job(job)
     elif job.status == jobs.FAILED:
         st.error(escape_markdown(job.error))
     elif job.status == jobs.CANCELLED:
@@ -104,8 +105,7 @@ with st.expander("Open traces from a file"):
             st.error(escape_markdown(str(e)))
         else:
             record = next((q for q in questions if q.get("id") == meta.get("qid")), None)
-            state.loaded_traces = {"traces": traces, "question": traces[0].question, "record": record,
-                                   "mode": "file", "model": meta.get("model", "")}
+            state.loaded_traces = AskResult(traces, traces[0].question, record, "file", meta.get("model", ""))
 
 shown = state.loaded_traces or state.ask_result
 if shown is not None:

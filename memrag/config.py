@@ -97,6 +97,10 @@ class IndexParams:
     coref_threshold: float = _f(0.8, "Minimum cosine of entity-name vectors for a candidate.")
 
 
+# Where NeuroPath puts the valid paths' chunks; the method reads its choices from here.
+DpPosition = Literal["first", "after_head", "interleave", "fused"]
+
+
 @dataclass
 class NeuroPathParams:
     max_hops: int = _f(2, "Tracking hops at most.")
@@ -105,7 +109,7 @@ class NeuroPathParams:
     coref_top: int = _f(5, "Coreference candidates per entity at query time.")
     coref_threshold: float = _f(0.8, "Coreference cosine threshold at query time.")
     completion: bool = _f(True, "Post-retrieval completion ('replay'): fill with dense retrieval.")
-    dp_position: Literal["first", "after_head", "interleave", "fused"] = _f(
+    dp_position: DpPosition = _f(
         "fused", "Where the valid paths' chunks (D_p) go in the ranked list: first = the paper's and the "
         "official code's order (D_p, then completion); after_head = after the first dp_head completion chunks; "
         "interleave = completion and D_p alternate, completion first; fused = by evidence: reciprocal-rank "

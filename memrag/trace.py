@@ -43,19 +43,58 @@ def token_sum(counts: Iterable[int | None]) -> int | None:
     return total
 
 
+@dataclass(kw_only=True)
+class CallCost:
+    """What one LLM call cost, as the engine reported it: unknown counts stay None, never 0.
+    `prompt_tokens` is the whole prompt, `prompt_tokens_cached` the prefix the engine reused. A
+    response-cache hit keeps its original counts and seconds, with cached=True: it is shown as
+    recorded, never as free work. The records of a call (the backend's Completion, the trace's
+    LLMCallRecord, the ledger's CallRecord) are CallCosts; memory ledger rows and recordings store
+    these fields flat under these names."""
+    prompt_tokens: int | None = None
+    prompt_tokens_cached: int | None = None
+    completion_tokens: int | None = None
+    seconds: float = 0.0
+    cached: bool = False
+
+    @property
+    def total_tokens(self) -> int | None:
+        return token_sum((self.prompt_tokens, self.completion_tokens))
+
+    def cost(self) -> CallCost:
+        """Only the cost, whatever record carries it."""
+        return CallCost(**self.cost_dict())
+
+    def cost_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in COST_FIELDS}
+
+    @staticmethod
+    def from_row(row: dict[str, Any]) -> CallCost:
+        """The cost fields of a stored row (a memory's ledger row, a recorded response); a field
+        an older file lacks takes its default (an unknown count)."""
+        return CallCost(**{name: row[name] for name in COST_FIELDS if name in row})
+
+
+COST_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(CallCost))
+
+
+def token_totals(costs: Iterable[CallCost]) -> tuple[int | None, int | None]:
+    """Prompt and completion tokens over calls; an unknown count in either column leaves both
+    unknown (a prompt total beside an unknown completion total would read as the whole cost)."""
+    costs = list(costs)
+    if token_sum(n for c in costs for n in (c.prompt_tokens, c.completion_tokens)) is None:
+        return None, None
+    return token_sum(c.prompt_tokens for c in costs), token_sum(c.completion_tokens for c in costs)
+
+
 @dataclass
-class LLMCallRecord:
+class LLMCallRecord(CallCost):
     stage: str
     messages: list[dict[str, str]]
     raw_reply: str
     parse_errors: list[str] = field(default_factory=list)
     retries: int = 0
     ok: bool = True
-    prompt_tokens: int | None = None
-    prompt_tokens_cached: int | None = None
-    completion_tokens: int | None = None
-    seconds: float = 0.0
-    cached: bool = False
     model: str = ""
     backend: str = ""
     key: str = ""  # response-cache key: identical calls shared by methods are counted once in totals

@@ -13,3 +13,20 @@ def self_contained_graph_pages(monkeypatch):
     from memrag.viz import graph_html
 
     monkeypatch.setattr(graph_html, "_shared_script_tag", "")
+
+
+@pytest.fixture
+def folder_with_links(tmp_path):
+    """corpus/ holding one file of its own and three links that lead out of it: to a file outside,
+    to a folder outside, and to nothing. Readers of a folder must skip all three."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("Secret words outside the folder.")
+    (outside / "more.md").write_text("More outside words.")
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "own.txt").write_text("The folder's own words.")
+    (root / "link.txt").symlink_to(outside / "secret.txt")
+    (root / "dir-link").symlink_to(outside, target_is_directory=True)
+    (root / "dangling.txt").symlink_to(tmp_path / "gone.txt")
+    return root

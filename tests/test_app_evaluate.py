@@ -281,8 +281,8 @@ def test_drill_down_gold_and_exports(home, tmp_path):
     run = ev.load_run(tmp_path / "run")
     rec = run.records[0]
     result = ev.drill_result(rec, run, None)
-    assert [t.method for t in result["traces"]] == run.methods
-    assert result["record"]["answer"] == rec["answers"][0] and result["record"]["gold_docs"]
+    assert [t.method for t in result.traces] == run.methods
+    assert result.record["answer"] == rec["answers"][0] and result.record["gold_docs"]
     exported = json.loads(ev.export_json(run))
     assert exported["summary"] == run.summary
     assert all("trace" not in m for q in exported["questions"] for m in q["methods"].values())

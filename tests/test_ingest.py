@@ -383,18 +383,8 @@ def test_a_name_of_dots_with_a_suffix_is_read_as_that_type():
     assert doc.meta["format"] == "txt" and doc.source == "file.txt"
 
 
-def test_read_paths_never_follows_links_out_of_a_folder(tmp_path):
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "secret.txt").write_text("Secret words outside the folder.")
-    (outside / "more.md").write_text("More outside words.")
-    root = tmp_path / "corpus"
-    root.mkdir()
-    (root / "own.txt").write_text("The folder's own words.")
-    (root / "link.txt").symlink_to(outside / "secret.txt")
-    (root / "dir-link").symlink_to(outside, target_is_directory=True)
-    (root / "dangling.txt").symlink_to(tmp_path / "gone.txt")
-
+def test_read_paths_never_follows_links_out_of_a_folder(folder_with_links):
+    root = folder_with_links
     report = read_paths([root], PARAMS)
     assert [d.text for d in report.documents] == ["The folder's own words."]
     problems = {p.name: p.reason for p in report.problems}

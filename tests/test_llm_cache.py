@@ -58,7 +58,7 @@ def test_any_change_of_the_call_misses(tmp_path, change):
 
 
 def test_broken_reply_is_not_cached(tmp_path):
-    broken = Completion("{", 3, 0, 1, 0.1, False, "m1")
+    broken = Completion("{", "m1", prompt_tokens=3, prompt_tokens_cached=0, completion_tokens=1, seconds=0.1)
     llm, inner = _cached(tmp_path, [LLMReplyError("broke off", completion=broken), {"a": "ok"}])
     with pytest.raises(LLMReplyError):
         llm.complete(MSG, max_tokens=10, stage="s")
@@ -69,8 +69,8 @@ def test_broken_reply_is_not_cached(tmp_path):
 
 def test_unknown_counts_stay_unknown_in_totals():
     led = Ledger()
-    led.record(Completion("x", None, None, 5, 0.1, False, "m", stage="a"))
-    led.record(Completion("x", 4, 0, 5, 0.1, False, "m", stage="a"))
+    led.record(Completion("x", "m", prompt_tokens=None, prompt_tokens_cached=None, completion_tokens=5, seconds=0.1, stage="a"))
+    led.record(Completion("x", "m", prompt_tokens=4, prompt_tokens_cached=0, completion_tokens=5, seconds=0.1, stage="a"))
     t = led.totals()
     assert t.prompt_tokens is None and t.completion_tokens == 10 and t.calls == 2
 
@@ -79,8 +79,8 @@ def _writer(path: str, start: int, n: int, q) -> None:
     try:
         cache = ResponseCache(path)
         for i in range(start, start + n):
-            cache.put(f"k{i}", Completion(f"t{i}", 1, 0, 1, 0.01, False, "m", stage="s"))
-            cache.put("shared", Completion("same", 1, 0, 1, 0.01, False, "m", stage="s"))
+            cache.put(f"k{i}", Completion(f"t{i}", "m", prompt_tokens=1, prompt_tokens_cached=0, completion_tokens=1, seconds=0.01, stage="s"))
+            cache.put("shared", Completion("same", "m", prompt_tokens=1, prompt_tokens_cached=0, completion_tokens=1, seconds=0.01, stage="s"))
         q.put("ok")
     except Exception as e:  # reported to the parent, which fails the test
         q.put(repr(e))

@@ -3,12 +3,14 @@ method's overview graph and detail tabs, the LLM call inspector, the traces down
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
 
 import pandas as pd
 import streamlit as st
 
 from memrag.app import hipporag2_views
+from memrag.app.ask_result import AskResult
 from memrag.app.question_gold import Gold, gold_fates, gold_of, gold_scores
 from memrag.app.state import METHOD_LABELS
 from memrag.app.widgets import frame, graph, text
@@ -102,32 +104,42 @@ def comparison(traces: Sequence[Trace], gold: Gold | None, memory: Memory | None
 
 
 def overview_graph(trace: Trace, gold: Gold | None, height: int = 420) -> None:
-    """One picture per method for the side-by-side view: NeuroPath's paths, EcphoryRAG's
-    activation; dense gets its ranked head as a table (its graph, a star of question → passages,
-    says no more, and every graph frame costs the browser ~0.3 s while the others draw)."""
-    ids = gold.chunk_ids if gold else None
-    if trace.method == "dense":
-        st.caption("Dense: the passages nearest the question (the graph is under details).")
-        head = tables.ranked_table(trace, ids, limit=10)
-        # narrow column: the rank as the index, and only what compares with the graphs beside it
-        st.dataframe(head.set_index("position")[["title", "score", "gold"]], height=height)
-        return
-    if trace.method == "hipporag2":
-        hipporag2_views.overview(trace, ids, height)
-        return
-    drawable = ((trace.method == "neuropath" and trace.neuropath is not None and trace.neuropath.hops)
-                or (trace.method == "ecphory" and trace.ecphory is not None))
+    """One picture per method for the side-by-side view (METHOD_VIEWS): NeuroPath's paths,
+    EcphoryRAG's activation, HippoRAG 2's PageRank; dense gets its ranked head as a table (its graph,
+    a star of question → passages, says no more, and every graph frame costs the browser ~0.3 s
+    while the others draw)."""
+    METHOD_VIEWS[trace.method].overview(trace, gold.chunk_ids if gold else None, height)
+
+
+def overview_dense(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
+    st.caption("Dense: the passages nearest the question (the graph is under details).")
+    head = tables.ranked_table(trace, ids, limit=10)
+    # narrow column: the rank as the index, and only what compares with the graphs beside it
+    st.dataframe(head.set_index("position")[["title", "score", "gold"]], height=height)
+
+
+def _method_picture(trace: Trace, ids: Iterable[int] | None, height: int, drawable: bool) -> None:
+    """The method's own picture (the registry's renderer), or its ranking as a dense graph when
+    the trace holds nothing to draw."""
     if drawable:
         graph(registry.get(trace.method).renderer(trace, gold_chunk_ids=ids, height=height), height,
               name=f"{trace.method}-overview")
     else:
-        if trace.method == "neuropath" and trace.neuropath is not None:
-            # no hop ran: say why the picture is a dense ranking rather than paths
-            d = trace.neuropath
-            st.info("NeuroPath fell back to dense retrieval: no query entities." if d.fallback_dense else
-                    f"NeuroPath tracked no path ({d.stop_reason or 'no hop ran'}): the ranking shown is "
-                    "post-retrieval completion alone.")
         graph(trace_graphs.dense_graph(trace, gold_chunk_ids=ids, height=height), height, name=f"{trace.method}-ranking")
+
+
+def overview_neuropath(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
+    d = trace.neuropath
+    if d is not None and not d.hops:
+        # no hop ran: say why the picture is a dense ranking rather than paths
+        st.info("NeuroPath fell back to dense retrieval: no query entities." if d.fallback_dense else
+                f"NeuroPath tracked no path ({d.stop_reason or 'no hop ran'}): the ranking shown is "
+                "post-retrieval completion alone.")
+    _method_picture(trace, ids, height, drawable=d is not None and bool(d.hops))
+
+
+def overview_ecphory(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
+    _method_picture(trace, ids, height, drawable=trace.ecphory is not None)
 
 
 # ------------------------------------------------------------------ one trace in detail
@@ -143,8 +155,7 @@ def trace_details(trace: Trace, gold: Gold | None, memory: Memory | None, key: s
             if not tab.open:
                 continue
             if label == "Retrieval":
-                {"neuropath": neuropath_view, "ecphory": ecphory_view,
-                 "hipporag2": hipporag2_views.detail}.get(trace.method, dense_view)(trace, ids, key)
+                METHOD_VIEWS[trace.method].detail(trace, ids, key)
             elif label == "Ranked passages":
                 ranked_view(trace, ids, key)
             elif label == "Tokens":
@@ -271,19 +282,19 @@ def llm_inspector(trace: Trace, key: str) -> None:
 
 
 # ------------------------------------------------------------------ an ask's results
-def ask_results(result: dict[str, Any], memory: Memory | None, key: str = "res") -> None:
+def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> None:
     """A finished ask (or traces opened from a file): answers side by side or one at a time,
     costs, and one method in detail; a download of the traces as JSON."""
-    traces: list[Trace] = result["traces"]
-    gold = gold_of(result.get("record"), memory)
+    traces = result.traces
+    gold = gold_of(result.record, memory)
     if gold is not None and memory is not None and any(t.memory_fingerprint != memory.fingerprint() for t in traces):
         gold.chunk_ids = []  # chunk ids of another memory: score by document only
         st.caption("These traces come from another memory: gold passages are matched by document only.")
-    text(result["question"], prefix="**Question:** ")
+    text(result.question, prefix="**Question:** ")
     if gold is not None:
         text(" / ".join(gold.answers), prefix="**Gold answer:** ")
-    if result.get("mode") == "recorded":
-        recorded_badge(result.get("model", "?"), traces)
+    if result.mode == "recorded":
+        recorded_badge(result.model, traces)
     methods = [t.method for t in traces]
     side = len(traces) > 1 and st.segmented_control(
         "view", ["Side by side", "One at a time"], default="Side by side", key=f"{key}_view") != "One at a time"
@@ -299,8 +310,23 @@ def ask_results(result: dict[str, Any], memory: Memory | None, key: str = "res")
     if not side:
         answer_card(trace, gold, memory)
     trace_details(trace, gold, memory, key=f"{key}_{pick}")
-    meta = {k: result.get(k) for k in ("question", "mode", "model")}
-    meta["qid"] = (result.get("record") or {}).get("id")
+    meta = result.file_meta()
     # a callable: the ~200 KB of JSON is made when clicked, not sent with every rerun of the page
     st.download_button("Download these traces (JSON)", lambda: traces_json(traces, meta), file_name="memrag-traces.json",
                        mime="application/json", key=f"{key}_download")
+
+
+# ------------------------------------------------------------------ each method's views
+@dataclass(frozen=True)
+class MethodViews:
+    detail: Callable[[Trace, Iterable[int] | None, str], None]  # the Retrieval tab: trace, gold ids, key
+    overview: Callable[[Trace, Iterable[int] | None, int], None]  # the side-by-side picture: trace, gold ids, height
+
+
+# Keyed by the registry's names; a test fails for a registered method without its views here.
+METHOD_VIEWS: dict[str, MethodViews] = {
+    "dense": MethodViews(dense_view, overview_dense),
+    "neuropath": MethodViews(neuropath_view, overview_neuropath),
+    "ecphory": MethodViews(ecphory_view, overview_ecphory),
+    "hipporag2": MethodViews(hipporag2_views.detail, hipporag2_views.overview),
+}

@@ -18,6 +18,7 @@ from memrag.app.work import compare_work
 from memrag.explain import ablations as compare
 from memrag.app.state import METHOD_LABELS, AppState
 from memrag.explain.ablations import CUSTOM, Variant
+from memrag.index.memory import Memory
 from memrag.viz.safe_text import escape_markdown
 
 SIDES = ("A", "B")
@@ -56,7 +57,7 @@ def _labels(method: str, a: Any, b: Any) -> tuple[str, str]:
     return "A", "B"
 
 
-def compare_mode(memory: Any, question: str, record: dict[str, Any] | None, rec: Any) -> None:
+def compare_mode(memory: Memory, question: str, record: dict[str, Any] | None, rec: Any) -> None:
     """Everything below the question in compare mode: choices, the run, the result."""
     state = AppState()
     c1, c2 = st.columns([1, 2])
@@ -137,7 +138,7 @@ def compare_mode(memory: Any, question: str, record: dict[str, Any] | None, rec:
         compare_results(state.compare_result, memory)
 
 
-def compare_results(result: dict[str, Any], memory: Any, key: str = "cmp") -> None:
+def compare_results(result: dict[str, Any], memory: Memory | None, key: str = "cmp") -> None:
     """Both runs side by side, what changed, and either run in detail."""
     variants: list[Variant] = result["variants"]
     gold = gold_of(result.get("record"), memory)

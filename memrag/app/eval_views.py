@@ -22,6 +22,8 @@ import streamlit as st
 
 from memrag.app import state as app_state, ask_views, widgets, jobs
 from memrag.index import store
+from memrag.index.memory import Memory
+from memrag.app.ask_result import AskResult
 from memrag.app.state import METHOD_LABELS, AppState, _Key
 from memrag.ask import resolve_params
 from memrag.eval import report
@@ -489,7 +491,7 @@ def memory_path_of(run: EvalRun, record: dict[str, Any]) -> Path | None:
     return Path(info["path"]) if info.get("path") else None
 
 
-def drill_result(record: dict[str, Any], run: EvalRun, memory: Any) -> dict[str, Any]:
+def drill_result(record: dict[str, Any], run: EvalRun, memory: Memory | None) -> AskResult:
     """A question's stored traces as an Ask-page result (ask_views.ask_results), with its gold:
     the sample's gold units are document ids; elsewhere the gold chunks the fates name are mapped
     to their documents through the memory (or the traces' own passages)."""
@@ -508,8 +510,7 @@ def drill_result(record: dict[str, Any], run: EvalRun, memory: Any) -> dict[str,
     answers = [str(a) for a in record["answers"]] or [""]
     gold = {"id": record["qid"], "question": record["question"], "answer": answers[0],
             "answer_aliases": answers[1:], "gold_docs": list(dict.fromkeys(gold_docs))}
-    return {"traces": traces, "question": record["question"], "record": gold, "mode": "eval",
-            "model": run.summary["stamp"].get("llm_model", "")}
+    return AskResult(traces, record["question"], gold, "eval", run.summary["stamp"].get("llm_model", ""))
 
 
 def _open_memory(path: Path | None) -> tuple[Any, str]:

@@ -15,6 +15,7 @@ import streamlit as st
 from memrag.app import state as app_state, widgets
 from memrag.app.question_gold import gold_of
 from memrag.explain import lessons as learn
+from memrag.index.memory import Memory
 from memrag.app.state import AppState
 from memrag.llm.recordings import StaleRecording
 from memrag.methods import registry
@@ -31,7 +32,7 @@ GRAPH_HEIGHT = 520
 
 @st.cache_resource(show_spinner="replaying a recorded demo question…", max_entries=8)
 def _replayed(path: str, fingerprint: str, recorded_at: float, embedder_id: str, question: str,
-              _memory: Any, _rec: Any, _embedder: Any) -> tuple[list[Trace], str]:
+              _memory: Memory, _rec: Any, _embedder: Any) -> tuple[list[Trace], str]:
     try:
         return learn.demo_traces(_memory, _rec, _embedder, question), ""
     except StaleRecording as e:
@@ -45,10 +46,10 @@ def _recorded_at(rec: Any) -> float:
         return 0.0
 
 
-def pick_traces(path: str | None, memory: Any) -> tuple[dict[str, Trace], dict[str, Any] | None]:
+def pick_traces(path: str | None, memory: Memory | None) -> tuple[dict[str, Trace], dict[str, Any] | None]:
     """The source choice; returns (method → trace, the demo question's record or None)."""
     state = AppState()
-    last = learn.teachable(state.ask_result["traces"]) if state.ask_result else {}
+    last = learn.teachable(state.ask_result.traces) if state.ask_result else {}
     rec, _ = app_state.recordings(path)
     questions = [q for q in app_state.demo_questions(path) if rec.has_question(q["question"])] \
         if rec is not None and memory is not None else []
@@ -60,7 +61,7 @@ def pick_traces(path: str | None, memory: Any) -> tuple[dict[str, Trace], dict[s
         return {}, None
     source = st.radio("learn from", options, horizontal=True, key="learn_source")
     if source == LAST_ASK:
-        return last, state.ask_result.get("record")
+        return last, state.ask_result.record
     i = st.selectbox("demo question", range(len(questions)), key="learn_demo",
                      format_func=lambda n: f"{questions[n].get('id', '')}: {questions[n]['question']}")
     traces, error = _replayed(str(path), memory.fingerprint(), _recorded_at(rec), app_state.embedder_id(),
@@ -115,7 +116,7 @@ def replay(trace: Trace, gold_chunk_ids: list[int] | None) -> int:
     return step
 
 
-def learn_page(traces: dict[str, Trace], record: dict[str, Any] | None, memory: Any) -> None:
+def learn_page(traces: dict[str, Trace], record: dict[str, Any] | None, memory: Memory | None) -> None:
     """Pick a taught method, see its analogy, replay its trace."""
     methods = list(traces)
     method = st.segmented_control("method", methods, default=methods[0], key="learn_method",

@@ -10,6 +10,7 @@ import streamlit as st
 
 from memrag.app.widgets import frame, graph, text
 from memrag.index.memory import Memory
+from memrag.trace import CallCost
 from memrag.viz import entity_search, graph_html, memory_graphs, tables
 from memrag.viz.safe_text import escape_markdown
 
@@ -122,15 +123,15 @@ def indexing_cost(memory: Memory) -> pd.DataFrame:
     """Indexing calls by stage and origin (fresh work, recorded/cached, resumed from the journal)."""
     groups: dict[tuple[str, str], dict[str, Any]] = {}
     for r in memory.ledger_rows:
-        origin = "recorded" if r.get("cached") else "fresh"
+        cost = CallCost.from_row(r)
+        origin = "recorded" if cost.cached else "fresh"
         g = groups.setdefault((r.get("stage", ""), origin), {
             "stage": r.get("stage", ""), "origin": origin, "calls": 0, "prompt tokens": 0,
             "completion tokens": 0, "seconds": 0.0})
         g["calls"] += 1
-        for col, field_name in (("prompt tokens", "prompt_tokens"), ("completion tokens", "completion_tokens")):
-            v = r.get(field_name)
+        for col, v in (("prompt tokens", cost.prompt_tokens), ("completion tokens", cost.completion_tokens)):
             g[col] = None if g[col] is None or v is None else g[col] + v
-        g["seconds"] = round(g["seconds"] + (r.get("seconds") or 0.0), 2)
+        g["seconds"] = round(g["seconds"] + (cost.seconds or 0.0), 2)
     df = frame(list(groups.values()), ["stage", "origin", "calls", "prompt tokens", "completion tokens", "seconds"])
     for col in ("prompt tokens", "completion tokens"):
         df[col] = df[col].astype("Int64")

@@ -19,6 +19,7 @@ from typing import Any, Callable, Generic, Literal, Sequence, TypeVar, get_args,
 import streamlit as st
 
 from memrag.app import jobs
+from memrag.app.ask_result import AskResult
 from memrag.index import store
 from memrag.config import Settings, help_of
 from memrag.llm.base import LLM, LLMError
@@ -71,8 +72,8 @@ class AppState:
     active_memory: _Key[str | None] = _Key(lambda: None)  # memory folder path
     build_job: _Key[str | None] = _Key(lambda: None)
     ask_job: _Key[str | None] = _Key(lambda: None)
-    ask_result: _Key[dict[str, Any] | None] = _Key(lambda: None)  # finished ask shown on the Ask page
-    loaded_traces: _Key[dict[str, Any] | None] = _Key(lambda: None)  # traces opened from a JSON file
+    ask_result: _Key[AskResult | None] = _Key(lambda: None)  # finished ask shown on the Ask page
+    loaded_traces: _Key[AskResult | None] = _Key(lambda: None)  # traces opened from a JSON file
     graph_memo: _Key[dict[str, Any]] = _Key(dict)  # job id → (what was drawn, the build's growing graph)
     compare_job: _Key[str | None] = _Key(lambda: None)  # the Ask page's compare mode
     compare_result: _Key[dict[str, Any] | None] = _Key(lambda: None)

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from memrag.app.jobs import Job, JobLLM, expected_ask_calls
 from memrag.explain import ablations
+from memrag.index.memory import Memory
 from memrag.llm.base import LLM
 
 
@@ -73,7 +74,7 @@ def _add_chunk(state: dict[str, Any], d: dict[str, Any]) -> None:
                                   "raw_reply": d.get("raw_reply") or ""})
 
 
-def ask_work(memory: Any, question: str, llm: LLM, embedder: Any, methods: list[str],
+def ask_work(memory: Memory, question: str, llm: LLM, embedder: Any, methods: list[str],
              params: dict[str, Any], *, corpus: str = "") -> Callable[[Job], Any]:
     """A job body that runs `memrag.ask.ask` with every LLM call going through `JobLLM`."""
     from memrag.ask import ask
@@ -89,7 +90,7 @@ def ask_work(memory: Any, question: str, llm: LLM, embedder: Any, methods: list[
     return work
 
 
-def compare_work(memory: Any, question: str, llm: Any, embedder: Any, method: str,
+def compare_work(memory: Memory, question: str, llm: Any, embedder: Any, method: str,
                  variants: list[ablations.Variant]) -> Callable[[Job], list[ablations.Variant]]:
     """A job body running both variants, every LLM call through `JobLLM` (progress and cancel)."""
     if method not in ablations.METHODS:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from memrag.cli.common import add_backend_args, settings_from
 from memrag.config import IndexParams
-from memrag.trace import token_sum
+from memrag.trace import CallCost, token_totals
 
 
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
@@ -85,11 +85,8 @@ def _drain(events, args, ProgressLine) -> int:
             print(f"skipped {d['title']!r}: {d['reason']}", file=sys.stderr)
         elif ev.kind == "done":
             summary = dict(d)
-            fresh = [r for r in ev.memory.ledger_rows if not r.get("cached")]
-            # an unknown count in either column leaves both unknown, as before
-            known = token_sum(n for r in fresh for n in (r.get("prompt_tokens"), r.get("completion_tokens")))
-            summary["prompt_tokens"] = None if known is None else token_sum(r["prompt_tokens"] for r in fresh)
-            summary["completion_tokens"] = None if known is None else token_sum(r["completion_tokens"] for r in fresh)
+            fresh = [c for c in map(CallCost.from_row, ev.memory.ledger_rows) if not c.cached]
+            summary["prompt_tokens"], summary["completion_tokens"] = token_totals(fresh)
     if bar is not None:
         bar.close()
     assert summary is not None

@@ -22,14 +22,12 @@ from memrag.index.openie import import_openie
 from memrag.index.passages_only import PASSAGES_ONLY, build_passages_only, is_passages_only
 from memrag.index.readers import Document, benchmark_document, read_paths
 from memrag.llm.base import LLM
-from memrag.trace import token_sum
+from memrag.trace import CallCost, token_totals
 
 
 def memory_indexing(memory: Memory) -> dict[str, Any]:
     """What the memory holds and what building it cost (from its own ledger and log)."""
-    rows = memory.ledger_rows
-    # an unknown count in either column leaves both unknown
-    known = token_sum(n for r in rows for n in (r.get("prompt_tokens"), r.get("completion_tokens"))) is not None
+    prompt_tokens, completion_tokens = token_totals(map(CallCost.from_row, memory.ledger_rows))
     return {
         "fingerprint": memory.fingerprint(),
         "llm": dict(memory.llm),
@@ -37,8 +35,8 @@ def memory_indexing(memory: Memory) -> dict[str, Any]:
         "engrams": len(memory.engrams), "triples": len(memory.triples),
         "failures": sum(1 for x in memory.extraction_log.values() if x.status == "failed"),
         "llm_calls": len(memory.ledger_rows),
-        "prompt_tokens": token_sum(r["prompt_tokens"] for r in rows) if known else None,
-        "completion_tokens": token_sum(r["completion_tokens"] for r in rows) if known else None,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
         "extraction_seconds": round(sum(x.seconds for x in memory.extraction_log.values()), 3),
     }
 

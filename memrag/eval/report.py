@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
+from memrag.assets import asset_text
 from memrag.eval.stats import bootstrap_ci, mean, paired_win_loss
 from memrag.eval.rundir import REPORT_HTML, SUMMARY, SUMMARY_MD, write_json_atomic
 from memrag.eval.gold import DENSE_FATES, ECPHORY_FATES, HIPPO_FATES, NEUROPATH_FATES, fate_order
@@ -120,11 +121,9 @@ def _indexing(run: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, A
     return total
 
 
-def _deviations(methods: list[str]) -> list[dict[str, str]] | None:
-    try:
-        from memrag.explain.deviations import all_deviations
-    except ImportError:
-        return None
+def _deviations(methods: list[str]) -> list[dict[str, str]]:
+    from memrag.explain.deviations import all_deviations  # explain/ is a later layer than eval/
+
     return [d for d in all_deviations() if d["method"] in ("all", *methods)]
 
 
@@ -144,9 +143,7 @@ def summarise(records: list[dict[str, Any]], run: dict[str, Any]) -> dict[str, A
             "llm_calls_per_query": _mean_or_none([r["all_methods"]["llm_calls"] for r in records]),
         },
     }
-    deviations = _deviations(methods)
-    if deviations is not None:
-        summary["deviations"] = deviations
+    summary["deviations"] = _deviations(methods)
     return summary
 
 
@@ -435,8 +432,7 @@ def html_report(summary: dict[str, Any], records: Sequence[dict[str, Any]] | Non
                     if k not in ("params", "index_params", "stage_versions"))
     title = html.escape(f"memrag evaluation — {stamp.get('dataset')} / {summary['scope']}")
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>" + title + "</title>"
-            "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse}"
-            "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}</style></head><body>"
+            f"<style>{asset_text('report.css')}</style></head><body>"
             f"<h1>{title}</h1><ul>{facts}</ul>{plots}{tables}"
             f"<h2>Stamp</h2><pre>{html.escape(json.dumps(stamp, indent=1, ensure_ascii=False))}</pre></body></html>")
 

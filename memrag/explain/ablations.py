@@ -16,6 +16,7 @@ from typing import Any
 
 from memrag.ask import make_stamp, run_method
 from memrag.config import PAPER_SETTINGS, EcphoryParams, NeuroPathParams
+from memrag.index.memory import Memory
 from memrag.methods import registry
 from memrag.methods.base import QueryContext
 from memrag.llm.recordings import StaleRecording
@@ -166,7 +167,7 @@ class Variant:
         return self.trace is not None
 
 
-def run_variants(memory: Any, question: str, llm: Any, embedder: Any, method: str,
+def run_variants(memory: Memory, question: str, llm: Any, embedder: Any, method: str,
                  variants: list[Variant], *, corpus: str = "") -> list[Variant]:
     """Run each variant on one query context; a call the recordings lack is caught per variant."""
     ctx = QueryContext(memory, llm, embedder, question, make_stamp(memory, llm, embedder, corpus))

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memrag.index.memory import Memory
 from memrag.trace import Step, Trace
 from memrag.viz.safe_text import clip
 
@@ -424,7 +425,7 @@ def teachable(traces: list[Trace]) -> dict[str, Trace]:
     return {t.method: t for t in traces if t.method in TEACHABLE and t.steps}
 
 
-def demo_traces(memory: Any, recordings: Any, embedder: Any, question: str) -> list[Trace]:
+def demo_traces(memory: Memory, recordings: Any, embedder: Any, question: str) -> list[Trace]:
     """Every teachable method on a recorded demo question, replayed from the memory's recordings
     (raises `memrag.llm.recordings.StaleRecording` when the recordings lack a call)."""
     from memrag.ask import ask

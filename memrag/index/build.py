@@ -291,10 +291,8 @@ def _build(path: Path | None, documents: list[Document], llm: LLM | None, embedd
                 _sum(x.prompt_tokens for x in outcome.calls), _sum(x.completion_tokens for x in outcome.calls),
                 sum(x.seconds for x in outcome.calls), resumed or bool(last and last.cached))
             for x in outcome.calls:
-                m.ledger_rows.append({"stage": x.stage, "prompt_tokens": x.prompt_tokens,
-                                      "prompt_tokens_cached": x.prompt_tokens_cached,
-                                      "completion_tokens": x.completion_tokens, "seconds": x.seconds,
-                                      "cached": x.cached or resumed, "model": x.model, "backend": x.backend})
+                m.ledger_rows.append({"stage": x.stage, **x.cost_dict(), "cached": x.cached or resumed,
+                                      "model": x.model, "backend": x.backend})
             yield BuildEvent("chunk_done", {
                 "i": i, "total": total, "chunk_id": chunk_id, "doc_id": c.doc_id, "ok": outcome.extraction is not None,
                 "error": outcome.error, "raw_reply": outcome.raw_reply if outcome.extraction is None else "",

@@ -10,17 +10,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from memrag.trace import CallCost
+
 Message = dict[str, str]
 
 
 @dataclass
-class Completion:
+class Completion(CallCost):
+    """An engine's reply and its cost (CallCost's fields, given by name)."""
     text: str
-    prompt_tokens: int | None
-    prompt_tokens_cached: int | None
-    completion_tokens: int | None
-    seconds: float
-    cached: bool
     model: str
     backend: str = ""
     stage: str = ""

@@ -84,10 +84,8 @@ MAX_RECORDED_RAW = 20_000
 
 def record_of(c: Completion, messages: list[dict[str, str]], key: str = "") -> LLMCallRecord:
     return LLMCallRecord(
-        stage=c.stage, messages=messages, raw_reply=valid_text(c.text), prompt_tokens=c.prompt_tokens,
-        prompt_tokens_cached=c.prompt_tokens_cached, completion_tokens=c.completion_tokens,
-        seconds=c.seconds, cached=c.cached, model=c.model, backend=c.backend, key=key,
-        structured=c.structured)
+        stage=c.stage, messages=messages, raw_reply=valid_text(c.text), **c.cost_dict(), model=c.model,
+        backend=c.backend, key=key, structured=c.structured)
 
 
 def _failed_call_record(llm: LLM, stage: str, messages: list[dict[str, str]], raw: str) -> LLMCallRecord:

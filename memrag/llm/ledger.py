@@ -11,24 +11,18 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from memrag.llm.base import Completion
-from memrag.trace import token_sum
+from memrag.trace import CallCost, token_sum
 
 
 @dataclass
-class CallRecord:
+class CallRecord(CallCost):
     stage: str
     model: str
     backend: str
-    prompt_tokens: int | None
-    prompt_tokens_cached: int | None
-    completion_tokens: int | None
-    seconds: float
-    cached: bool
 
     @classmethod
     def of(cls, c: Completion) -> "CallRecord":
-        return cls(c.stage, c.model, c.backend, c.prompt_tokens, c.prompt_tokens_cached,
-                   c.completion_tokens, c.seconds, c.cached)
+        return cls(c.stage, c.model, c.backend, **c.cost_dict())
 
 
 def _add(total: int | None, value: int | None) -> int | None:
@@ -47,7 +41,7 @@ class StageTotals:
     fresh_completion_tokens: int | None = 0
     fresh_seconds: float = 0.0
 
-    def add(self, r: CallRecord) -> None:
+    def add(self, r: CallCost) -> None:
         self.calls += 1
         self.prompt_tokens = _add(self.prompt_tokens, r.prompt_tokens)
         self.prompt_tokens_cached = _add(self.prompt_tokens_cached, r.prompt_tokens_cached)

@@ -49,8 +49,9 @@ class RecordedResponse:
     question: str = ""
 
     def completion(self, model: str, backend: str, stage: str) -> Completion:
-        return Completion(self.text, self.prompt_tokens, self.prompt_tokens_cached, self.completion_tokens,
-                          self.seconds, True, model, backend, stage)
+        return Completion(text=self.text, model=model, backend=backend, stage=stage, prompt_tokens=self.prompt_tokens,
+                          prompt_tokens_cached=self.prompt_tokens_cached, completion_tokens=self.completion_tokens,
+                          seconds=self.seconds, cached=True)
 
 
 _OPT_INT = (int, type(None))

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
 from memrag import prompts
-from memrag.config import NeuroPathParams, params_dict
+from memrag.config import DpPosition, NeuroPathParams, params_dict
 from memrag.llm.jsoncall import call_json
 from memrag.index.memory import Memory
 from memrag.methods.base import QueryContext, cite_chunks, fuse_ranks, new_trace, query_entities, set_ranked
@@ -85,7 +85,7 @@ def _check(params: NeuroPathParams) -> None:
         raise ValueError(f"dp_head must be a whole number ≥ 0 (got {params.dp_head!r})")
 
 
-DP_POSITIONS = ("first", "after_head", "interleave", "fused")
+DP_POSITIONS: tuple[str, ...] = get_args(DpPosition)
 
 
 # ---------------------------------------------------------------- the method
@@ -347,10 +347,8 @@ def _complete(ctx: QueryContext, trace: Trace, params: NeuroPathParams, valid: l
     else:
         completion = []
         step.summary = f"{len(detail.dp_chunk_ids)} chunk(s) from valid paths; completion is off."
-    if params.dp_position == "fused" and de:
-        ranked = fuse_dp(dp, de, [cid for cid, _ in completion], params.dp_fusion_k)
-    else:
-        ranked = place_dp(dp, de, params.dp_position, params.dp_head)
+    ranked = place_dp(dp, de, params.dp_position, params.dp_head,
+                      completion_order=[cid for cid, _ in completion], fusion_k=params.dp_fusion_k)
     for r, x in enumerate(ranked):
         x.rank = r
     if not ranked:
@@ -358,13 +356,18 @@ def _complete(ctx: QueryContext, trace: Trace, params: NeuroPathParams, valid: l
     set_ranked(trace, ctx.memory, ranked, cite_top=max(20, params.answer_passages))
 
 
-def place_dp(dp: list, de: list, position: str, head: int = 2) -> list:
+def place_dp(dp: list, de: list, position: str, head: int = 2, *,
+             completion_order: list[int] | None = None, fusion_k: int = 5) -> list:
     """The ranked list from D_p (valid paths' chunks) and D_e (completion minus D_p).
 
     first: D_p then D_e (the paper and the official code). after_head: the first `head` of
     D_e, then D_p, then the rest of D_e. interleave: D_e and D_p alternate, D_e first, so the
     completion ranking's head and the tracker's best picks both reach the top ranks whatever
-    the size of D_p (a small tracker marks most listed paths valid)."""
+    the size of D_p (a small tracker marks most listed paths valid). fused: by evidence
+    (`fuse_dp`), which needs the completion ranking of every chunk (`completion_order`, D_p's
+    included; D_e's order when not given)."""
+    if position not in DP_POSITIONS:
+        raise ValueError(f"dp_position must be one of {', '.join(DP_POSITIONS)} (got {position!r})")
     if position == "first" or not de:
         return list(dp) + list(de)
     if position == "after_head":
@@ -374,7 +377,8 @@ def place_dp(dp: list, de: list, position: str, head: int = 2) -> list:
         for i in range(max(len(dp), len(de))):
             out += de[i:i + 1] + dp[i:i + 1]
         return out
-    raise ValueError(f"dp_position must be 'first', 'after_head' or 'interleave' (got {position!r})")
+    order = completion_order if completion_order is not None else [x.chunk_id for x in de]
+    return fuse_dp(dp, de, order, fusion_k)
 
 
 def fuse_dp(dp: list[RankedChunk], de: list[RankedChunk], completion_order: list[int],

@@ -36,6 +36,7 @@ from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 from pyvis.network import Network
 
+from memrag.assets import asset_text
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import palette
 from memrag.viz.labels import labelled
@@ -148,13 +149,8 @@ def script_json(value: Any) -> str:
 _VIS_SCRIPT = "lib/vis-9.1.2/vis-network.min.js"
 _VIS_STYLE = "lib/vis-9.1.2/vis-network.css"
 # vis-network's own stylesheet is 220 KB, mostly images for widgets we keep off (navigation
-# buttons, manipulation); the one element we use is the hover tooltip, styled here.
-_TOOLTIP_CSS = (
-    "div.vis-tooltip{position:absolute;visibility:hidden;z-index:5;pointer-events:none;"
-    "max-width:420px;padding:6px 8px;white-space:pre-wrap;overflow-wrap:anywhere;"
-    "font:13px/1.35 system-ui,sans-serif;color:#1d1d1d;background:#fbfaf4;"
-    "border:1px solid #9a9a8c;border-radius:4px;box-shadow:2px 2px 8px rgba(0,0,0,.18)}"
-)
+# buttons, manipulation); the one element we use is the hover tooltip, styled in assets/.
+_TOOLTIP_CSS = asset_text("graph_tooltip.css")
 _inline_assets: dict[str, str] = {}  # what pyvis inlines: "script", "style" → the exact tag
 _shared_script_tag = ""  # set by share_vis_assets
 log = logging.getLogger(__name__)

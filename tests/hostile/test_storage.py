@@ -382,7 +382,7 @@ def test_a_cache_damaged_deep_inside_is_moved_aside_on_the_call_that_finds_it(tm
     path = tmp_path / "llm_cache.sqlite"
     cache = ResponseCache(path)
     for i in range(300):
-        cache.put(f"k{i}", Completion("t" * 500, 1, 0, 1, 0.1, False, "m", stage="s"))
+        cache.put(f"k{i}", Completion("t" * 500, "m", prompt_tokens=1, prompt_tokens_cached=0, completion_tokens=1, seconds=0.1, stage="s"))
     cache.close()  # the last connection: the WAL is folded into the file
     size = path.stat().st_size
     with open(path, "r+b") as fh:  # another program scribbles over the last pages (the newest rows)
@@ -390,7 +390,7 @@ def test_a_cache_damaged_deep_inside_is_moved_aside_on_the_call_that_finds_it(tm
         fh.write(os.urandom(size - size * 2 // 3))
     reopened = ResponseCache(path)
     assert reopened.get("k299") is None  # a miss, not DatabaseError
-    reopened.put("k299", Completion("again", 1, 0, 1, 0.1, False, "m", stage="s"))
+    reopened.put("k299", Completion("again", "m", prompt_tokens=1, prompt_tokens_cached=0, completion_tokens=1, seconds=0.1, stage="s"))
     assert reopened.get("k299").text == "again" and "moved it aside" in reopened.notice
 
 
@@ -440,8 +440,8 @@ def _cache_writer(path: str, start: int, n: int, q) -> None:
     try:
         cache = ResponseCache(path)
         for i in range(start, start + n):
-            cache.put(f"k{i}", Completion(f"t{i}", 1, 0, 1, 0.01, False, "m", stage="s"))
-            cache.put("shared", Completion("same", 1, 0, 1, 0.01, False, "m", stage="s"))
+            cache.put(f"k{i}", Completion(f"t{i}", "m", prompt_tokens=1, prompt_tokens_cached=0, completion_tokens=1, seconds=0.01, stage="s"))
+            cache.put("shared", Completion("same", "m", prompt_tokens=1, prompt_tokens_cached=0, completion_tokens=1, seconds=0.01, stage="s"))
         assert cache.get(f"k{start}").text == f"t{start}"
         q.put("ok")
     except Exception as e:  # reported to the parent, which fails the test
