@@ -104,6 +104,7 @@ def test_recorded_question_variant_needing_new_calls_says_run_live(recorded):
     assert live.calls == []  # replayed, not asked
     assert a.ok and a.trace.answer.answer == "Vell River"
     assert not b.ok and compare.NEEDS_LIVE in b.error and "neuropath.track.hop2" in b.error
+    assert b.needs_model == ["neuropath.track.hop2"] and "neuropath.track.hop1" in b.replayed
     assert "needs 'run live'" in plain(at)
     assert changed(at)["result"] == ("ran", compare.NEEDS_LIVE, "cannot compare")
     # the same variant live runs to the end
@@ -121,7 +122,15 @@ def test_recorded_retrieval_replays_when_only_the_answer_is_new(recorded):
     at, job = run_compare(at)
     a, b = job.result
     assert a.ok and not a.answer_missing
-    assert b.ok and b.trace.answer is None and compare.NEEDS_LIVE in b.answer_missing
+    assert b.ok and b.trace.answer is None and compare.ANSWER_NOT_RECORDED in b.answer_missing
+    # side B offline: its retrieval, ranked passages and recall, and which calls replayed
+    assert b.replayed == ["query.entities", "neuropath.track.hop1", "neuropath.track.hop2"]
+    assert b.needs_model == ["answer"] and a.needs_model == []
+    page = plain(at)
+    assert "answer not recorded for these settings — run live to answer" in page
+    assert "Replayed from recordings: query.entities, neuropath.track.hop1, neuropath.track.hop2 · would need " \
+           "the model: answer." in page
+    assert "needs 'run live'" not in page
     rows = changed(at)
     assert rows["answer"] == ("Vell River", compare.NEEDS_LIVE, "differs")
     assert rows["EM"] == ("1.00", "–", "")  # no answer, no EM

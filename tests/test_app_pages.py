@@ -57,7 +57,7 @@ def scripted(answer: str = "Vell River") -> ScriptedLLM:
         "index.extract": lambda m, s: _extraction_for(m),
         "query.entities": lambda m, s: {"entities": ["Ada Brennick"]},
         "neuropath.track": lambda m, s: track,
-        "hipporag2.recognition": lambda m, s: {"keep": [1]},
+        "hipporag2.recognition": lambda m, s: {"keep": [1]},  # the fourth method's one call
         "answer": lambda m, s: {"reasoning": "from the passages", "answer": answer, "cited": [1]},
     })
 
@@ -397,7 +397,7 @@ def test_recorded_demo_question_shows_badge_gold_and_a_live_switch(recorded):
     assert at.radio(key="ask_kind").value == "Demo question"
     at = ask(at, question="")
     assert ":violet-badge[:material/history: recorded with scripted\\-1]" in [m.value for m in at.markdown]
-    assert re.search(r"original \d+\.\d s, \d+ tokens", plain(at))
+    assert re.search(r"original run: \d+\.\d s and \d+ tokens", plain(at))
     assert live_llm.calls == []  # the replay made every call
     # per method R@2, R@5, EM, F1: NeuroPath's valid path holds both gold chunks; the others rank
     # the hostile chunk first (it shares the most words with the question under the hash embedder)

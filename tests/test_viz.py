@@ -346,14 +346,18 @@ def test_ecphory_graph_by_step_colours_rounds_and_emphasises_final():
     rc = palette.ROUND_COLOURS
     assert n["e:bruno"]["color"]["background"] == rc["round 1"] and n["e:dario"]["color"]["background"] == rc["round 2"]
     assert n["e:alfa"]["borderWidth"] == 4 and n["e:dario"]["borderWidth"] == 1  # final vs not
-    assert n["e:carla"]["shape"] == "square" and n["e:carla"]["label"] == "★ Carla"  # graph origin, gold chunk
+    assert n["e:carla"]["shape"] == "square" and n["e:carla"]["label"] == "Carla"  # gold chunk, not retrieved
+    # the star marks only a gold passage the method retrieved (here: put in its ranked head)
+    t.ranked = [RankedChunk(3, 0, 0.3, "fused")]
+    starred = nodes_by_id(trace_graphs.ecphory_activation_graph(t, gold_chunk_ids=[3])[0])
+    assert starred["e:carla"]["label"] == "★ Carla"
     assert n["cue:0"]["shape"] == "triangle"
     # how each entity was reached: question, cue, centroid of seeds, co-occurrence with a seed
     pairs = {(x["from"], x["to"]) for x in e.values()}
     assert {("q", "e:alfa"), ("cue:0", "e:alpha"), ("e:alfa", "centroid:1"), ("e:alpha", "centroid:1"),
             ("centroid:1", "e:bruno"), ("e:alfa", "e:carla"), ("e:bruno", "centroid:2"),
             ("centroid:2", "e:dario")} <= pairs
-    assert "5 entities activated" in note
+    assert "5 entities activated so far (5 engrams: one per mention)" in note
     with pytest.raises(ValueError, match="between 0 and 3"):
         trace_graphs.ecphory_activation_graph(t, 4)
 
@@ -392,6 +396,7 @@ def test_step_graph_replays_steps_with_stable_positions():
     assert trace_graphs.highlighted_nodes(t, 0) == ["e:a"]
     assert trace_graphs.highlighted_nodes(t, 1) == ["e:a", "e:b", "e:d"]
     p0, note0 = trace_graphs.step_graph(t, 0)
+    t.ranked = [RankedChunk(7, 0, None, "path")]  # the star marks a gold chunk the paths retrieved
     p1, _ = trace_graphs.step_graph(t, 1, gold_chunk_ids=[7])
     n0, n1 = nodes_by_id(p0), nodes_by_id(p1)
     assert {k: (v["x"], v["y"]) for k, v in n0.items()} == {k: (v["x"], v["y"]) for k, v in n1.items()}
@@ -400,7 +405,7 @@ def test_step_graph_replays_steps_with_stable_positions():
     assert n1["e:b"]["borderWidth"] > n1["e:a"]["borderWidth"]  # the newest step is outlined
     e0, e1 = edges_by_id(p0), edges_by_id(p1)
     assert e0["t:1"]["dashes"] is True and e1["t:1"]["dashes"] is False and e1["t:2"]["dashes"] is True
-    assert note0 == "Step 1 of 3: Seeds. 1 of 4 nodes added so far."
+    assert note0 == "Step 1 of 3: Seeds. 1 of 4 nodes added so far: 1 entity."
     with pytest.raises(ValueError, match="between 0 and 2"):
         trace_graphs.step_graph(t, 3)
 
@@ -514,7 +519,7 @@ def call(stage, p, c, seconds, *, cached=False, shared=False, key="", cached_pre
 def test_candidates_and_ranked_tables():
     t = neuropath_trace()
     df = tables.candidates_table(t.neuropath.hops[0])
-    assert df["#"].tolist()[:2] == [1, 2] and df["fate"].tolist() == ["valid", "dropped", "pruned"]
+    assert df["#"].tolist()[:2] == [1, 2] and df["fate"].tolist() == ["valid", "listed, not kept", "pruned"]
     assert df["score"].tolist() == [0.9, 0.5, 0.1] and df["expandable at"].tolist()[0] == "Port Alder"
     df2 = tables.candidates_table(t.neuropath.hops[1])
     assert df2.loc[0, "kept from hop"] == 1 and df2.loc[0, "expandable at"] == ""
@@ -534,7 +539,7 @@ def test_tokens_by_stage_keeps_recorded_calls_with_their_counts():
     assert list(rows) == [("query.entities", "fresh"), ("neuropath.track.hop1", "fresh"),
                           ("neuropath.track.hop1", "recorded"), ("answer", "fresh")]
     rec = rows[("neuropath.track.hop1", "recorded")]
-    assert (rec["calls"], rec["prompt tokens"], rec["completion tokens"], rec["seconds"]) == (1, 210, 40, 3.0)
+    assert (rec["calls"], rec["prompt tokens"], rec["completion tokens"], rec[tables.ORIGINAL_S]) == (1, 210, 40, 3.0)
     assert rows[("neuropath.track.hop1", "fresh")]["cached-prefix tokens"] == 120
     assert rows[("query.entities", "fresh")]["shared"] is True
     import pandas as pd
@@ -554,7 +559,7 @@ def test_totals_across_counts_shared_calls_once():
     assert (rows["ecphory"]["calls"], rows["ecphory"]["prompt tokens"]) == (2, 400)
     everything = rows[tables.ALL_METHODS]
     assert (everything["calls"], everything["prompt tokens"], everything["completion tokens"]) == (4, 900, 100)
-    assert everything["seconds"] == 5.0
+    assert everything[tables.ORIGINAL_S] == 5.0 and everything[tables.MADE_NOW] == 5.0
     # without a cache key, identical shared records are still recognised as one call
     np_t.llm_calls[0].key = ec_t.llm_calls[0].key = ""
     assert tables.totals_across([np_t, ec_t]).iloc[-1]["calls"] == 4

@@ -11,15 +11,16 @@ import streamlit as st
 
 from memrag.app import hipporag2_views
 from memrag.app.ask_result import AskResult
-from memrag.app.question_gold import Gold, gold_fates, gold_of, gold_scores
+from memrag.app.question_gold import FateLine, Gold, gold_fate_line, gold_fates, gold_of, gold_scores
 from memrag.app.state import METHOD_LABELS
-from memrag.app.widgets import frame, graph, text
+from memrag.app.widgets import frame, graph, text, wrapped_table
 from memrag.explain.deviations import deviations_for
 from memrag.index.memory import Memory
 from memrag.methods import registry
 from memrag.tracefile import traces_json
 from memrag.trace import Trace, token_sum
-from memrag.viz import charts, tables, trace_graphs
+from memrag.explain import activation
+from memrag.viz import charts, tables, trace_graphs, words
 from memrag.viz.safe_text import clip, escape_markdown
 
 
@@ -42,13 +43,58 @@ def recorded_totals(traces: Sequence[Trace]) -> tuple[float, int | None]:
 def recorded_badge(model: str, traces: Sequence[Trace]) -> None:
     seconds, tokens = recorded_totals(traces)
     st.badge(escape_markdown(f"recorded with {model}"), icon=":material/history:", color="violet")
-    st.caption(escape_markdown(f"original {seconds:.1f} s, {tokens if tokens is not None else 'unknown'} tokens "
-                               "(replayed from the memory's recordings; retrieval recomputed now)"))
+    st.caption(escape_markdown(f"original run: {seconds:.1f} s and {tokens if tokens is not None else 'unknown'} "
+                               "tokens on the recording model, all methods (a call they share counted once); "
+                               "replayed from the memory's recordings, retrieval recomputed now"))
 
 
-def answer_card(trace: Trace, gold: Gold | None, memory: Memory | None, title: str | None = None) -> None:
-    """The method's answer, its cost, its gold scores and its cited passages; `title` replaces the
-    method's name as the heading (compare mode names its two parameter sets)."""
+def time_line(trace: Trace) -> str:
+    """One figure for the original run and one for this run, each named: a replay's seconds are
+    retrieval plus reading recordings, never the method's speed."""
+    recorded = [c for c in trace.llm_calls if c.cached]
+    made_now = [c for c in trace.llm_calls if not c.cached]
+    model = next((c.model for c in trace.llm_calls if c.model), "")
+    on = f" on {model}" if model else ""
+    if not recorded:
+        return f"this run: {trace.seconds:.1f} s{on}"
+    line = f"original run: {sum(c.seconds for c in trace.llm_calls):.1f} s{on} · this replay: {trace.seconds:.1f} s"
+    if made_now:
+        line += f" (of which {sum(c.seconds for c in made_now):.1f} s new model calls)"
+    return line
+
+
+def _open_step(key: str, method: str, line: FateLine) -> None:
+    """Select the method's detail, the tab and the step that show where a gold passage was lost."""
+    st.session_state[f"{key}_pick"] = method
+    st.session_state[f"{key}_{method}_tabs"] = line.tab
+    if line.step is not None:
+        st.session_state[f"{key}_{method}_{'np' if method == 'neuropath' else 'ec'}_step"] = line.step
+
+
+def fate_line(trace: Trace, gold: Gold, memory: Memory | None, key: str | None) -> None:
+    """The gold passages' fate in one line, with a button that opens the step that lost one."""
+    line = gold_fate_line(trace, gold, memory)
+    text(line.text, prefix="**Gold:** ")
+    if line.tab is None or key is None:
+        return
+    where = line.tab + (f" › {_step_name(trace, line.step)}" if line.step is not None else "")
+    st.button(f"show where: {where}", key=f"{key}_{trace.method}_fate_go", on_click=_open_step,
+              args=(key, trace.method, line), icon=":material/search:",
+              help=escape_markdown(f"opens {METHOD_LABELS.get(trace.method, trace.method)}'s details at the view "
+                                   f"that shows what happened to '{line.passage}'"))
+
+
+def _step_name(trace: Trace, step: str | int) -> str:
+    if isinstance(step, int) and trace.ecphory is not None:
+        return trace_graphs.ecphory_steps(trace)[min(step, len(trace_graphs.ecphory_steps(trace)) - 1)]
+    return str(step)
+
+
+def answer_card(trace: Trace, gold: Gold | None, memory: Memory | None, title: str | None = None,
+                key: str | None = None) -> None:
+    """The method's answer, its cost, its gold scores and fates and its cited passages; `title`
+    replaces the method's name as the heading (compare mode names its two parameter sets); with
+    `key` (the results' widget key) the gold line can open the detail step that lost a passage."""
     st.subheader(escape_markdown(title or METHOD_LABELS.get(trace.method, trace.method)))
     a = trace.answer
     if a is None:
@@ -60,9 +106,11 @@ def answer_card(trace: Trace, gold: Gold | None, memory: Memory | None, title: s
         text(a.answer or "(empty answer)", prefix="**Answer:** ")
     tok = tables.totals_across([trace]).iloc[0]
     total = tok["total tokens"]
-    st.caption(f"{'unknown' if pd.isna(total) else int(total)} tokens · {len(trace.llm_calls)} LLM call(s) · "
-               f"{trace.seconds:.1f} s here (recorded calls: {int(tok['recorded calls'])})")
+    st.caption(escape_markdown(f"{'unknown' if pd.isna(total) else int(total)} tokens · {len(trace.llm_calls)} "
+                               f"LLM call(s), {int(tok['recorded calls'])} replayed · {time_line(trace)}"))
     if gold is not None:
+        if gold.chunk_ids:
+            fate_line(trace, gold, memory, key)
         s = gold_scores(trace, gold, memory)
         cols = st.columns(4)
         for col, (label, v) in zip(cols, s.items()):
@@ -80,16 +128,20 @@ def answer_card(trace: Trace, gold: Gold | None, memory: Memory | None, title: s
 
 
 # ------------------------------------------------------------------ several answers
+SECONDS_HELP = {w.label: st.column_config.NumberColumn(help=w.help)
+                for w in (words.ORIGINAL_RUN_S, words.MADE_NOW_S, words.THIS_RUN_S)}
+
 def comparison(traces: Sequence[Trace], gold: Gold | None, memory: Memory | None, key: str) -> None:
     """Answers, scores and costs side by side, then tokens per stage as a table and a chart."""
     rows = []
     for t in traces:
         row = {"method": METHOD_LABELS.get(t.method, t.method), "answer": t.answer.answer if t.answer else "",
-               "LLM calls": len(t.llm_calls), "seconds here": round(t.seconds, 2)}
+               "LLM calls": len(t.llm_calls), tables.ORIGINAL_S: round(sum(c.seconds for c in t.llm_calls), 2),
+               words.THIS_RUN_S.label: round(t.seconds, 2)}
         if gold is not None:
             row.update(gold_scores(t, gold, memory))
         rows.append(row)
-    st.dataframe(frame(rows), hide_index=True)
+    st.dataframe(frame(rows), hide_index=True, column_config=SECONDS_HELP)
     # The chart sits in a tab drawn only when opened: plotly's first draw holds the browser's main
     # thread ~1.5 s, which delayed the method graphs next to the answers (bench/app_bench.py).
     labels = ["Tokens by method", "As a chart"]
@@ -98,7 +150,8 @@ def comparison(traces: Sequence[Trace], gold: Gold | None, memory: Memory | None
             if not tab.open:
                 continue
             if label == labels[0]:
-                st.dataframe(tables.totals_across(traces), hide_index=True, key=f"{key}_totals")
+                st.dataframe(tables.totals_across(traces), hide_index=True, key=f"{key}_totals",
+                             column_config=SECONDS_HELP)
             else:
                 st.plotly_chart(charts.tokens_chart(traces), key=f"{key}_chart")
 
@@ -115,7 +168,10 @@ def overview_dense(trace: Trace, ids: Iterable[int] | None, height: int) -> None
     st.caption("Dense: the passages nearest the question (the graph is under details).")
     head = tables.ranked_table(trace, ids, limit=10)
     # narrow column: the rank as the index, and only what compares with the graphs beside it
-    st.dataframe(head.set_index("position")[["title", "score", "gold"]], height=height)
+    # gold as a star on the title: a narrow column has no room for a third, cut-off column
+    head["title"] = [("★ " if g else "") + t for t, g in zip(head["title"], head["gold"])]
+    st.dataframe(head.set_index("position")[["title", "score"]], height=height, column_config={
+        "title": st.column_config.TextColumn(help="★ = a chunk of a gold passage")})
 
 
 def _method_picture(trace: Trace, ids: Iterable[int] | None, height: int, drawable: bool) -> None:
@@ -159,16 +215,18 @@ def trace_details(trace: Trace, gold: Gold | None, memory: Memory | None, key: s
             elif label == "Ranked passages":
                 ranked_view(trace, ids, key)
             elif label == "Tokens":
-                st.dataframe(tables.tokens_by_stage(trace), hide_index=True)
+                st.dataframe(tables.tokens_by_stage(trace), hide_index=True, column_config=SECONDS_HELP)
                 st.plotly_chart(charts.tokens_chart([trace], title=f"Tokens by stage: {trace.method}"),
                                 key=f"{key}_tokchart")
             elif label == "LLM calls":
                 llm_inspector(trace, key)
             elif label == "Gold":
                 st.caption("Where each gold passage was found or lost (k = 5).")
-                st.dataframe(gold_fates(trace, gold, memory), hide_index=True)
+                wrapped_table(gold_fates(trace, gold, memory), ["detail"], lines=4)
             else:
-                st.dataframe(frame(deviations_for(trace.method)), hide_index=True)
+                devs = frame(deviations_for(trace.method))
+                wrapped_table(devs, [c for c in devs.columns if devs[c].map(lambda v: len(str(v))).max() > 40],
+                              lines=5)
     if trace.flags:
         with st.expander(f"{len(trace.flags)} note(s) from the method"):
             for f in trace.flags:
@@ -203,27 +261,41 @@ def neuropath_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> No
     if d.fallback_dense:
         st.info("No query entities: NeuroPath fell back to dense retrieval.")
     steps = [f"Hop {h.hop}" for h in d.hops] + ["All hops", "Completion"]
-    pick = st.segmented_control("step", steps, default=steps[0], key=f"{key}_np_step") or steps[0]
+    step_key = f"{key}_np_step"  # the gold line's button may have chosen the step already
+    pick = st.segmented_control("step", steps, default=None if step_key in st.session_state else steps[0],
+                                key=step_key) or steps[0]
     if pick.startswith("Hop "):
         h = next(x for x in d.hops if x.hop == int(pick.split()[1]))
         st.caption(escape_markdown(f"{h.new_count} new path(s), {h.pruned_count} pruned"
-                                   + (", listing capped" if h.capped else "") + f"; continue = {h.continue_}"))
+                                   + (", listing capped" if h.capped else "")
+                                   + ("; the model asked for another hop" if h.continue_ else
+                                      "; the model said it had enough")),
+                   help=words.GOES_ON.help)
         text(h.goal, prefix="**Goal:** ")
         text(h.reasoning_chain or "(none)", prefix="**Reasoning chain:** ")
         text(h.expansion_requirement or "(none)", prefix="**Expansion requirement:** ")
-        st.caption(escape_markdown(f"valid ids {h.valid_ids} · expand ids {h.expand_ids} · "
-                                   f"ignored ids {h.invalid_ids}"))
+        st.caption(escape_markdown(f"The model kept paths {_numbers(h.valid_ids)}, chose to extend "
+                                   f"{_numbers(h.expand_ids)}" + (f", and named {_numbers(h.invalid_ids)}, which "
+                                                                  "match no listed path" if h.invalid_ids else "")
+                                   + "."), help=words.PATH_NUMBERS.help)
         if h.failed:
             st.warning(escape_markdown(f"Tracking failed at this hop: {h.failure}"))
         graph(trace_graphs.neuropath_hop_graph(trace, h.hop, gold_chunk_ids=gold_ids), 560, name=f"neuropath-hop-{h.hop}")
-        st.dataframe(tables.candidates_table(h), hide_index=True)
+        wrapped_table(tables.candidates_table(h), ["path"], help={"fate": words.PATH_FATE_HELP})
     elif pick == "All hops":
         graph(trace_graphs.neuropath_overview(trace, gold_chunk_ids=gold_ids), 600, name="neuropath-all-hops")
     else:
-        st.caption(escape_markdown(f"Stop: {d.stop_reason or 'n/a'}. D_p = chunks of the last valid paths "
-                                   f"{d.dp_chunk_ids}; D_e = dense ranking for the text below."))
+        st.caption(escape_markdown(f"Tracking stopped: {d.stop_reason or 'n/a'}. First the "
+                                   f"{words.KEPT_PATH_PASSAGES.label} (chunks {_numbers(d.dp_chunk_ids)}), then the "
+                                   f"{words.COMPLETION_PASSAGES.label}, searching with the text below."),
+                   help=f"{words.KEPT_PATH_PASSAGES.label}: {words.KEPT_PATH_PASSAGES.help}. "
+                        f"{words.COMPLETION_PASSAGES.label}: {words.COMPLETION_PASSAGES.help}.")
         text(d.de_query or "(no completion query)")
         st.dataframe(tables.ranked_table(trace, gold_ids, limit=20), hide_index=True)
+
+
+def _numbers(ids: Sequence[int]) -> str:
+    return ", ".join(str(i) for i in ids) or "none"
 
 
 def ecphory_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
@@ -235,18 +307,26 @@ def ecphory_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None
     names = {a.engram_id: a.name for a in [*d.initial, *d.final, *(a for r in d.rounds for a in r.new),
                                            *(a for r in d.rounds for a in r.centroid_neighbours)]}
     if d.cue_hits:
-        st.dataframe(frame([{"cue": cue, "engrams it activated": ", ".join(names.get(e, str(e)) for e in hits)}
+        st.dataframe(frame([{"cue": cue, "engrams it activated": activation.names_counted([names.get(e, str(e))
+                                                                                           for e in hits])}
                           for cue, hits in d.cue_hits.items()], ["cue", "engrams it activated"]), hide_index=True)
     steps = trace_graphs.ecphory_steps(trace)
-    step = st.select_slider("replay", options=list(range(len(steps))), value=len(steps) - 1,
-                            format_func=lambda i: steps[i], key=f"{key}_ec_step")
+    step_key = f"{key}_ec_step"
+    step = st.select_slider(words.ACTIVATION_STEP.label, options=list(range(len(steps))),
+                            value=None if step_key in st.session_state else len(steps) - 1,
+                            format_func=lambda i: steps[i], key=step_key, help=words.ACTIVATION_STEP.help)
     graph(trace_graphs.ecphory_activation_graph(trace, step, gold_chunk_ids=gold_ids), 600,
           name=f"ecphory-step-{step}")
-    st.dataframe(frame([{"round": r.round, "seeds": ", ".join(f"{names.get(s, s)} ({w:.2f})"
-                                                            for s, w in zip(r.seed_ids, r.weights)),
-                       **{f"new by {o}": r.new_counts.get(o, 0) for o in ("semantic", "graph")}, "note": r.note}
-                      for r in d.rounds], ["round", "seeds", "new by semantic", "new by graph", "note"]),
-                 hide_index=True)
+    st.dataframe(frame([{"round": r.round,
+                         "seeds": ", ".join(activation.seed_text(x) for x in activation.merged_seeds(r, names)),
+                         "new entities": activation.new_in_round(d, r.round).entities,
+                         **{f"new engrams by {o}": r.new_counts.get(o, 0) for o in ("semantic", "graph")},
+                         "note": r.note} for r in d.rounds],
+                       ["round", "seeds", "new entities", "new engrams by semantic", "new engrams by graph", "note"]),
+                 hide_index=True, column_config={
+                     "seeds": st.column_config.TextColumn(help="one entry per entity: ×n = n of its engrams "
+                                                               "(mentions) were seeds; their weights summed"),
+                     "new entities": st.column_config.NumberColumn(help=words.ENGRAMS_AND_ENTITIES)})
     if d.rounds:
         rn = st.selectbox("centroid neighbourhood of round", [r.round for r in d.rounds], key=f"{key}_ec_round")
         r = next(x for x in d.rounds if x.round == rn)
@@ -301,14 +381,15 @@ def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> N
     if side:
         for col, t in zip(st.columns(len(traces)), traces):
             with col:
-                answer_card(t, gold, memory)
+                answer_card(t, gold, memory, key=key)
                 overview_graph(t, gold)
         comparison(traces, gold, memory, key)
-    pick = st.segmented_control("details of", methods, default=methods[0], key=f"{key}_pick",
+    pick = st.segmented_control("details of", methods, key=f"{key}_pick",
+                                default=None if f"{key}_pick" in st.session_state else methods[0],
                                 format_func=lambda m: METHOD_LABELS.get(m, m)) or methods[0]
     trace = next(t for t in traces if t.method == pick)
     if not side:
-        answer_card(trace, gold, memory)
+        answer_card(trace, gold, memory, key=key)
     trace_details(trace, gold, memory, key=f"{key}_{pick}")
     meta = result.file_meta()
     # a callable: the ~200 KB of JSON is made when clicked, not sent with every rerun of the page

@@ -98,8 +98,10 @@ def compare_mode(memory: Memory, question: str, record: dict[str, Any] | None, r
     backend = choice.backend if choice else "?"
     if not live:
         st.caption(escape_markdown(
-            f"Replays the replies recorded with {rec.model} for default parameters: a set that makes the model "
-            "see something new (other paths, other passages) cannot be replayed and will say it needs 'run live'."))
+            f"Offline: retrieval is recomputed from the memory and every model call that matches one recorded "
+            f"with {rec.model} (for default parameters) replays. A set whose answer prompt is new still shows its "
+            "retrieval, ranked passages and recall; each side says which calls replayed and which would need "
+            "the model."))
     else:
         hops = max(getattr(p, "max_hops", 2) for p in (a, b))
         eta = 2 * jobs.ask_estimate_s([method], backend, hops)
@@ -138,6 +140,14 @@ def compare_mode(memory: Memory, question: str, record: dict[str, Any] | None, r
         compare_results(state.compare_result, memory)
 
 
+def _calls_line(v: Variant) -> None:
+    """Which of the side's model calls replayed from recordings and which would need the model."""
+    line = "Replayed from recordings: " + (", ".join(v.replayed) or "no call")
+    if v.needs_model:
+        line += " · would need the model: " + ", ".join(v.needs_model)
+    st.caption(escape_markdown(line + "."))
+
+
 def compare_results(result: dict[str, Any], memory: Memory | None, key: str = "cmp") -> None:
     """Both runs side by side, what changed, and either run in detail."""
     variants: list[Variant] = result["variants"]
@@ -152,13 +162,18 @@ def compare_results(result: dict[str, Any], memory: Memory | None, key: str = "c
         ask_views.recorded_badge(result.get("model", "?"), traces)
     for col, v in zip(st.columns(len(variants)), variants):
         with col:
+            recorded = result.get("mode") == "recorded"
             if v.trace is None:
                 st.subheader(escape_markdown(v.label))
                 st.warning(escape_markdown(v.error))
+                if recorded:
+                    _calls_line(v)
                 continue
             ask_views.answer_card(v.trace, gold, memory, title=v.label)
             if v.answer_missing:
                 st.info(escape_markdown(v.answer_missing))
+            if recorded:
+                _calls_line(v)
             ask_views.overview_graph(v.trace, gold, height=380)
     st.subheader("What changed")
     a, b = variants

@@ -60,3 +60,18 @@ def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+
+
+LINE_PX = 21  # one line of text in a dataframe cell
+CELL_PAD_PX = 12
+
+
+def wrapped_table(df: pd.DataFrame, wrap: list[str], *, lines: int = 3, help: dict[str, str] | None = None,
+                  height: int | None = None, key: str | None = None) -> None:
+    """A dataframe whose long text columns wrap instead of being cut: Streamlit wraps cell text
+    once the row height passes 4rem, so rows get `lines` lines and the wrapped columns a wide,
+    fixed width. Still a dataframe, so document text stays plain text."""
+    config: dict = {c: st.column_config.TextColumn(width="large", help=(help or {}).get(c)) for c in wrap}
+    config.update({c: st.column_config.Column(help=h) for c, h in (help or {}).items() if c not in wrap})
+    st.dataframe(df, hide_index=df.index.name is None, column_config=config,
+                 row_height=max(lines, 3) * LINE_PX + CELL_PAD_PX, height=height or "auto", key=key)

@@ -11,7 +11,7 @@ changed (other passages) keeps its retrieval and says that its answer needs a li
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from memrag.ask import make_stamp, run_method
@@ -21,12 +21,14 @@ from memrag.methods import registry
 from memrag.methods.base import QueryContext
 from memrag.llm.recordings import StaleRecording
 from memrag.trace import Trace, token_sum
+from memrag.viz import words
 from memrag.viz.safe_text import clip
 
 METHODS = ("neuropath", "ecphory", "hipporag2")  # the methods with ablations below
 PARAM_CLASSES: dict[str, type] = {m: registry.get(m).params for m in METHODS}
 TOP = 5  # the head of the ranked list compared for chunks gained / lost
 NEEDS_LIVE = "needs 'run live'"
+ANSWER_NOT_RECORDED = "answer not recorded for these settings — run live to answer"
 
 
 @dataclass(frozen=True)
@@ -67,14 +69,15 @@ PRESETS: dict[str, list[Preset]] = {
                {"max_hops": 2}, {"max_hops": 3}, "2 hops", "3 hops"),
         Preset("memrag defaults / as the papers wrote it", _PAPER_ABOUT, *_paper_pair(NeuroPathParams, "neuropath"),
                "memrag defaults", "as the paper wrote it"),
-        Preset("D_p first / interleaved",
+        Preset("path passages first / interleaved",
                "Where the valid paths' chunks go: first (the paper and the official code) or alternating with "
                "the completion ranking, so the completion's head is not pushed out by a noisy tracker.",
-               {"dp_position": "first"}, {"dp_position": "interleave"}, "D_p first", "interleaved"),
-        Preset("D_p by evidence / first",
+               {"dp_position": "first"}, {"dp_position": "interleave"}, "path passages first", "interleaved"),
+        Preset("path passages by evidence / first",
                "Where the valid paths' chunks go: by evidence (fused with the completion rank: a path chunk "
                "completion also ranks high leads) or first, as the paper and the official code place them.",
-               {"dp_position": "fused"}, {"dp_position": "first"}, "D_p by evidence", "D_p first"),
+               {"dp_position": "fused"}, {"dp_position": "first"}, "path passages by evidence",
+               "path passages first"),
     ],
     "ecphory": [
         Preset("depth 2 / 0",
@@ -161,27 +164,60 @@ class Variant:
     trace: Trace | None = None
     error: str = ""  # the variant could not run at all (its retrieval needs unrecorded calls)
     answer_missing: str = ""  # retrieval replayed; the answer call was not recorded
+    replayed: list[str] = field(default_factory=list)  # stages of the calls the recordings answered
+    needs_model: list[str] = field(default_factory=list)  # stages of the calls they lack
 
     @property
     def ok(self) -> bool:
         return self.trace is not None
 
 
+class _CallTally:
+    """Passes calls to the LLM and notes, per stage, which ones the recordings answered and which
+    they lacked (a live LLM answers every call: nothing is noted as lacking)."""
+
+    def __init__(self, llm: Any) -> None:
+        self.llm = llm
+        self.answered: list[str] = []
+        self.lacking: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:  # backend, model, identity(), replays …
+        return getattr(self.llm, name)
+
+    def complete(self, messages: Any, **kw: Any) -> Any:
+        try:
+            out = self.llm.complete(messages, **kw)
+        except StaleRecording:
+            self.lacking.append(kw.get("stage", "?"))
+            raise
+        self.answered.append(kw.get("stage", "?"))
+        return out
+
+
 def run_variants(memory: Memory, question: str, llm: Any, embedder: Any, method: str,
                  variants: list[Variant], *, corpus: str = "") -> list[Variant]:
-    """Run each variant on one query context; a call the recordings lack is caught per variant."""
-    ctx = QueryContext(memory, llm, embedder, question, make_stamp(memory, llm, embedder, corpus))
+    """Run each variant on one query context. Retrieval is recomputed; every call whose request
+    equals a recorded one replays. A variant whose answer call alone is unrecorded keeps its
+    retrieval (ranked passages, recall) and says the answer needs a live run; one whose retrieval
+    asks something new says which call would need the model."""
+    tally = _CallTally(llm)
+    ctx = QueryContext(memory, tally, embedder, question, make_stamp(memory, llm, embedder, corpus))
+    shared: list[str] = []  # calls of the query context (query entities), made once for both sets
     for v in variants:
+        tally.answered, tally.lacking = list(shared), []
         try:
             v.trace = run_method(ctx, method, v.params)
         except StaleRecording:
+            tally.answered = [s for s in tally.answered if s != "answer"]
             try:  # was it only the answer? then keep the retrieval, which replayed
                 v.trace = run_method(ctx, method, v.params, answer=False)
-                v.answer_missing = (f"The answer for {v.label} was not recorded (its passages differ from the "
-                                    f"recorded run's), so the answer {NEEDS_LIVE}. Its retrieval replayed.")
+                v.answer_missing = f"{v.label}: {ANSWER_NOT_RECORDED}. Its retrieval replayed."
             except StaleRecording as e:
                 what = str(e).split(":")[0]  # "no recorded response for this <stage> call"
                 v.error = (f"{v.label} asks the model something new ({what}), so this set {NEEDS_LIVE}.")
+        v.replayed = list(dict.fromkeys(tally.answered))
+        v.needs_model = list(dict.fromkeys(tally.lacking))
+        shared = [s for s in tally.answered if s == "query.entities"]
     return variants
 
 
@@ -216,7 +252,7 @@ def retrieval_facts(trace: Trace) -> dict[str, Any]:
         d = trace.neuropath
         valid = d.hops[-1].valid_ids if d.hops else []
         return {"hops run": len(d.hops), "paths listed": sum(h.new_count for h in d.hops),
-                "valid paths (last hop)": len(valid), "chunks from paths (D_p)": len(d.dp_chunk_ids)}
+                "valid paths (last hop)": len(valid), words.KEPT_PATH_PASSAGES.label: len(d.dp_chunk_ids)}
     if trace.ecphory is not None:
         d = trace.ecphory
         activated = {a.key for a in d.initial} | {a.key for r in d.rounds for a in r.new}
@@ -263,7 +299,7 @@ def what_changed(a: Variant, b: Variant, *,
     rows.append({"what": "tokens", "A": _fmt(ka), "B": _fmt(kb), "change": _delta(ka, kb) + unequal})
     rows.append({"what": "LLM calls", "A": str(len(ta.llm_calls)), "B": str(len(tb.llm_calls)),
                  "change": _delta(len(ta.llm_calls), len(tb.llm_calls)) + unequal})
-    rows.append({"what": "seconds here", "A": f"{ta.seconds:.2f}", "B": f"{tb.seconds:.2f}",
+    rows.append({"what": words.THIS_RUN_S.label, "A": f"{ta.seconds:.2f}", "B": f"{tb.seconds:.2f}",
                  "change": _delta(ta.seconds, tb.seconds, 2)})
     fa, fb = retrieval_facts(ta), retrieval_facts(tb)
     for name in fa:

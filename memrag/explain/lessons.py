@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memrag.explain import activation
 from memrag.index.memory import Memory
 from memrag.trace import Step, Trace
 from memrag.viz.safe_text import clip
@@ -245,7 +246,8 @@ def _ec_initial(trace: Trace, step: Step) -> Lesson:
     top = sorted(d.initial, key=lambda a: -a.similarity)
     names = _dedupe([a.name for a in top])
     n_cue = sum(1 for a in d.initial if a.origin == "cue")
-    here = (f"{len(d.initial)} engrams light up: the ones most similar to the question"
+    first = activation.new_in_round(d, 0)
+    here = (f"{first.engrams} engrams ({first.entities} entities) light up: the ones most similar to the question"
             + (f" and {n_cue} reached through the cues" if n_cue else "")
             + f". The strongest: {_quote(names)}. Their passages are the first context candidates "
               f"({len(d.c_assoc)} chunk(s)).")
@@ -266,20 +268,14 @@ def _ec_round(trace: Trace, step: Step) -> Lesson:
     if r is None or not r.seed_ids:
         why = (r.note if r is not None and r.note else step.summary) or "This round did not run."
         return Lesson(step.index, step.title, "ecphory ↔ associative activation", brain, why, [])
-    names = _ec_names(trace)
-    weight: dict[str, float] = {}
-    count: dict[str, int] = {}
-    for e, w in zip(r.seed_ids, r.weights):  # several engrams (mentions) of one entity: one entry
-        name = names.get(e, str(e))
-        weight[name] = weight.get(name, 0.0) + w
-        count[name] = count.get(name, 0) + 1
-    seeds = [f"'{clip(n, 60)}'" + (f" ×{count[n]}" if count[n] > 1 else "") + f" ({w:.2f})"
-             for n, w in list(weight.items())[:NAMES_SHOWN]]
+    seeds = [f"'{clip(activation.seed_text(x), 80)}'"
+             for x in activation.merged_seeds(r, _ec_names(trace))[:NAMES_SHOWN]]
     semantic = _dedupe([a.name for a in r.new if a.origin == "semantic"])
     graph = _dedupe([a.name for a in r.new if a.origin == "graph"])
-    total = sum(r.new_counts.values()) or len(r.new)
-    here = (f"Round {r.round}: seeds {', '.join(seeds)} (weight = share of similarity to the question). "
-            f"{total} engram(s) became active for the first time")
+    new, after = activation.new_in_round(d, r.round), activation.active_after(d, r.round)
+    here = (f"Round {r.round}: seeds {', '.join(seeds)} (weight = share of similarity to the question; ×n = n "
+            f"mentions of one entity). {new.entities} new entities became active ({new.engrams} engrams, one "
+            f"per mention): {after.entities} entities are active now")
     here += f"; near the centre: {_quote(semantic)}" if semantic else ""
     here += f"; co-occurring with a seed: {_quote(graph)}" if graph else ""
     here += "." + (f" {r.note[:1].upper()}{r.note[1:]}." if r.note else "")

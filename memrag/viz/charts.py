@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from memrag.trace import Trace
-from memrag.viz.tables import tokens_by_stage
+from memrag.viz.tables import ORIGINAL_S, tokens_by_stage
 
 
 def _plain(text: str) -> str:
@@ -40,7 +40,7 @@ def tokens_chart(traces: Sequence[Trace], title: str = "Tokens by stage") -> go.
             v = values.setdefault((stage, origin, t.method), [0.0, 0.0, 0.0])
             v[0] += int(total)
             v[1] += row["calls"]
-            v[2] += row["seconds"]
+            v[2] += row[ORIGINAL_S]
     palette = qualitative.Safe + qualitative.Pastel
     fig = go.Figure()
     for i, stage in enumerate(stages):
@@ -56,7 +56,8 @@ def tokens_chart(traces: Sequence[Trace], title: str = "Tokens by stage") -> go.
                 marker={"color": colour, "pattern": {"shape": "/" if origin == "recorded" else ""}},
                 legendgroup=_plain(stage),
                 hovertemplate=(_plain(stage) + f" ({origin})<br>%{{y}} tokens in %{{customdata[0]}} call(s), "
-                               "%{customdata[1]} s<extra></extra>"),
+                               "%{customdata[1]} s" + (" in the original run" if origin == "recorded" else "")
+                               + "<extra></extra>"),
             ))
     layout: dict = {"barmode": "stack", "title": {"text": _plain(title)}, "yaxis": {"title": {"text": "tokens"}},
                     "xaxis": {"title": {"text": "method"}}, "legend": {"title": {"text": "stage (hatched = recorded)"}}}

@@ -16,6 +16,8 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping
 
+from memrag.viz import words
+
 MIN_DELTA_E = 20.0
 HEX_COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")  # the only colour form accepted from a caller
 
@@ -49,8 +51,7 @@ FATES = ("valid", "expanded", "shown", "dropped", "unlisted", "pruned")
 FATE_COLOURS: dict[str, str] = {"valid": "#1a7f37", "expanded": "#d9730d", "shown": "#2f6db5",
                                 "dropped": "#a06cc8", "unlisted": "#a89f91", "pruned": DIM,
                                 "untouched": "#8fd3e8"}  # a seed or candidate no drawn path passes through
-FATE_WORDS = {"valid": "valid", "expanded": "expanded", "shown": "listed, not judged",
-              "dropped": "listed, not kept", "unlisted": "over the listing cap", "pruned": "pruned",
+FATE_WORDS = {**{fate: word.label for fate, word in words.PATH_FATES.items()},  # one vocabulary with the tables
               "untouched": "on no drawn path"}
 ROUND_COLOURS: dict[str, str] = {"round 0": "#4e79a7", "round 1": "#f28e2b", "round 2": "#59a14f",
                                  "round 3": "#e15759", "round 4": "#b07aa1", "round 5": "#9c755f"}

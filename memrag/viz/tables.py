@@ -17,7 +17,10 @@ import pandas as pd
 from memrag.index.memory import Memory
 from memrag.trace import HippoRAG2Detail, LLMCallRecord, NeuroPathHop, Trace, token_sum
 from memrag.viz.safe_text import clip
+from memrag.viz.words import MADE_NOW_S, ORIGINAL_RUN_S, path_fate
 
+ORIGINAL_S = ORIGINAL_RUN_S.label  # a call's model seconds when it was made
+MADE_NOW = MADE_NOW_S.label
 COUNT_COLUMNS = ["prompt tokens", "cached-prefix tokens", "completion tokens", "total tokens"]
 
 
@@ -45,7 +48,7 @@ def candidates_table(hop: NeuroPathHop) -> pd.DataFrame:
                                                   c.rank if c.rank is not None else 10**9))
     rows = [{"#": c.listed_as, "path": c.text, "score": None if c.score is None else round(c.score, 4),
              "rank": c.rank,
-             "fate": c.fate, "kept from hop": c.kept_from, "created at hop": c.hop,
+             "fate": path_fate(c.fate), "kept from hop": c.kept_from, "created at hop": c.hop,
              "expandable at": "" if c.kept_from is not None else c.frontier_name,
              "chunks": ", ".join(str(x) for x in c.chunk_ids), "id": c.pid} for c in cands]
     df = pd.DataFrame(rows, columns=["#", "path", "score", "rank", "fate", "kept from hop", "created at hop",
@@ -130,21 +133,21 @@ def _stage_rows(calls: Sequence[LLMCallRecord], key: str = "stage") -> list[dict
     for c in calls:
         g = groups.setdefault((c.stage, origin(c)), {
             "stage": c.stage, "origin": origin(c), "calls": 0, "prompt tokens": 0, "cached-prefix tokens": 0,
-            "completion tokens": 0, "seconds": 0.0, "shared": False})
+            "completion tokens": 0, ORIGINAL_S: 0.0, "shared": False})
         g["calls"] += 1
         g["prompt tokens"] = _add(g["prompt tokens"], c.prompt_tokens)
         g["cached-prefix tokens"] = _add(g["cached-prefix tokens"], c.prompt_tokens_cached)
         g["completion tokens"] = _add(g["completion tokens"], c.completion_tokens)
-        g["seconds"] += c.seconds
+        g[ORIGINAL_S] += c.seconds
         g["shared"] = g["shared"] or c.shared
     for g in groups.values():
         g["total tokens"] = _add(g["prompt tokens"], g["completion tokens"])
-        g["seconds"] = round(g["seconds"], 3)
+        g[ORIGINAL_S] = round(g[ORIGINAL_S], 3)
     return list(groups.values())
 
 
 STAGE_COLUMNS = ["stage", "origin", "calls", "prompt tokens", "cached-prefix tokens", "completion tokens",
-                 "total tokens", "seconds", "shared"]
+                 "total tokens", ORIGINAL_S, "shared"]
 
 
 def tokens_by_stage(trace: Trace) -> pd.DataFrame:
@@ -158,10 +161,10 @@ def llm_calls_table(trace: Trace) -> pd.DataFrame:
     rows = [{"#": i, "stage": c.stage, "origin": origin(c), "ok": c.ok, "retries": c.retries,
              "parse errors": "; ".join(c.parse_errors), "prompt tokens": c.prompt_tokens,
              "cached-prefix tokens": c.prompt_tokens_cached, "completion tokens": c.completion_tokens,
-             "seconds": round(c.seconds, 3), "shared": c.shared, "model": c.model, "backend": c.backend,
+             ORIGINAL_S: round(c.seconds, 3), "shared": c.shared, "model": c.model, "backend": c.backend,
              "reply": clip(c.raw_reply, 200)} for i, c in enumerate(trace.llm_calls)]
     return _frame(rows, ["#", "stage", "origin", "ok", "retries", "parse errors", "prompt tokens",
-                         "cached-prefix tokens", "completion tokens", "seconds", "shared", "model", "backend",
+                         "cached-prefix tokens", "completion tokens", ORIGINAL_S, "shared", "model", "backend",
                          "reply"])
 
 
@@ -177,17 +180,17 @@ def call_identity(call: LLMCallRecord) -> str:
 def _totals_row(label: str, calls: Sequence[LLMCallRecord], traces: int) -> dict:
     row = {"method": label, "traces": traces, "calls": len(calls),
            "recorded calls": sum(1 for c in calls if c.cached), "prompt tokens": 0, "cached-prefix tokens": 0,
-           "completion tokens": 0, "seconds": 0.0, "fresh seconds": 0.0}
+           "completion tokens": 0, ORIGINAL_S: 0.0, MADE_NOW: 0.0}
     for c in calls:
         row["prompt tokens"] = _add(row["prompt tokens"], c.prompt_tokens)
         row["cached-prefix tokens"] = _add(row["cached-prefix tokens"], c.prompt_tokens_cached)
         row["completion tokens"] = _add(row["completion tokens"], c.completion_tokens)
-        row["seconds"] += c.seconds
+        row[ORIGINAL_S] += c.seconds
         if not c.cached:
-            row["fresh seconds"] += c.seconds
+            row[MADE_NOW] += c.seconds
     row["total tokens"] = _add(row["prompt tokens"], row["completion tokens"])
-    row["seconds"] = round(row["seconds"], 3)
-    row["fresh seconds"] = round(row["fresh seconds"], 3)
+    row[ORIGINAL_S] = round(row[ORIGINAL_S], 3)
+    row[MADE_NOW] = round(row[MADE_NOW], 3)
     return row
 
 
@@ -213,7 +216,7 @@ def totals_across(traces: Sequence[Trace]) -> pd.DataFrame:
             everything.append(c)
     rows.append(_totals_row(ALL_METHODS, everything, len(traces)))
     return _frame(rows, ["method", "traces", "calls", "recorded calls", "prompt tokens", "cached-prefix tokens",
-                         "completion tokens", "total tokens", "seconds", "fresh seconds"])
+                         "completion tokens", "total tokens", ORIGINAL_S, MADE_NOW])
 
 
 # ------------------------------------------------------------------ memory

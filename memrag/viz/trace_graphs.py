@@ -11,11 +11,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
+from memrag.explain import activation
 from memrag.index.normalise import entity_key
 from memrag.trace import (ActivatedEngram, EcphoryDetail, GraphEdge, GraphNode, NeuroPathDetail,
                           NeuroPathHop, PathCandidate, Trace)
 from memrag.viz.graph_html import DEFAULT_NODES, render
-from memrag.viz import palette
+from memrag.viz import palette, words
 from memrag.viz.palette import FATE_WORDS, FATES
 from memrag.viz.palette import fate_rank as _fate_rank
 from memrag.viz.safe_text import clip
@@ -26,8 +27,19 @@ ORIGIN_WORDS = {"query": "similar to the question", "cue": "near a cue entity",
 Result = tuple[str, str]
 
 
-def _gold(gold_chunk_ids: Iterable[int] | None) -> set[int]:
-    return set(gold_chunk_ids or ())
+RANKED_HEAD = 5  # with no answer step, the ranked head counts as what the method retrieved
+
+
+def _gold(gold_chunk_ids: Iterable[int] | None, trace: Trace, sources: tuple[str, ...] | None = None) -> set[int]:
+    """The gold chunks this method actually retrieved: in its answer context (or ranked head) and,
+    with `sources`, placed there by that part of the method. Only these get a star, so a gold
+    passage that, say, only completion found is not starred on the path picture."""
+    gold = set(gold_chunk_ids or ())
+    if not gold:
+        return gold
+    head = set(trace.answer.context_chunk_ids if trace.answer else trace.ranked_ids()[:RANKED_HEAD])
+    got = {r.chunk_id for r in trace.ranked if r.chunk_id in head and (sources is None or r.source in sources)}
+    return gold & got
 
 
 def _neuropath(trace: Trace) -> NeuroPathDetail:
@@ -181,7 +193,8 @@ def neuropath_hop_graph(trace: Trace, hop: int, *, gold_chunk_ids: Iterable[int]
     grey and dashed; seeds are stars, their coreference candidates squares."""
     detail = _neuropath(trace)
     h = _hop(detail, hop)
-    html, note, _ = _paths_picture(trace, h.candidates, _gold(gold_chunk_ids), max_nodes, height, f"Hop {hop}")
+    html, note, _ = _paths_picture(trace, h.candidates, _gold(gold_chunk_ids, trace, ("path",)), max_nodes,
+                                   height, f"Hop {hop}")
     if h.failed:
         note += f" Tracking failed at this hop: {h.failure}"
     return html, note
@@ -199,7 +212,7 @@ def neuropath_overview(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = N
     pruned = [c for c in cands if c.fate == "pruned"]
     if not include_pruned:
         cands = [c for c in cands if c.fate != "pruned"]
-    html, note, _ = _paths_picture(trace, cands, _gold(gold_chunk_ids), max_nodes, height,
+    html, note, _ = _paths_picture(trace, cands, _gold(gold_chunk_ids, trace, ("path",)), max_nodes, height,
                                    f"All {len(detail.hops)} hop(s)")
     if pruned and not include_pruned:
         note += f" {len(pruned)} pruned paths not drawn."
@@ -233,7 +246,7 @@ def ecphory_activation_graph(trace: Trace, upto_step: int | None = None, *,
     if not 0 <= upto_step <= last:
         raise ValueError(f"upto_step must be between 0 and {last}, got {upto_step}")
     show_final = upto_step == last
-    gold = _gold(gold_chunk_ids)
+    gold = _gold(gold_chunk_ids, trace)
     rounds = [r for r in d.rounds if r.round <= upto_step]
 
     # first activation of each entity, in activation order
@@ -323,7 +336,9 @@ def ecphory_activation_graph(trace: Trace, upto_step: int | None = None, *,
         edges.append(GraphEdge(eid, src, nid, kind, f"{a.similarity:.2f}" if a.origin in ("query", "semantic") else ""))
         titles[eid] = f"{a.name}: {ORIGIN_WORDS.get(a.origin, a.origin)} (round {a.round})"
 
-    note = f"Step {upto_step}: {steps[upto_step]}. {len(first)} entities activated"
+    active = activation.active_after(d, upto_step)
+    note = (f"Step {upto_step}: {steps[upto_step]}. {words.counted(active.entities, 'entity')} activated so far "
+            f"({active.engrams} engrams: one per mention)")
     if len(kept) < len(first):
         note += f"; showing {len(kept)} of {len(first)} (final engrams and seeds first, capped at {max_nodes} nodes)"
     note += "."
@@ -337,7 +352,7 @@ def ecphory_activation_graph(trace: Trace, upto_step: int | None = None, *,
 def dense_graph(trace: Trace, *, top: int = 10, gold_chunk_ids: Iterable[int] | None = None,
                 height: int = 420) -> Result:
     """The question and the head of the ranked list, one edge per chunk labelled with its rank."""
-    gold = _gold(gold_chunk_ids)
+    gold = _gold(gold_chunk_ids, trace)
     nodes = [GraphNode("q", "question", "query", role="query", group="question", tooltip=trace.question)]
     edges: list[GraphEdge] = []
     for pos, r in enumerate(trace.ranked[:top]):
@@ -430,7 +445,8 @@ def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] |
     page's pictures of the same method (by fate); capped to the `max_nodes` that matter most in the
     whole trace, so the set drawn does not change from step to step."""
     _check_step(trace, step_index)
-    gold = _gold(gold_chunk_ids)
+    # NeuroPath's step graph draws paths: a star there means a path (or its dense fallback) found it
+    gold = _gold(gold_chunk_ids, trace, ("path", "dense") if trace.method == "neuropath" else None)
     shown = highlighted_nodes(trace, step_index)
     shown_set = set(shown)
     newest = set(trace.steps[step_index].node_ids) | {n.id for n in trace.nodes if n.step == step_index}
@@ -464,8 +480,12 @@ def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] |
         edges.append(e if added else dataclasses.replace(e, role="ghost"))
     step = trace.steps[step_index]
     drawn_shown = len(shown_set & keep_set)
+    kinds: dict[str, int] = {}
+    for nid in shown:
+        kinds[unique[nid].kind] = kinds.get(unique[nid].kind, 0) + 1
     note = (f"Step {step_index + 1} of {len(trace.steps)}: {step.title}. "
-            f"{len(shown)} of {len(unique)} nodes added so far.")
+            f"{len(shown)} of {len(unique)} nodes added so far: "
+            + ", ".join(words.counted(n, k) for k, n in kinds.items()) + ".")
     if len(keep_set) < len(unique):
         note += (f" Drawing {len(keep_set)} of {len(unique)} nodes ({drawn_shown} of those added so far): "
                  f"the ones that matter most in the whole trace, capped at {max_nodes}.")
@@ -496,7 +516,7 @@ def hipporag2_overview(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = N
     d = trace.hipporag2
     if d is None:
         raise ValueError(f"this is a {trace.method!r} trace, not a HippoRAG 2 trace")
-    gold = _gold(gold_chunk_ids)
+    gold = _gold(gold_chunk_ids, trace)
     nodes = [dataclasses.replace(n, gold=bool(gold.intersection(n.chunk_ids)) if n.kind == "chunk" else n.gold)
              for n in trace.nodes]
     sizes = mass_sizes(nodes)

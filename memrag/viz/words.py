@@ -1,0 +1,92 @@
+"""The app's plain words: one label and one help text for each internal status or symbol, so a
+table, a legend and a caption name the same thing the same way.
+
+Tables and legends read their labels from here; help texts go into column help and tooltips,
+where the paper's symbols (D_p, D_e, E_final, C_assoc) may appear for readers of the papers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Word:
+    label: str
+    help: str
+
+
+# A NeuroPath candidate path's fate at one hop (PathCandidate.fate).
+PATH_FATES: dict[str, Word] = {
+    "valid": Word("valid", "the model judged this path useful for the answer (a valid path)"),
+    "expanded": Word("expanded", "the model chose to follow this path one hop further"),
+    "shown": Word("listed, not judged", "shown to the model, whose reply could not be read"),
+    "dropped": Word("listed, not kept", "shown to the model, which did not keep it"),
+    "unlisted": Word("over the listing cap", "left out of the prompt: more new paths than max_listed"),
+    "pruned": Word("pruned", "left out before the model saw it: least similar to the goal (prune_top)"),
+}
+
+# NeuroPath's two halves of the ranked list, named in the paper D_p and D_e.
+KEPT_PATH_PASSAGES = Word("passages on the kept paths",
+                          "the chunks the last valid paths were read from (the paper's D_p)")
+COMPLETION_PASSAGES = Word("passages found by the completion search",
+                           "a dense search of the whole memory with the question, the model's reasoning chain "
+                           "and what it still needs (the paper's D_e)")
+GOES_ON = Word("asked for another hop", "the model's 'continue' flag: 1 = track one hop further, 0 = enough")
+PATH_NUMBERS = Word("paths by number", "the numbers the model gave in its reply: kept (valid_ids), to extend "
+                                       "(expand_ids) and numbers that match no listed path (ignored)")
+ACTIVATION_STEP = Word("activation step", "what EcphoryRAG had activated after each step: the cues and the "
+                                          "initial activation, each associative round, the final re-ranking")
+ENGRAMS_AND_ENTITIES = ("An engram is one mention of an entity in one passage; an entity mentioned in "
+                        "several passages has several engrams. Counts of entities count each name once.")
+
+# Where a gold passage ended up (memrag.eval.gold's fates), in a few words for the answer card.
+GOLD_FATES_SHORT: dict[str, str] = {
+    "found by a path": "found by a path",
+    "recovered only by completion": "only by completion",
+    "valid but beyond k": "on a kept path but ranked beyond k",
+    "shown but not judged valid": "shown to the model, not kept",
+    "reachable but pruned": "reachable, pruned before the model saw it",
+    "no seed reaches it within max_hops": "no path reaches it",
+    "in the context": "in the context",
+    "in E_final but beyond k": "among the final engrams but ranked beyond k",
+    "lost in the C_assoc order": "activated but ranked beyond k",
+    "directly retrieved but beyond k": "similar to the question but ranked beyond k",
+    "never activated": "never activated",
+    "in the top k": "in the top k",
+    "beyond k": "ranked beyond k",
+    "not in the memory": "not in the memory",
+}
+# The fates that mean "found by the method's own step" (no caveat on the answer card).
+GOLD_FOUND_CLEANLY = ("found by a path", "in the context", "in the top k")
+
+
+def path_fate(fate: str) -> str:
+    return PATH_FATES[fate].label if fate in PATH_FATES else fate
+
+
+def gold_fate_short(fate: str) -> str:
+    if fate.startswith("activated in round "):
+        return f"activated in round {fate.split()[3]} but outside the context"
+    return GOLD_FATES_SHORT.get(fate, fate)
+
+
+PATH_FATE_HELP = "; ".join(f"{w.label}: {w.help}" for w in PATH_FATES.values())
+
+# A graph node's kind (GraphNode.kind) counted in a note: singular, plural.
+NODE_KINDS: dict[str, tuple[str, str]] = {"query": ("question", "question"), "cue": ("cue", "cues"),
+                                          "entity": ("entity", "entities"), "chunk": ("passage", "passages")}
+
+
+def counted(n: int, kind: str) -> str:
+    """'1 entity', '47 entities', '2 cues'."""
+    one, many = NODE_KINDS.get(kind, (kind, kind))
+    return f"{n} {one if n == 1 else many}"
+
+# Time, named the same way on every card and table: what the model took when a call was made
+# (for a replayed call, in the recorded run), and what this run took here.
+ORIGINAL_RUN_S = Word("original run (s)", "seconds the model took for these calls when they were made: for calls "
+                                          "replayed from recordings, in the recorded run on the recording model")
+MADE_NOW_S = Word("made now (s)", "model seconds of the calls made in this run (not replayed)")
+THIS_RUN_S = Word("this run (s)", "seconds this ask took here; for a replay that is retrieval plus reading "
+                                  "recorded replies, not the method's speed")
