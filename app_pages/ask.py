@@ -1,10 +1,11 @@
-"""Ask page: a demo or free question, NeuroPath / EcphoryRAG / dense side by side, every step shown;
+"""Ask page: a demo or free question, every registered method side by side, every step shown;
 or, in compare mode, one method under two parameter sets."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from memrag.methods import registry
 from memrag.app import state as app_state, ask_views, estimates, job_views, compare_views, jobs
 from memrag.app.ask_result import AskResult
 from memrag.app.work import ask_work
@@ -12,7 +13,7 @@ from memrag.app.state import AppState, METHOD_LABELS
 from memrag.tracefile import read_traces
 from memrag.viz.safe_text import escape_markdown
 
-ORDER = ("neuropath", "ecphory", "dense")
+ORDER = registry.DISPLAY_ORDER
 MODES = ("Methods side by side", "Compare parameter sets")
 REPLAY_WAIT_S = 5.0
 state = AppState()

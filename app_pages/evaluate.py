@@ -9,6 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from memrag.methods import registry
 from memrag.app import state as app_state, job_views, widgets, eval_views as ev, jobs
 from memrag.app.state import METHOD_LABELS
 from memrag.eval.datasets import SCOPES
@@ -16,7 +17,7 @@ from memrag.eval.config import EvalConfig, dense_only
 from memrag.eval.rundir import SUMMARY
 from memrag.viz.safe_text import escape_markdown
 
-ORDER = ("neuropath", "ecphory", "dense")
+ORDER = registry.DISPLAY_ORDER
 state = ev.EvalState()
 st.title("Evaluate")
 

@@ -8,8 +8,8 @@ from memrag.app import state as app_state, learn_views
 
 st.title("Learn")
 st.caption("NeuroPath is modelled on how the hippocampus maps places and plans routes; EcphoryRAG on how a cue "
-           "brings a stored memory back. Move the slider to replay a retrieval and see which part of the "
-           "analogy each step shows.")
+           "brings a stored memory back; HippoRAG 2 on the hippocampus as an index into the neocortex. Move the "
+           "slider to replay a retrieval and see which part of the analogy each step shows.")
 path, memory, _ = app_state.active_memory()
 traces, record = learn_views.pick_traces(path, memory)
 if traces:

@@ -112,7 +112,7 @@ def test_a_scripted_evaluation_runs_as_a_job_and_shows_scores_charts_and_traces(
     no_exception(at)
     assert "finished in" in texts(at)
     scores = at.dataframe[0].value
-    assert list(scores["method"]) == ["neuropath", "ecphory", "dense"]
+    assert list(scores["method"]) == ["neuropath", "ecphory", "hipporag2", "dense"]
     assert set(scores["n"]) == {"2"}
     charts = at.get("plotly_chart")
     assert len(charts) == 4  # recall@k, answers, cost, gold fates
@@ -120,14 +120,15 @@ def test_a_scripted_evaluation_runs_as_a_job_and_shows_scores_charts_and_traces(
     assert "Recall@k" in titles and "Answers" in titles
     per_q = next(d.value for d in at.dataframe if "question" in d.value.columns)
     assert list(per_q["id"]) == ["hp1", "hp2"]
-    assert {"NeuroPath R@5", "EcphoryRAG F1", "Dense answer", "Dense gold fates"} <= set(per_q.columns)
+    assert {"NeuroPath R@5", "EcphoryRAG F1", "HippoRAG 2 R@5", "HippoRAG 2 gold fates", "Dense answer",
+            "Dense gold fates"} <= set(per_q.columns)
     assert len(at.get("download_button")) == 2
     # a question opens the Ask page's views of its stored traces
     at.selectbox(key="eval_q").set_value("hp2").run()
     no_exception(at)
     assert "When did the periodical edited by T.S. Arthur end?" in texts(at)
-    assert sum("**Answer:**" in m.value for m in at.markdown) == 3
-    assert len(at.get("iframe")) >= 3  # one graph per method, side by side
+    assert sum("**Answer:**" in m.value for m in at.markdown) == 4
+    assert len(at.get("iframe")) >= 4  # one graph per graph method side by side, and a detail graph
 
 
 def test_a_finished_out_folder_opens_without_rerunning(home, tmp_path, monkeypatch):

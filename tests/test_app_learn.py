@@ -92,6 +92,7 @@ def test_hostile_names_in_a_lesson_stay_text(tiny):
              "valid_ids": [1, 2], "expansion_requirement": "", "expand_ids": [], "continue": 0}
     llm = ScriptedLLM({"query.entities": lambda m, s: {"entities": ["Miro Tann"]},
                        "neuropath.track": lambda m, s: track,
+                       "hipporag2.recognition": lambda m, s: {"keep": [1]},
                        "answer": lambda m, s: {"reasoning": "", "answer": "<img src=x onerror=alert(3)>",
                                                "cited": []}})
     at, _ = asked(tiny, llm)
@@ -105,7 +106,7 @@ def test_learn_without_a_trace_says_what_to_do(home, monkeypatch, tmp_path):
     monkeypatch.setattr(demo, "sample_memory_dir", lambda: tmp_path / "no-sample")
     at = app().run()
     at.switch_page(LEARN).run()
-    assert "Ask a question with NeuroPath or EcphoryRAG on the Ask page first" in plain(no_exception(at))
+    assert "Ask a question with NeuroPath, EcphoryRAG or HippoRAG 2 on the Ask page first" in plain(no_exception(at))
     assert not frames(at)
 
 
@@ -147,10 +148,11 @@ def test_a_lesson_tells_what_the_parameters_changed(traces):
     assert "Completion is off in this run" in lessons[-1].here
 
 
-def test_only_neuropath_and_ecphory_are_taught(traces):
+def test_dense_is_not_taught(traces):
     from memrag.trace import Trace
 
     with pytest.raises(ValueError, match="teaches"):
         learn.lessons(Trace(method="dense", question="q"))
     assert set(learn.teachable([*traces().values(), Trace(method="dense", question="q")])) == {"neuropath",
                                                                                                  "ecphory"}
+    assert learn.TEACHABLE == ("neuropath", "ecphory", "hipporag2")

@@ -329,16 +329,18 @@ def ask(at: AppTest, question: str = QUESTION) -> AppTest:
     return no_exception(at.run())
 
 
-def test_ask_shows_three_methods_with_graphs_tables_and_costs(tiny):
+def test_ask_shows_four_methods_with_graphs_tables_and_costs(tiny):
     llm = scripted()
     at = ask(ask_page(tiny, llm))
     answers = [m.value for m in at.markdown if m.value.startswith("**Answer:**")]
-    assert answers == ["**Answer:** Vell River"] * 3
+    assert answers == ["**Answer:** Vell River"] * 4
     graphs = frames(at)
-    assert len(graphs) == 3  # NeuroPath and EcphoryRAG side by side (dense: a table), NeuroPath's hop graph
+    # NeuroPath, EcphoryRAG and HippoRAG 2 side by side (dense: a table), NeuroPath's hop graph
+    assert len(graphs) == 4
     assert any(n["label"] == "Vell River" for n in graphs[0][0])  # NeuroPath's paths reach the river
     stages = [c["stage"] for c in llm.calls]
-    assert stages.count("query.entities") == 1 and stages.count("answer") == 3
+    assert stages.count("query.entities") == 1 and stages.count("answer") == 4
+    assert stages.count("hipporag2.recognition") == 1
     totals = table_with(at, "recorded calls")
     assert totals["method"].tolist()[-1].startswith("all methods")
     assert not at.get("plotly_chart")  # the cost chart is drawn only when its tab is opened
@@ -404,7 +406,7 @@ def test_recorded_demo_question_shows_badge_gold_and_a_live_switch(recorded):
     # the hostile chunk first (it shares the most words with the question under the hash embedder)
     metrics = [(m.label, m.value) for m in at.metric]
     assert metrics[:4] == [("R@2", "1.00"), ("R@5", "1.00"), ("EM", "1.00"), ("F1", "1.00")]
-    assert metrics[4] == ("R@2", "0.50") and len(metrics) == 12
+    assert metrics[4] == ("R@2", "0.50") and len(metrics) == 16
     at.session_state["res_neuropath_tabs"] = "Gold"
     at = no_exception(at.run())
     fates = table_with(at, "fate")
@@ -424,7 +426,7 @@ def test_traces_download_and_open_again(tiny):
     click(at, "Open these traces")
     at = no_exception(at)
     assert "Showing traces opened from a file." in all_markdown(at)
-    assert len([m for m in at.markdown if m.value.startswith("**Answer:**")]) == 3
+    assert len([m for m in at.markdown if m.value.startswith("**Answer:**")]) == 4
     # a broken file is refused with a reason and changes nothing
     at.file_uploader(key="ask_trace_file").set_value(("bad.json", b'{"version": 99}', "application/json")).run()
     click(at, "Open these traces")

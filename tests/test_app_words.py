@@ -27,13 +27,13 @@ def test_answer_cards_name_both_times_and_say_the_gold_fate_in_one_line(recorded
     assert live.calls == []
     # one time line per card: the recorded calls' original seconds and this replay's, named so
     times = CARD_TIME.findall(page)
-    assert len(times) == 3, page
+    assert len(times) == 4, page  # NeuroPath, EcphoryRAG, HippoRAG 2, dense
     assert " s here" not in page and "fresh seconds" not in page
     assert re.search(r"original run: \d+\.\d s and \d+ tokens on the recording model", page)
     # NeuroPath's valid path reads chunk 0 only; the other gold passage came from completion
     gold_lines = [re.sub(r"\\(.)", r"\1", m.value) for m in at.markdown if m.value.startswith("**Gold:**")]
     assert gold_lines[0] == "**Gold:** 2 of 2 gold passages in the top 5; Port Alder: only by completion"
-    assert gold_lines[1:] == ["**Gold:** 2 of 2 gold passages in the top 5"] * 2
+    assert gold_lines[1:] == ["**Gold:** 2 of 2 gold passages in the top 5"] * 3, gold_lines
     assert_plain(at)
     # the line's button opens NeuroPath's completion step, where that passage was found
     button = next(b for b in at.button if b.label.startswith("show where:"))

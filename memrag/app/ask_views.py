@@ -9,6 +9,7 @@ from typing import Callable, Iterable, Sequence
 import pandas as pd
 import streamlit as st
 
+from memrag.app import hipporag2_views
 from memrag.app.ask_result import AskResult
 from memrag.app.question_gold import FateLine, Gold, gold_fate_line, gold_fates, gold_of, gold_scores
 from memrag.app.state import METHOD_LABELS
@@ -195,10 +196,6 @@ def overview_neuropath(trace: Trace, ids: Iterable[int] | None, height: int) -> 
 
 def overview_ecphory(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
     _method_picture(trace, ids, height, drawable=trace.ecphory is not None)
-
-
-def overview_hipporag2(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
-    _method_picture(trace, ids, height, drawable=trace.hipporag2 is not None)
 
 
 # ------------------------------------------------------------------ one trace in detail
@@ -412,5 +409,5 @@ METHOD_VIEWS: dict[str, MethodViews] = {
     "dense": MethodViews(dense_view, overview_dense),
     "neuropath": MethodViews(neuropath_view, overview_neuropath),
     "ecphory": MethodViews(ecphory_view, overview_ecphory),
-    "hipporag2": MethodViews(dense_view, overview_hipporag2),  # its detail tab: the ranking's graph, for now
+    "hipporag2": MethodViews(hipporag2_views.detail, hipporag2_views.overview),
 }

@@ -31,12 +31,18 @@ def preset_key(method: str) -> str:
     return f"cmp_preset_{method}"
 
 
-def _apply_preset(method: str) -> None:
-    """Set both sets from the chosen preset and the sidebar's parameters (a widget callback)."""
+def _bases(method: str) -> tuple[Any, Any]:
+    """What a preset starts from: the sidebar's parameters, or the paper's settings."""
+    return app_state.method_params(method), compare.paper_params(method)
+
+
+def _apply_preset(method: str, from_paper: bool = False) -> None:
+    """Set both sets from the chosen preset and the sidebar's parameters, or the paper's settings
+    (a widget callback)."""
     name = st.session_state.get(preset_key(method), CUSTOM)
     if name == CUSTOM:
         return
-    a, b = compare.preset_params(method, app_state.method_params(method), compare.preset(method, name))
+    a, b = compare.preset_params(method, _bases(method)[from_paper], compare.preset(method, name))
     app_state.set_method_params(method, a, SCOPES["A"])
     app_state.set_method_params(method, b, SCOPES["B"])
 
@@ -46,7 +52,7 @@ def _labels(method: str, a: Any, b: Any) -> tuple[str, str]:
     name = st.session_state.get(preset_key(method), CUSTOM)
     if name != CUSTOM:
         p = compare.preset(method, name)
-        if (a, b) == compare.preset_params(method, app_state.method_params(method), p):
+        if any((a, b) == compare.preset_params(method, base, p) for base in _bases(method)):
             return f"A · {p.a_label}", f"B · {p.b_label}"
     return "A", "B"
 
@@ -69,6 +75,10 @@ def compare_mode(memory: Memory, question: str, record: dict[str, Any] | None, r
                                  "changes what the papers' ablations change. 'custom' keeps your edits.")
     if name != CUSTOM:
         st.caption(escape_markdown(compare.preset(method, name).about))
+    st.button("Start both from the paper's settings", on_click=_apply_preset, args=(method, True),
+              disabled=name == CUSTOM, key="cmp_from_paper",
+              help="The ablation on top of the paper's settings (config.PAPER_SETTINGS) instead of your "
+                   "sidebar parameters.")
     with st.expander("Edit the two parameter sets"):
         st.button("Reset both to the ablation", on_click=_apply_preset, args=(method,), disabled=name == CUSTOM)
         for col, side in zip(st.columns(2), SIDES):

@@ -25,7 +25,7 @@ DEFAULT_RATES: dict[str, tuple[float, float]] = {"embedded": (40.0, 10.0), "othe
 # Typical (fresh prompt, completion) tokens of one call, by stage family, until measured here.
 TYPICAL_TOKENS: dict[str, tuple[float, float]] = {
     "index.extract": (900.0, 250.0), "query.entities": (350.0, 30.0), "neuropath.track": (1400.0, 200.0),
-    "answer": (1600.0, 120.0)}
+    "hipporag2.recognition": (500.0, 40.0), "answer": (1600.0, 120.0)}
 FIRST_ESTIMATE = "first estimate, not yet measured on this machine"
 
 
@@ -180,7 +180,7 @@ class ObservedLLM:
 # ------------------------------------------------------------------ what the pages ask for
 def expected_ask_calls(methods: list[str] | tuple[str, ...], max_hops: int = 2) -> int:
     """LLM calls a live ask usually makes: the shared query-entity call, NeuroPath's tracking
-    hops, and one answer per method (retries come on top)."""
+    hops, HippoRAG 2's recognition call and one answer per method (retries come on top)."""
     return len(_ask_stages(methods, max_hops))
 
 
@@ -190,7 +190,15 @@ def _ask_stages(methods: list[str] | tuple[str, ...], max_hops: int) -> list[str
         stages.append("query.entities")
     if "neuropath" in methods:
         stages += ["neuropath.track"] * max_hops
+    if "hipporag2" in methods:
+        stages.append("hipporag2.recognition")
     return stages
+
+
+def expected_compare_calls(method: str, sides: int = 2, max_hops: int = 2) -> int:
+    """Compare mode: the method under `sides` parameter sets; the query-entity call is shared."""
+    stages = _ask_stages([method], max_hops)
+    return sides * len(stages) - (sides - 1) * ("query.entities" in stages)
 
 
 def build_estimate(chunks: int, backend: str, parallel: int = 1, throughput: Throughput = THROUGHPUT) -> Estimate:

@@ -18,13 +18,15 @@ from memrag.explain import lessons as learn
 from memrag.index.memory import Memory
 from memrag.app.state import AppState
 from memrag.llm.recordings import StaleRecording
+from memrag.methods import registry
 from memrag.trace import Trace
 from memrag.viz import trace_graphs
 from memrag.viz.safe_text import escape_markdown
 
 LAST_ASK = "Your last question"
 DEMO = "A recorded demo question"
-METHOD_TITLES = {"neuropath": "NeuroPath · place cells", "ecphory": "EcphoryRAG · ecphory"}
+METHOD_TITLES = {"neuropath": "NeuroPath · place cells", "ecphory": "EcphoryRAG · ecphory",
+                 "hipporag2": "HippoRAG 2 · hippocampal index"}
 GRAPH_HEIGHT = 520
 
 
@@ -53,8 +55,8 @@ def pick_traces(path: str | None, memory: Memory | None) -> tuple[dict[str, Trac
         if rec is not None and memory is not None else []
     options = ([LAST_ASK] if last else []) + ([DEMO] if questions else [])
     if not options:
-        st.info("Ask a question with NeuroPath or EcphoryRAG on the Ask page first, or open a memory that "
-                "ships recorded demo questions (the sample memory does): its steps are replayed here.")
+        st.info("Ask a question with NeuroPath, EcphoryRAG or HippoRAG 2 on the Ask page first, or open a memory "
+                "that ships recorded demo questions (the sample memory does): its steps are replayed here.")
         st.page_link("app_pages/ask.py", label="Go to the Ask page", icon=":material/help:")
         return {}, None
     source = st.radio("learn from", options, horizontal=True, key="learn_source")
@@ -73,7 +75,7 @@ def pick_traces(path: str | None, memory: Memory | None) -> tuple[dict[str, Trac
 def analogy(method: str) -> None:
     """The paper's analogy as a table (our own text: safe as markdown)."""
     st.markdown(learn.INTROS[method])
-    label = "NeuroPath" if method == "neuropath" else "EcphoryRAG"
+    label = registry.get(method).label
     rows = [f"| in the brain | what it is | in {label} | what it is there |", "|---|---|---|---|"]
     rows += [f"| **{p.brain}** | {p.brain_means} | **{p.method}** | {p.method_means} |"
              for p in learn.ANALOGIES[method]]
@@ -115,7 +117,7 @@ def replay(trace: Trace, gold_chunk_ids: list[int] | None) -> int:
 
 
 def learn_page(traces: dict[str, Trace], record: dict[str, Any] | None, memory: Memory | None) -> None:
-    """Pick NeuroPath or EcphoryRAG, see its analogy, replay its trace."""
+    """Pick a taught method, see its analogy, replay its trace."""
     methods = list(traces)
     method = st.segmented_control("method", methods, default=methods[0], key="learn_method",
                                   format_func=lambda m: METHOD_TITLES[m]) or methods[0]

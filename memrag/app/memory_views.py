@@ -8,7 +8,7 @@ from typing import Any, Callable
 import pandas as pd
 import streamlit as st
 
-from memrag.app.widgets import frame, graph, text
+from memrag.app.widgets import frame, graph
 from memrag.index.memory import Memory
 from memrag.trace import CallCost
 from memrag.viz import entity_search, graph_html, memory_graphs, tables

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from memrag.app.estimates import ObservedLLM, expected_ask_calls
+from memrag.app.estimates import ObservedLLM, expected_ask_calls, expected_compare_calls
 from memrag.app.jobs import Job, JobLLM
 from memrag.explain import ablations
 from memrag.index.memory import Memory
@@ -108,8 +108,7 @@ def compare_work(memory: Memory, question: str, llm: Any, embedder: Any, method:
 
     def work(job: Job) -> list[ablations.Variant]:
         hops = max((getattr(v.params, "max_hops", 0) for v in variants), default=0) or 2
-        # the query-entity call is shared by both variants
-        wrapped = JobLLM(llm, job, expected_calls=len(variants) * expected_ask_calls([method], hops) - 1)
+        wrapped = JobLLM(llm, job, expected_calls=expected_compare_calls(method, len(variants), hops))
         job.report("start", {"method": method}, total=wrapped.expected_calls, done=0, note="embedding the question")
         return ablations.run_variants(memory, question, wrapped, embedder, method, variants)
 

@@ -17,14 +17,15 @@ from typing import Any
 from memrag.ask import make_stamp, run_method
 from memrag.config import PAPER_SETTINGS, EcphoryParams, NeuroPathParams
 from memrag.index.memory import Memory
+from memrag.methods import registry
 from memrag.methods.base import QueryContext
 from memrag.llm.recordings import StaleRecording
 from memrag.trace import Trace, token_sum
 from memrag.viz import words
 from memrag.viz.safe_text import clip
 
-METHODS = ("neuropath", "ecphory")
-PARAM_CLASSES: dict[str, type] = {"neuropath": NeuroPathParams, "ecphory": EcphoryParams}
+METHODS = ("neuropath", "ecphory", "hipporag2")  # the methods with ablations below
+PARAM_CLASSES: dict[str, type] = {m: registry.get(m).params for m in METHODS}
 TOP = 5  # the head of the ranked list compared for chunks gained / lost
 NEEDS_LIVE = "needs 'run live'"
 ANSWER_NOT_RECORDED = "answer not recorded for these settings — run live to answer"
@@ -101,6 +102,33 @@ PRESETS: dict[str, list[Preset]] = {
                "chunks nearest the question) against a fusion of activation (all rounds) and similarity.",
                {"context_source": "fused"}, {"context_source": "c_init"}, "fused", "c_init"),
     ],
+    # memrag's HippoRAG 2 defaults are the paper's settings (PAPER_SETTINGS has nothing to turn off):
+    # side A of each preset is the paper's value; "from the paper's settings" resets the rest.
+    "hipporag2": [
+        Preset("recognition memory on / off (retrieval only)",
+               "HippoRAG 2's recognition-memory ablation: without the LLM filter every retrieved fact seeds "
+               "the graph search, and no LLM call is made before the answer (the cheap variant memrag "
+               "evaluates on every pooled sample).",
+               {"recognition": True}, {"recognition": False}, "recognition on", "retrieval only"),
+        Preset("synonymy threshold 0.8 / 0.9",
+               "Synonymy edges join phrase nodes whose name vectors are at least this alike; a stricter "
+               "threshold links fewer spellings and near-names, so PageRank mass crosses between them less.",
+               {"synonymy_threshold": 0.8}, {"synonymy_threshold": 0.9}, "synonymy ≥ 0.8", "synonymy ≥ 0.9"),
+        Preset("synonymy edges on / off",
+               "No synonymy edges at all: a fact about one spelling of a name cannot reach passages that use "
+               "another.", {"synonymy_neighbours": 100}, {"synonymy_neighbours": 0}, "synonymy on",
+               "no synonymy edges"),
+        Preset("passage seeds 0.05 / none",
+               "HippoRAG 2's dense-passage ablation: with passage_node_weight 0 only the phrases of kept facts "
+               "seed the walk, as in the first HippoRAG; the paper removes passage nodes the same way to "
+               "measure what the dense seeds add.",
+               {"passage_node_weight": 0.05}, {"passage_node_weight": 0.0}, "passage seeds 0.05",
+               "no passage seeds"),
+        Preset("damping 0.5 / 0.85",
+               "How far the walk strays from its seeds: 0.5 is the paper's value, 0.85 the classic PageRank "
+               "one (more mass spreads to nodes far from the seeds).",
+               {"damping": 0.5}, {"damping": 0.85}, "damping 0.5", "damping 0.85"),
+    ],
 }
 CUSTOM = "custom"
 
@@ -110,6 +138,11 @@ def preset(method: str, name: str) -> Preset:
         if p.name == name:
             return p
     raise KeyError(f"no preset {name!r} for {method}; choose from {[p.name for p in PRESETS[method]]}")
+
+
+def paper_params(method: str) -> Any:
+    """The method's parameters as its paper wrote them (defaults with PAPER_SETTINGS)."""
+    return PARAM_CLASSES[method](**PAPER_SETTINGS.get(method, {}))
 
 
 def preset_params(method: str, base: Any, p: Preset) -> tuple[Any, Any]:
@@ -225,6 +258,10 @@ def retrieval_facts(trace: Trace) -> dict[str, Any]:
         activated = {a.key for a in d.initial} | {a.key for r in d.rounds for a in r.new}
         return {"rounds run": sum(1 for r in d.rounds if r.seed_ids), "entities activated": len(activated),
                 "final engrams": len(d.final)}
+    if trace.hipporag2 is not None:
+        d = trace.hipporag2
+        return {"facts kept": sum(1 for f in d.facts if f.verdict == "kept"), "phrase seeds": len(d.phrase_seeds),
+                "PageRank mass on phrases": d.phrase_mass, "dense fallback (1 = yes)": int(d.fallback_dense)}
     return {}
 
 
@@ -267,7 +304,7 @@ def what_changed(a: Variant, b: Variant, *,
     fa, fb = retrieval_facts(ta), retrieval_facts(tb)
     for name in fa:
         rows.append({"what": name, "A": _fmt(fa[name]), "B": _fmt(fb.get(name)),
-                     "change": _delta(fa[name], fb.get(name))})
+                     "change": _delta(fa[name], fb.get(name), 2 if isinstance(fa[name], float) else 0)})
     head_a, head_b = ta.ranked_ids()[:TOP], tb.ranked_ids()[:TOP]
     gained = [c for c in head_b if c not in head_a]
     lost = [c for c in head_a if c not in head_b]
@@ -282,4 +319,4 @@ def what_changed(a: Variant, b: Variant, *,
 
 
 __all__ = ["PRESETS", "CUSTOM", "Preset", "Variant", "preset", "preset_params", "differing", "run_variants",
-           "what_changed", "retrieval_facts", "METHODS", "NEEDS_LIVE"]
+           "what_changed", "retrieval_facts", "paper_params", "METHODS", "NEEDS_LIVE"]

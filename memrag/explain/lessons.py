@@ -1,10 +1,12 @@
-"""The Learn page's teaching: the two papers' brain analogies, and one lesson per replay step of a trace.
+"""The Learn page's teaching: the papers' brain analogies, and one lesson per replay step of a trace.
 
 NeuroPath (Li et al., 2025) borrows from hippocampal place cells (O'Keefe & Dostrovsky, 1971):
 entities are places, triples are the fields that link places into a map, path tracking is like
 preplay, post-retrieval completion like replay. EcphoryRAG (Liao, 2025) borrows Tulving's ecphory:
 a retrieval cue meets a stored trace (an engram) and brings the memory back; activation spreads
-by association.
+by association. HippoRAG (Gutiérrez et al., 2024) and HippoRAG 2 (Gutiérrez et al., 2025) borrow the
+hippocampal indexing theory (Teyler & DiScenna, 1986): the neocortex holds what was experienced, the
+hippocampus an index of pointers into it, and a partial cue completes the whole pattern.
 
 `lessons(trace)` writes, for each step of `trace.steps`, which part of the analogy the step shows
 and what this trace did there with its own names. The `here` text mixes our words with document
@@ -22,7 +24,7 @@ from memrag.trace import Step, Trace
 from memrag.viz.safe_text import clip
 
 NAMES_SHOWN = 5  # concrete names quoted per list in a lesson
-TEACHABLE = ("neuropath", "ecphory")
+TEACHABLE = ("neuropath", "ecphory", "hipporag2")
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,24 @@ ANALOGIES: dict[str, list[Pair]] = {
              "associative activation", "engrams near the cues light up, then their weighted centroid and "
              "their co-occurring neighbours light up more, round by round"),
     ],
+    "hipporag2": [
+        Pair("neocortex", "where what we perceive is processed and where the content of memories is kept",
+             "the LLM", "it read every passage once and wrote the facts down; at question time it judges "
+             "facts and writes the answer"),
+        Pair("hippocampal index", "a compact set of pointers to the cortical patterns of an experience, "
+             "not the experience itself", "the graph",
+             "phrase nodes and passage nodes joined by facts (triples) and by the passages that mention them"),
+        Pair("parahippocampal regions", "the way in and out of the hippocampus; they also tie together "
+             "inputs that are alike", "the encoder and synonymy edges",
+             "vectors carry the question to the facts, and names whose vectors are nearly the same are "
+             "linked, so one spelling leads to the other"),
+        Pair("recognition memory", "the sense that something was seen before and belongs here",
+             "the fact filter", "one LLM call keeps the retrieved facts that bear on the question"),
+        Pair("pattern completion", "a part of a stored pattern is enough for the hippocampus to bring back "
+             "the whole of it", "personalised PageRank",
+             "a walk that keeps restarting at the seeds spreads their weight through the graph; the passages "
+             "where most of it settles are the memory recalled"),
+    ],
 }
 
 INTROS: dict[str, str] = {
@@ -70,12 +90,19 @@ INTROS: dict[str, str] = {
         "cue meets the stored trace of an experience, its engram — the meeting is called ecphory. "
         "Here the engrams are entity mentions, the cues come from the question, and one recollection "
         "calls up associated ones in rounds."),
+    "hipporag2": (
+        "HippoRAG 2 follows the hippocampal indexing theory of Teyler and DiScenna: the neocortex keeps the "
+        "content of an experience, the hippocampus only an index that points to it, and a fragment of a cue "
+        "is enough to reactivate the whole indexed pattern (pattern completion). Here the LLM plays the "
+        "neocortex, the graph of phrases and passages is the index, the encoder and its synonymy links "
+        "stand for the regions that connect the two, and personalised PageRank does the completing."),
 }
 
 SOURCES = ("NeuroPath: Li et al., 2025. EcphoryRAG: Liao, 2025. Place cells: O'Keefe & Dostrovsky, 1971; "
            "preplay: Dragoi & Tonegawa, 2011; replay: Wilson & McNaughton, 1994, Foster & Wilson, 2006. "
-           "Ecphory and encoding specificity: Tulving, 1983; Tulving & Thomson, 1973. The analogies are the "
-           "papers' inspiration, not a claim that either method works like a brain.")
+           "Ecphory and encoding specificity: Tulving, 1983; Tulving & Thomson, 1973. HippoRAG: Gutiérrez et al., "
+           "2024; HippoRAG 2: Gutiérrez et al., 2025; hippocampal indexing theory: Teyler & DiScenna, 1986. The "
+           "analogies are the papers' inspiration, not a claim that any of these methods works like a brain.")
 
 
 @dataclass
@@ -276,10 +303,103 @@ def _ec_context(trace: Trace, step: Step) -> Lesson:
                   "The recollected memory is what we can report: here, what the model answers from.", here, chunks)
 
 
+# ------------------------------------------------------------------ HippoRAG 2
+def _hr_fact(f: Any) -> str:
+    return f"'{clip(f.head, 50)} | {clip(f.relation, 40)} | {clip(f.tail, 50)}'"
+
+
+def _hr_facts(trace: Trace, step: Step) -> Lesson:
+    d = trace.hipporag2
+    assert d is not None
+    here = (f"The question's vector meets every fact's vector; the {len(d.facts)} nearest: "
+            + ("; ".join(f"{_hr_fact(f)} ({f.score:.2f})" for f in d.facts[:NAMES_SHOWN]) or "none") + ".")
+    if not d.facts:
+        here = "The memory holds no facts, so there is nothing for the question to meet."
+    return Lesson(step.index, step.title, "parahippocampal regions ↔ the encoder",
+                  "Signals reach the hippocampus through the parahippocampal regions, which turn what we "
+                  "perceive into a form the index can match. HippoRAG 2's encoder does that job: the question "
+                  "and every stored fact become vectors, and the closest facts are the first candidates.",
+                  here, _dedupe([n for f in d.facts for n in (f.head, f.tail)]))
+
+
+def _hr_recognition(trace: Trace, step: Step) -> Lesson:
+    d = trace.hipporag2
+    assert d is not None
+    kept = [f for f in d.facts if f.verdict == "kept"]
+    dropped = [f for f in d.facts if f.verdict == "dropped"]
+    if not d.recognition:
+        here = (f"Recognition memory is off in this run (the retrieval-only variant): all {len(d.facts)} "
+                "facts are taken as they are, and no LLM call is made.")
+    elif d.recognition_error:
+        here = f"The model's verdict could not be read ({clip(d.recognition_error, 120)}), so no fact is kept."
+    else:
+        here = (f"The model kept {len(kept)} of {len(d.facts)} facts: "
+                + ("; ".join(_hr_fact(f) for f in kept[:NAMES_SHOWN]) or "none") + ".")
+        if dropped:
+            here += f" It dropped {'; '.join(_hr_fact(f) for f in dropped[:NAMES_SHOWN])}."
+    return Lesson(step.index, step.title, "recognition memory ↔ the fact filter",
+                  "Recognising is judging that something is familiar and fits, without recalling everything "
+                  "about it. HippoRAG 2 asks the LLM, its neocortex, that one question about each candidate "
+                  "fact: does it belong to this question?", here,
+                  _dedupe([n for f in kept for n in (f.head, f.tail)]))
+
+
+def _hr_seeds(trace: Trace, step: Step) -> Lesson:
+    d = trace.hipporag2
+    assert d is not None
+    seeds = "; ".join(f"'{clip(s.name, 60)}' {s.weight:.3g} (in {s.passages} passage(s))"
+                      for s in d.phrase_seeds[:NAMES_SHOWN])
+    more = f" and {len(d.phrase_seeds) - NAMES_SHOWN} more" if len(d.phrase_seeds) > NAMES_SHOWN else ""
+    here = (f"The kept facts point into the index at {len(d.phrase_seeds)} phrase(s), each seeded with its "
+            f"fact's score divided by how many passages contain it (a rare name weighs more): {seeds or 'none'}"
+            f"{more}. Every passage also gets a small seed from its dense similarity (together "
+            f"{d.passage_seed_total:.3g}).")
+    return Lesson(step.index, step.title, "hippocampal index ↔ the graph",
+                  "The hippocampus does not store an experience, only where its pieces lie in the cortex. "
+                  "HippoRAG's graph is such an index: phrase nodes and passage nodes, linked by facts. The "
+                  "cue switches on a few entries of the index: the seeds.", here,
+                  _dedupe([s.name for s in d.phrase_seeds]))
+
+
+def _hr_pagerank(trace: Trace, step: Step) -> Lesson:
+    d = trace.hipporag2
+    assert d is not None
+    seeded = {f"e:{s.key}" for s in d.phrase_seeds}
+    reached = [n.label for n in d.top_nodes if n.kind == "phrase" and n.node_id not in seeded]
+    passages = [n.label for n in d.top_nodes if n.kind == "passage"]
+    here = (f"The walk from the seeds left {d.phrase_mass:.0%} of its mass on phrase nodes and the rest on "
+            f"passages. Phrases it reached without seeding them: {_quote(_dedupe(reached))}. The passages "
+            f"holding the most: {_quote(_dedupe(passages), 3)}.")
+    return Lesson(step.index, step.title, "pattern completion ↔ personalised PageRank",
+                  "Given part of a stored pattern, the hippocampus brings back the rest: pattern completion. "
+                  "Personalised PageRank completes from the seeds: a walker follows the graph's links and keeps "
+                  "jumping back to a seed, so weight gathers where many short links lead from the seeds.",
+                  here, _dedupe(reached)[:NAMES_SHOWN])
+
+
+def _hr_ranked(trace: Trace, step: Step) -> Lesson:
+    d = trace.hipporag2
+    assert d is not None
+    titles = {c.chunk_id: c.title for c in trace.chunks}
+    k = int(trace.params.get("answer_passages", 5))
+    won = _dedupe([titles.get(r.chunk_id, f"chunk {r.chunk_id}") for r in trace.ranked[:k]])
+    if d.fallback_dense:
+        return Lesson(step.index, step.title, "no cue to complete",
+                      "Without a recognised cue there is no index entry to start pattern completion from.",
+                      f"HippoRAG 2 fell back to dense retrieval ({clip(d.fallback_reason, 120)}): the passages "
+                      f"nearest the question are read instead: {_quote(won, 3)}.", won)
+    return Lesson(step.index, step.title, "index → neocortex",
+                  "The index only points; the content is in the cortex. The passages the completed pattern "
+                  "points to most are handed back to the LLM, which reads them and answers.",
+                  f"The passages with the most PageRank mass go to the answer step: {_quote(won)}.", won)
+
+
 _BUILDERS = {
     "neuropath": {"seeds": _np_seeds, "hop": _np_hop, "completion": _np_completion, "fallback": _np_fallback},
     "ecphory": {"cues": _ec_cues, "initial": _ec_initial, "round": _ec_round, "rerank": _ec_rerank,
                 "context": _ec_context},
+    "hipporag2": {"facts": _hr_facts, "recognition": _hr_recognition, "seeds": _hr_seeds, "pagerank": _hr_pagerank,
+                  "ranked": _hr_ranked},
 }
 
 
@@ -302,7 +422,7 @@ def teachable(traces: list[Trace]) -> dict[str, Trace]:
 
 
 def demo_traces(memory: Memory, recordings: Any, embedder: Any, question: str) -> list[Trace]:
-    """Both methods on a recorded demo question, replayed from the memory's recordings
+    """Every teachable method on a recorded demo question, replayed from the memory's recordings
     (raises `memrag.llm.recordings.StaleRecording` when the recordings lack a call)."""
     from memrag.ask import ask
 

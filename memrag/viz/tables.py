@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from memrag.index.memory import Memory
-from memrag.trace import LLMCallRecord, NeuroPathHop, Trace, token_sum
+from memrag.trace import HippoRAG2Detail, LLMCallRecord, NeuroPathHop, Trace, token_sum
 from memrag.viz.safe_text import clip
 from memrag.viz.words import MADE_NOW_S, ORIGINAL_RUN_S, path_fate
 
@@ -56,6 +56,59 @@ def candidates_table(hop: NeuroPathHop) -> pd.DataFrame:
     for col in ("#", "rank", "kept from hop"):
         df[col] = df[col].astype("Int64")
     return df
+
+
+# ------------------------------------------------------------------ HippoRAG 2
+VERDICT_WORDS = {"kept": "kept", "dropped": "dropped by recognition memory",
+                 "unjudged": "not judged (the recognition call failed)"}
+
+
+def _hippo(trace: Trace) -> HippoRAG2Detail:
+    if trace.hipporag2 is None:
+        raise ValueError(f"this is a {trace.method!r} trace, not a HippoRAG 2 trace")
+    return trace.hipporag2
+
+
+def hippo_facts_table(trace: Trace) -> pd.DataFrame:
+    """The retrieved facts, best first: the triple, its cosine and normalised score, the
+    recognition verdict and the passages it was read from."""
+    d = _hippo(trace)
+    verdict = (lambda f: VERDICT_WORDS.get(f.verdict, f.verdict)) if d.recognition else (
+        lambda f: "kept (recognition off)")
+    rows = [{"#": i, "fact": f"{f.head} | {f.relation} | {f.tail}", "cosine": round(f.cosine, 4),
+             "score": round(f.score, 4), "verdict": verdict(f), "passages": ", ".join(map(str, f.chunk_ids))}
+            for i, f in enumerate(d.facts, start=1)]
+    return pd.DataFrame(rows, columns=["#", "fact", "cosine", "score", "verdict", "passages"])
+
+
+def hippo_phrase_seeds_table(trace: Trace) -> pd.DataFrame:
+    """Each seeded phrase: its kept facts' scores ÷ the passages containing it = its seed weight."""
+    rows = [{"phrase": s.name, "fact scores": ", ".join(f"{x:.3f}" for x in s.fact_scores),
+             "passages containing it": s.passages, "seed weight": round(s.weight, 4),
+             "how": f"mean of the fact scores ÷ {s.passages} passage(s)" if len(s.fact_scores) > 1
+             else f"{s.fact_scores[0]:.3f} ÷ {s.passages} passage(s)" if s.fact_scores else "",
+             "PageRank mass": round(s.mass, 5)} for s in _hippo(trace).phrase_seeds]
+    return pd.DataFrame(rows, columns=["phrase", "fact scores", "passages containing it", "seed weight", "how",
+                                       "PageRank mass"])
+
+
+def hippo_passage_seeds_table(trace: Trace) -> pd.DataFrame:
+    """The heaviest passage seeds: normalised dense score × passage_node_weight."""
+    weight = trace.params.get("passage_node_weight")
+    rows = [{"chunk": p.chunk_id, "title": (trace.chunk(p.chunk_id).title if trace.chunk(p.chunk_id) else ""),
+             "normalised dense score": round(p.dense_score, 4),
+             "× passage_node_weight": weight, "seed weight": round(p.weight, 5)}
+            for p in _hippo(trace).passage_seeds]
+    return pd.DataFrame(rows, columns=["chunk", "title", "normalised dense score", "× passage_node_weight",
+                                       "seed weight"])
+
+
+def hippo_mass_table(trace: Trace) -> pd.DataFrame:
+    """The nodes holding the most PageRank mass, phrases and passages together."""
+    rows = [{"rank": i, "node": n.label, "kind": n.kind, "PageRank mass": round(n.mass, 5),
+             "share": f"{n.mass:.1%}", "seed weight": round(n.seed, 5) if n.seed else None}
+            for i, n in enumerate(_hippo(trace).top_nodes, start=1)]
+    return pd.DataFrame(rows, columns=["rank", "node", "kind", "PageRank mass", "share", "seed weight"])
 
 
 # ------------------------------------------------------------------ ranked chunks

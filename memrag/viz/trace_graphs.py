@@ -405,6 +405,8 @@ def _retrieval_look(trace: Trace, upto: int) -> dict[str, tuple[str, str]]:
     for n in trace.nodes:
         if n.kind == "query":
             look[n.id] = ("question", n.role)
+        elif trace.method == "hipporag2":  # its groups are the PageRank colours: seed, phrase, passage
+            look[n.id] = (n.group or n.kind, n.role)
         elif n.kind in ("cue", "chunk"):
             look[n.id] = (n.kind, n.role)
         elif trace.method == "neuropath":
@@ -487,7 +489,10 @@ def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] |
     if len(keep_set) < len(unique):
         note += (f" Drawing {len(keep_set)} of {len(unique)} nodes ({drawn_shown} of those added so far): "
                  f"the ones that matter most in the whole trace, capped at {max_nodes}.")
-    html = render(nodes, edges, height=height, highlight=(newest | new_edges) & (keep_set | seen_edges))
+    pagerank = trace.method == "hipporag2"
+    html = render(nodes, edges, height=height, highlight=(newest | new_edges) & (keep_set | seen_edges),
+                  colours=palette.PAGERANK_COLOURS if pagerank else None,
+                  sizes=mass_sizes(nodes) if pagerank else None)
     return html, note
 
 
@@ -495,21 +500,26 @@ def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] |
 HIPPO_MIN_SIZE, HIPPO_MAX_SIZE = 8.0, 40.0
 
 
+def mass_sizes(nodes: Sequence[GraphNode]) -> dict[str, float]:
+    """Node id → drawn size growing with its PageRank mass (the node's score; square root, so a
+    node with four times the mass is twice as large). The question and unscored nodes keep theirs."""
+    masses = [n.score for n in nodes if n.kind != "query" and n.score is not None]
+    top = max(masses, default=0.0)
+    return {n.id: HIPPO_MIN_SIZE + (HIPPO_MAX_SIZE - HIPPO_MIN_SIZE) * (n.score / top) ** 0.5
+            for n in nodes if n.kind != "query" and n.score is not None and top > 0}
+
+
 def hipporag2_overview(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None,
                        height: int = 600) -> Result:
     """The personalised-PageRank picture: seeded phrases as red stars, other phrases as dots,
-    passages as squares; each node's size grows with its PageRank mass (square root, so a
-    node with four times the mass is twice as large)."""
+    passages as squares; each node's size grows with its PageRank mass (`mass_sizes`)."""
     d = trace.hipporag2
     if d is None:
         raise ValueError(f"this is a {trace.method!r} trace, not a HippoRAG 2 trace")
     gold = _gold(gold_chunk_ids, trace)
     nodes = [dataclasses.replace(n, gold=bool(gold.intersection(n.chunk_ids)) if n.kind == "chunk" else n.gold)
              for n in trace.nodes]
-    masses = [n.score for n in nodes if n.kind != "query" and n.score is not None]
-    top = max(masses, default=0.0)
-    sizes = {n.id: HIPPO_MIN_SIZE + (HIPPO_MAX_SIZE - HIPPO_MIN_SIZE) * (n.score / top) ** 0.5
-             for n in nodes if n.kind != "query" and n.score is not None and top > 0}
+    sizes = mass_sizes(nodes)
     titles = {e.id: f"{e.kind}: {e.label}" if e.label else e.kind for e in trace.edges}
     if d.fallback_dense:
         note = f"No graph search: {d.fallback_reason}; the ranking is dense retrieval (top passages shown)."

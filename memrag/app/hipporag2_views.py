@@ -1,0 +1,72 @@
+"""HippoRAG 2's views on the Ask page: its overview beside the other methods, and its Retrieval tab
+(retrieved facts and the recognition verdicts, seed weights, PageRank mass, the picture)."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import streamlit as st
+
+from memrag.app.widgets import graph
+from memrag.trace import HippoRAG2Detail, Trace
+from memrag.viz import tables, trace_graphs
+from memrag.viz.safe_text import escape_markdown
+
+
+def fallback_message(d: HippoRAG2Detail) -> str:
+    """Said plainly wherever the ranking is dense's instead of the graph search's."""
+    return (f"HippoRAG 2 fell back to dense retrieval: {d.fallback_reason}. No graph search ran; the passages "
+            "are ranked by their cosine to the question.")
+
+
+def recognition_summary(d: HippoRAG2Detail) -> str:
+    if not d.recognition:
+        return (f"Recognition memory is off (the retrieval-only variant): all {len(d.facts)} retrieved facts seed "
+                "the graph search, no LLM call.")
+    if d.recognition_error:
+        return f"The recognition call failed ({d.recognition_error}): no fact could be kept."
+    kept = sum(1 for f in d.facts if f.verdict == "kept")
+    return f"Recognition memory (one LLM call) kept {kept} of {len(d.facts)} retrieved facts."
+
+
+def overview(trace: Trace, gold_ids: Iterable[int] | None, height: int) -> None:
+    """The side-by-side picture: the PageRank subgraph, or the dense head after a fallback."""
+    d = trace.hipporag2
+    if d is not None and d.fallback_dense:
+        st.info(escape_markdown(fallback_message(d)))
+    renderer = trace_graphs.hipporag2_overview if d is not None and not d.fallback_dense else trace_graphs.dense_graph
+    graph(renderer(trace, gold_chunk_ids=gold_ids, height=height), height, name="hipporag2-overview")
+
+
+def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
+    """The Retrieval tab: each stage of the method in the order it ran."""
+    d = trace.hipporag2
+    if d is None:
+        st.info("This trace has no HippoRAG 2 detail.")
+        return
+    st.markdown("**1. Query to fact** — the facts whose triple vectors are nearest the question "
+                "(score = cosine min-max normalised over every fact).")
+    st.dataframe(tables.hippo_facts_table(trace), hide_index=True, key=f"{key}_hr_facts")
+    st.markdown("**2. Recognition memory**")
+    st.caption(escape_markdown(recognition_summary(d)))
+    if d.fallback_dense:
+        st.warning(escape_markdown(fallback_message(d)))
+        graph(trace_graphs.dense_graph(trace, gold_chunk_ids=gold_ids), 420, name="hipporag2-fallback")
+        return
+    st.markdown("**3. Seeds** — a phrase of a kept fact: the fact's score ÷ the passages containing the phrase; "
+                "every passage: its normalised dense score × passage_node_weight.")
+    st.dataframe(tables.hippo_phrase_seeds_table(trace), hide_index=True, key=f"{key}_hr_phrases")
+    st.caption(escape_markdown(f"Passage seeds together weigh {d.passage_seed_total:.3g}; the heaviest "
+                               f"{len(d.passage_seeds)}:"))
+    st.dataframe(tables.hippo_passage_seeds_table(trace), hide_index=True, key=f"{key}_hr_passages")
+    st.markdown("**4. Personalised PageRank** — where the walk from the seeds left its mass.")
+    st.caption(escape_markdown(f"{d.phrase_mass:.1%} of the mass is on phrase nodes, the rest on passages. Graph: "
+                               + ", ".join(f"{v} {k}" for k, v in d.graph.items())
+                               + (f" (built for this query in {d.graph_seconds:.2f} s)" if d.graph_built
+                                  else " (reused from an earlier query)") + "."))
+    st.dataframe(tables.hippo_mass_table(trace), hide_index=True, key=f"{key}_hr_mass")
+    graph(trace_graphs.hipporag2_overview(trace, gold_chunk_ids=gold_ids), 600, name="hipporag2-pagerank")
+    st.markdown("**5. Passages by PageRank mass** — why each is there:")
+    head = tables.ranked_table(trace, gold_ids, limit=10)
+    st.dataframe(head[["position", "chunk", "title", "score", "why", "gold", "in answer context"]],
+                 hide_index=True, key=f"{key}_hr_ranked")
