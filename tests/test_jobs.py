@@ -177,3 +177,8 @@ def test_expected_calls():
     assert estimates.expected_ask_calls(["dense"]) == 1
     assert estimates.expected_ask_calls(["ecphory", "dense"]) == 3
     assert estimates.expected_ask_calls(["neuropath"], max_hops=3) == 5
+    # HippoRAG 2: its recognition call and its answer; no query-entity call to share in compare mode
+    assert estimates.expected_ask_calls(["hipporag2"]) == 2
+    assert estimates.expected_compare_calls("hipporag2") == 4
+    assert estimates.expected_compare_calls("ecphory") == 3  # the query-entity call is made once
+    assert estimates.expected_compare_calls("neuropath", max_hops=2) == 7
