@@ -59,7 +59,7 @@ def test_every_method_answers_with_a_complete_well_formed_trace(built, capsys):
     path, llm, _ = built
     m = store.load(path, get_embedder().model_id)
     traces = ask(m, QUESTION, llm=llm, embedder=get_embedder())
-    assert [t.method for t in traces] == ["dense", "neuropath", "ecphory"]
+    assert [t.method for t in traces] == ["dense", "neuropath", "ecphory", "hipporag2"]
     for t in traces:
         assert Trace.from_json(t.to_json()) == t
         assert t.answer is not None and t.answer.error is None and t.answer.answer

@@ -34,6 +34,7 @@ def live_llm(valid_first: int = 1):
     return ScriptedLLM({
         "query.entities": lambda m, s: {"entities": ["Ada Brennick"]},
         "neuropath.track": track,
+        "hipporag2.recognition": lambda m, s: {"keep": [1]},
         "answer": lambda m, s: {"reasoning": "r", "answer": "Vell River", "cited": [1]},
     })
 
@@ -98,6 +99,7 @@ def test_recordings_file_is_deterministic_and_holds_no_answers_or_traces(recorde
     record(memory, live_llm(), emb, mdir, questions=QUESTIONS)
     assert (mdir / FILE_NAME).read_text() == first
     rows = [json.loads(x) for x in first.splitlines()[1:]]
-    assert {r["stage"] for r in rows} == {"query.entities", "neuropath.track.hop1", "answer"}
+    assert {r["stage"] for r in rows} == {"query.entities", "neuropath.track.hop1",
+                                         "hipporag2.recognition", "answer"}
     assert all(set(r) == {"key", "stage", "text", "prompt_tokens", "prompt_tokens_cached", "completion_tokens",
                           "seconds", "question"} for r in rows)

@@ -50,7 +50,7 @@ def test_a_cli_trace_opens_again(tmp_path, capsys):
     assert printed["memrag"] == "traces" and printed["meta"]["mode"] == "recorded"
     assert json.loads(out.read_text()) == printed  # the file and stdout are the same document
     traces, meta = read_traces(out.read_bytes())
-    assert meta["question"] == question and [t.method for t in traces] == ["dense", "neuropath", "ecphory"]
+    assert meta["question"] == question and [t.method for t in traces] == ["dense", "neuropath", "ecphory", "hipporag2"]
     assert [s["answer"] for s in printed["summaries"]] == [t.answer.answer for t in traces]
     assert main(["ask", "--open", str(out)]) == 0
     shown = capsys.readouterr().out

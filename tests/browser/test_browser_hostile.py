@@ -35,6 +35,7 @@ def _scripted():
         "index.extract": lambda m, s: {"entities": entities, "triples": triples},
         "query.entities": lambda m, s: {"entities": [NAMES[0], "Ada Brennick"]},
         "neuropath.track": lambda m, s: track,
+        "hipporag2.recognition": lambda m, s: {"keep": [1]},
         "answer": lambda m, s: {"reasoning": "from the passage", "answer": NAMES[1], "cited": [1]},
     })
 

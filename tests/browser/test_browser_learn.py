@@ -86,7 +86,7 @@ def test_compare_mode_on_a_recorded_demo_question(watched, server, sample_record
     assert len(sizes) >= 3 and all(n > 0 for n in sizes), sizes
     assert page.get_by_role("heading", name="A · completion on").count() == 1
     assert page.get_by_role("heading", name="B · completion off").count() == 1
-    page.get_by_text("needs 'run live'").first.wait_for()  # B's answer was not recorded
+    page.get_by_text("answer not recorded for these settings").first.wait_for()  # B's answer: not recorded; its retrieval replayed
     assert page.locator("[data-testid=stDataFrame]").count() >= 1
     page.wait_for_timeout(1500)
     watched.shot("compare", top=page.get_by_text("mode", exact=True))

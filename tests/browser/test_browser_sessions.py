@@ -209,9 +209,10 @@ def test_two_sessions_build_and_ask_at_once(browser, shared_server, held_ollama,
         settle(ap)
         # the builder's question and methods did not carry over
         assert demo_question(ap).startswith("q01:")
-        assert all(pill_pressed(ap, m) for m in ("NeuroPath", "EcphoryRAG", "Dense"))
+        assert all(pill_pressed(ap, m) for m in ("NeuroPath", "EcphoryRAG", "HippoRAG 2", "Dense"))
         pick_demo_question(ap, "q02")
         toggle_pill(ap, "Dense")
+        toggle_pill(ap, "HippoRAG 2")
         ap.get_by_text("Replays the replies recorded with").wait_for()
         ap.get_by_role("button", name="Ask", exact=True).click()
         answers(ap).nth(1).wait_for(timeout=600_000)
@@ -248,7 +249,8 @@ def test_two_sessions_build_and_ask_at_once(browser, shared_server, held_ollama,
         asker_side = sidebar_text(ap)
         assert SAMPLE_LABEL in asker_side and MEMORY not in asker_side, asker_side
         assert demo_question(ap).startswith("q02:")
-        assert not pill_pressed(ap, "Dense") and pill_pressed(ap, "NeuroPath") and pill_pressed(ap, "EcphoryRAG")
+        assert not pill_pressed(ap, "Dense") and not pill_pressed(ap, "HippoRAG 2")
+        assert pill_pressed(ap, "NeuroPath") and pill_pressed(ap, "EcphoryRAG")
         assert answers(ap).count() == 2
         assert backend_selected(ap, "auto")
 
