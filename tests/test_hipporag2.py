@@ -14,6 +14,7 @@ from memrag.index.normalise import entity_key
 from memrag.methods import hipporag2
 from memrag.methods.base import QueryContext
 from memrag.trace import Trace
+from memrag.viz.legend import legend_items
 from memrag.viz.trace_graphs import hipporag2_overview
 
 DIM = 8
@@ -225,6 +226,11 @@ def test_trace_round_trips_and_draws():
     assert all(n.score is not None for n in t.nodes if n.kind != "query")
     html, note = hipporag2_overview(t, gold_chunk_ids=[1])
     assert "seeded phrases" in note and "<html" in html.lower()
+    # a drawn synonymy edge is named as one in the legend, not as NeuroPath's coreference link
+    assert any(e.kind == "synonymy" for e in t.edges)  # Ada Brennick ~ Ada Brenick
+    meanings = [i["text"] for i in legend_items(html)]
+    assert any("synonymy edge (similar names)" in m for m in meanings)
+    assert not any("coreference" in m for m in meanings)
 
 
 # ---------------------------------------------------------------- gold fates

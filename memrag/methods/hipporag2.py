@@ -420,7 +420,7 @@ def _draw(trace: Trace, memory: Memory, graph: HippoGraph, detail: HippoRAG2Deta
     relation = {tuple(sorted((f.head_key, f.tail_key))): f.relation for f in detail.facts if f.verdict == "kept"}
     sub = graph.graph.induced_subgraph(vids)
     node_id = [f"e:{memory.entities[v].key}" if v < graph.n_phrases else f"c:{v - graph.n_phrases}" for v in vids]
-    kind_of = {"triple": "triple", "synonymy": "coref", "context": "provenance"}
+    kind_of = {"triple": "triple", "synonymy": "synonymy", "context": "provenance"}
     for e in sub.es:
         a, b = node_id[e.source], node_id[e.target]
         kind = e["kind"]

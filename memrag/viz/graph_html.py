@@ -89,6 +89,8 @@ EDGE_ROLES: dict[str, dict[str, Any]] = {
 EDGE_KINDS: dict[str, dict[str, Any]] = {
     "triple": {"color": "#7a7a7a", "width": 1.5, "means": "relation (a triple)"},
     "coref": {"color": "#8e44ad", "width": 1.5, "dashes": [6, 4], "means": "coreference candidate link"},
+    # HippoRAG 2's edge between phrases whose name vectors are close (the coreference look, its own words)
+    "synonymy": {"color": "#8e44ad", "width": 1.5, "dashes": [6, 4], "means": "synonymy edge (similar names)"},
     "activation": {"color": "#9aa7b8", "width": 1, "means": "activation"},
     "cooccur": {"color": "#b9b9b9", "width": 1, "arrows": False, "means": "co-occurs in a passage"},
     "provenance": {"color": "#c7c7c7", "width": 1, "dashes": [2, 4], "arrows": False,
