@@ -7,6 +7,7 @@ import importlib.util
 
 import numpy as np
 import pytest
+from hand_vectors import DIM, unit, vec
 from scripted import HashEmbedder, ScriptedLLM
 
 from memrag.ask import ask
@@ -17,21 +18,7 @@ from memrag.methods.base import QueryContext
 from memrag.index.normalise import entity_key
 from memrag.trace import Trace
 
-DIM = 8
 QUESTION = "Which mill did the Brennick family sell to the Lantern Guild?"
-
-
-def vec(**parts: float) -> list[float]:
-    """A vector from named axes: vec(d0=.8, d1=.6)."""
-    v = [0.0] * DIM
-    for name, x in parts.items():
-        v[int(name[1:])] = x
-    return v
-
-
-def unit(rows) -> np.ndarray:
-    a = np.asarray(rows, np.float32)
-    return (a / np.linalg.norm(a, axis=1, keepdims=True)).astype(np.float32)
 
 
 def make_memory(chunks: list[tuple[str, list[float]]],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hand_vectors import DIM, unit, vec
 from scripted import HashEmbedder, ScriptedLLM
 
 from memrag.config import HippoRAG2Params
@@ -17,20 +18,7 @@ from memrag.trace import Trace
 from memrag.viz.legend import legend_items
 from memrag.viz.trace_graphs import hipporag2_overview
 
-DIM = 8
 QUESTION = "Which river runs through the town where Ada Brennick opened her bakery?"
-
-
-def vec(**parts: float) -> list[float]:
-    v = [0.0] * DIM
-    for name, x in parts.items():
-        v[int(name[1:])] = x
-    return v
-
-
-def unit(rows) -> np.ndarray:
-    a = np.asarray(rows, np.float32)
-    return (a / np.linalg.norm(a, axis=1, keepdims=True)).astype(np.float32)
 
 
 def make_memory(chunks, mentions, names, triples) -> Memory:
