@@ -207,6 +207,24 @@ def import_memory(sl: CorpusSlice, path: Path, embedder: Any) -> tuple[Any, list
     return memory, events, seconds
 
 
+class ForeignMemoryError(RuntimeError):
+    """The work folder holds a memory the benches did not make: building into it would add a
+    version to someone's own memory (a --work folder may be a link to one)."""
+
+
+def refuse_foreign_memory(path: Path) -> None:
+    """Raise ForeignMemoryError when `path` holds a memory not named by a bench slice."""
+    from memrag.index import store
+
+    if not store.is_memory_dir(path):
+        return
+    name = str(store.read_manifest(path).get("name") or "")
+    if name != MEMORY_NAME and not name.startswith(f"{MEMORY_NAME}-first"):
+        raise ForeignMemoryError(
+            f"{path} holds the memory {name!r}, which no bench made; the bench would build a new "
+            f"version into it. Give --work a folder of its own (or none: a temporary one).")
+
+
 def cached_memory(sl: CorpusSlice, work: Path, embedder: Any, log: Any = print) -> tuple[Any, bool]:
     """The imported memory of this slice under `work`: loaded if a complete one is there, else built.
 
@@ -214,11 +232,9 @@ def cached_memory(sl: CorpusSlice, work: Path, embedder: Any, log: Any = print) 
     from memrag.index import store
 
     path = sl.memory_dir(work)
-    if store.is_memory_dir(path):
-        manifest = store.read_manifest(path)
-        if manifest.get("name") == sl.memory_name:
-            return store.load(path, embedder.model_id), False
-        log(f"{path} holds another memory ({manifest.get('name')!r}); rebuilding it")
+    refuse_foreign_memory(path)
+    if store.is_memory_dir(path) and store.read_manifest(path).get("name") == sl.memory_name:
+        return store.load(path, embedder.model_id), False
     log(f"importing {sl.label} into {path} (embeds ~34 texts per passage: minutes on two cores) …")
     memory, _, seconds = import_memory(sl, path, embedder)
     log(f"imported in {seconds:.0f} s")

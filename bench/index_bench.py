@@ -217,6 +217,9 @@ def main() -> int:
     log = (lambda *a: print(*a, file=sys.stderr, flush=True))
     try:
         return _run(args, files, work, log)
+    except C.ForeignMemoryError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -231,6 +234,7 @@ def _run(args: argparse.Namespace, files: dict[str, Path], work: Path, log: Any)
     embedder_load_s = time.perf_counter() - t0
     sl = C.corpus_slice(files, work, args.passages or (C.QUICK_PASSAGES if args.quick else None))
     path = sl.memory_dir(work)
+    C.refuse_foreign_memory(path)
     log(f"importing {sl.label} into {path} …")
     imp = run_import(sl, path, embedder, log)
     memory = imp.pop("memory")

@@ -258,6 +258,9 @@ def main() -> int:
         work.mkdir(parents=True, exist_ok=True)
     try:
         return _run(args, files, work)
+    except C.ForeignMemoryError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     finally:
         if tmp is not None:
             tmp.cleanup()
