@@ -423,3 +423,17 @@ def test_a_run_on_replayed_replies_says_its_seconds_are_a_replays(tmp_path):
     assert live["stamp"]["replies"] == "live" and replay["stamp"]["replies"] == "recorded"
     assert "replay's time" in report.summary_markdown(replay)
     assert "replay's time" not in report.summary_markdown(live)
+
+
+@pytest.mark.parametrize("given", ["all", "dense,hipporag2"])
+def test_cli_eval_methods_all_names_every_registered_method(tmp_path, given):
+    from memrag.ask import METHODS
+    from memrag.cli.eval import config_from_args
+    from memrag.cli.main import build_parser
+
+    parser, _ = build_parser()
+    args = parser.parse_args(["eval", "--dataset", "sample", "--scope", "pooled", "--methods", given,
+                              "--out", str(tmp_path)])
+    want = tuple(METHODS) if given == "all" else ("dense", "hipporag2")
+    assert config_from_args(args).methods == want
+    assert parser.parse_args(["eval", "--dataset", "sample", "--scope", "pooled", "--out", str(tmp_path)]).methods == "all"

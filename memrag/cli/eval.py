@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--memory", type=Path, help="pooled scopes: the memory folder to open or build (default OUT/memory)")
     p.add_argument("--scope", required=True, choices=SCOPES, help="corpus scope (recorded in every summary)")
     p.add_argument("--limit", type=int, help="the first N questions (default: all)")
-    p.add_argument("--methods", default=",".join(METHODS), help="comma-separated, from: " + ", ".join(METHODS))
+    p.add_argument("--methods", default="all",
+                   help="comma-separated, from: " + ", ".join(METHODS) + "; or all (the default)")
     p.add_argument("--params", default="{}", help='JSON or a .json file: {"neuropath": {"max_hops": 3}, ...}; '
                    "or a preset: 'paper' (as the papers wrote it: every deviation with a switch off) or 'defaults'")
     p.add_argument("--no-answer", action="store_true", help="retrieval only: no answer step, no EM/F1")
@@ -65,6 +66,8 @@ def config_from_args(args: argparse.Namespace):
     if args.limit is not None and args.limit < 1:
         raise ValueError("--limit must be at least 1")
     methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
+    if methods == ("all",):  # the word `ask --method` takes too
+        methods = tuple(METHODS)
     return EvalConfig(dataset=args.dataset, data=data, out=args.out, scope=args.scope, limit=args.limit,
                       methods=methods, corpus=args.corpus, import_openie=args.import_openie, memory=args.memory,
                       answer=not args.no_answer, params=_params(args.params), fate_k=args.fate_k,
