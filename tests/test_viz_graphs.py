@@ -251,6 +251,10 @@ def test_png_is_drawn_on_the_server(people):
     assert export.png_bytes(hostile)[:4] == b"\x89PNG"  # "$" is not mathtext
 
 
-def test_download_names_are_safe():
-    assert export.file_name("Knowledge graph: Osric/../x", "png") == "knowledge-graph-osric-..-x.png"
-    assert export.file_name("  ", "graphml") == "graph.graphml"
+def test_graph_download_names_are_safe():
+    # graphs are named by the one download namer the traces use
+    from memrag.textsafe import download_name
+
+    name = download_name("Knowledge graph: Osric/../x", ext="png", day="2026-12-01")
+    assert name == "memrag-knowledge-graph-osric-x-2026-12-01.png"
+    assert download_name("  ", ext="graphml", day="2026-12-01") == "memrag-2026-12-01.graphml"

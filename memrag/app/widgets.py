@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from memrag.app.estimates import seconds_text  # noqa: F401 (pages format times through widgets)
+from memrag.textsafe import download_name
 from memrag.viz import export
 from memrag.viz.legend import legend_rows
 from memrag.viz.safe_text import clip, escape_markdown
@@ -37,13 +38,15 @@ def graph(result: tuple[str, str], height: int, name: str = "graph") -> None:
     if note:
         st.caption(escape_markdown(note))
     ident = hashlib.sha1(f"{name}|{html}".encode("utf-8")).hexdigest()[:12]
-    left, right, _ = st.columns([1, 1, 4])
-    left.download_button("PNG", lambda: export.png_bytes(html), file_name=export.file_name(name, "png"),
-                         mime="image/png", key=f"png_{ident}", on_click="ignore", icon=":material/image:",
-                         help="The graph as a picture, drawn on the server.")
-    right.download_button("GraphML", lambda: export.graphml_bytes(html), file_name=export.file_name(name, "graphml"),
-                          mime="application/graphml+xml", key=f"graphml_{ident}", on_click="ignore",
-                          icon=":material/share:", help="The nodes and edges drawn, for Gephi, yEd or networkx.")
+    # a row that wraps and buttons sized to their words: fixed columns cut "GraphML" in narrow ones
+    row = st.container(horizontal=True, gap="small")
+    row.download_button("PNG", lambda: export.png_bytes(html), file_name=download_name(name, ext="png"),
+                        mime="image/png", key=f"png_{ident}", on_click="ignore", icon=":material/image:",
+                        width="content", help="The graph as a picture, drawn on the server.")
+    row.download_button("GraphML", lambda: export.graphml_bytes(html), file_name=download_name(name, ext="graphml"),
+                        mime="application/graphml+xml", key=f"graphml_{ident}", on_click="ignore",
+                        icon=":material/share:", width="content",
+                        help="The nodes and edges drawn, for Gephi, yEd or networkx.")
 
 
 def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:

@@ -19,13 +19,6 @@ from memrag.viz.legend import EDGE, FILL, RING, legend_items
 _MARKERS = {"dot": "o", "square": "s", "diamond": "D", "triangle": "^", "triangleDown": "v", "star": "*",
             "hexagon": "h", "box": "s", "ellipse": "o"}
 _HEX = re.compile(r"^#[0-9a-fA-F]{6}$")
-_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def file_name(name: str, suffix: str) -> str:
-    """A download name made of safe characters: "Knowledge graph" → "knowledge-graph.png"."""
-    stem = _SAFE_NAME.sub("-", name.strip().lower()).strip("-.") or "graph"
-    return f"{stem[:80]}.{suffix}"
 
 
 def to_networkx(page: str) -> nx.MultiDiGraph:
