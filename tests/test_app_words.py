@@ -105,3 +105,17 @@ def test_seeds_merge_by_entity_and_counts_separate_entities_from_engrams():
     assert activation.new_in_round(d, 1) == activation.Activated(entities=1, engrams=2)  # heron is new
     assert activation.active_after(d, 1) == activation.Activated(entities=3, engrams=5)
     assert activation.names_counted(["Tidewater", "Alder", "Tidewater"]) == "Tidewater ×2, Alder"
+
+
+def test_wrapped_rows_fit_nine_in_ten_cells_and_an_outlier_does_not_stretch_every_row():
+    import pandas as pd
+
+    from memrag.app.widgets import CHARS_PER_LINE, MAX_LINES, fitted_lines
+
+    short = pd.DataFrame({"detail": ["a few words"] * 5})
+    assert fitted_lines(short, ["detail"]) == 3  # never under the height Streamlit starts wrapping at
+    five_lines = "x" * (4 * CHARS_PER_LINE + 1)
+    assert fitted_lines(pd.DataFrame({"detail": [five_lines] * 10}), ["detail"]) == 5
+    one_outlier = pd.DataFrame({"detail": ["a few words"] * 19 + ["y" * 50 * CHARS_PER_LINE]})
+    assert fitted_lines(one_outlier, ["detail"]) == 3
+    assert fitted_lines(pd.DataFrame({"detail": ["z" * 50 * CHARS_PER_LINE] * 3}), ["detail"]) == MAX_LINES

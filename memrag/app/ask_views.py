@@ -222,11 +222,10 @@ def trace_details(trace: Trace, gold: Gold | None, memory: Memory | None, key: s
                 llm_inspector(trace, key)
             elif label == "Gold":
                 st.caption("Where each gold passage was found or lost (k = 5).")
-                wrapped_table(gold_fates(trace, gold, memory), ["detail"], lines=4)
+                wrapped_table(gold_fates(trace, gold, memory), ["detail"])
             else:
                 devs = frame(deviations_for(trace.method))
-                wrapped_table(devs, [c for c in devs.columns if devs[c].map(lambda v: len(str(v))).max() > 40],
-                              lines=5)
+                wrapped_table(devs, [c for c in devs.columns if devs[c].map(lambda v: len(str(v))).max() > 40])
     if trace.flags:
         with st.expander(f"{len(trace.flags)} note(s) from the method"):
             for f in trace.flags:

@@ -57,13 +57,26 @@ def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:
 
 LINE_PX = 21  # one line of text in a dataframe cell
 CELL_PAD_PX = 12
+CHARS_PER_LINE = 56  # what a "large" (400 px) text column holds per line of 14 px text
+MAX_LINES = 8
 
 
-def wrapped_table(df: pd.DataFrame, wrap: list[str], *, lines: int = 3, help: dict[str, str] | None = None,
+def fitted_lines(df: pd.DataFrame, wrap: list[str]) -> int:
+    """Row height, in lines, that shows nine in ten of the wrapped cells whole: one height serves
+    every row, so the longest outlier does not make all rows tall (its text stays in the trace)."""
+    lengths = sorted(len(str(v)) for c in wrap if c in df.columns for v in df[c])
+    if not lengths:
+        return 3
+    typical = lengths[min(len(lengths) - 1, int(0.9 * len(lengths)))]
+    return min(MAX_LINES, max(3, -(-typical // CHARS_PER_LINE)))
+
+
+def wrapped_table(df: pd.DataFrame, wrap: list[str], *, lines: int | None = None, help: dict[str, str] | None = None,
                   height: int | None = None, key: str | None = None) -> None:
     """A dataframe whose long text columns wrap instead of being cut: Streamlit wraps cell text
-    once the row height passes 4rem, so rows get `lines` lines and the wrapped columns a wide,
-    fixed width. Still a dataframe, so document text stays plain text."""
+    once the row height passes 4rem, so rows get `lines` lines (default: fitted to the text) and
+    the wrapped columns a wide, fixed width. Still a dataframe, so document text stays plain text."""
+    lines = fitted_lines(df, wrap) if lines is None else lines
     config: dict = {c: st.column_config.TextColumn(width="large", help=(help or {}).get(c)) for c in wrap}
     config.update({c: st.column_config.Column(help=h) for c, h in (help or {}).items() if c not in wrap})
     st.dataframe(df, hide_index=df.index.name is None, column_config=config,
