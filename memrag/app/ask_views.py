@@ -112,9 +112,11 @@ def answer_card(trace: Trace, gold: Gold | None, memory: Memory | None, title: s
         if gold.chunk_ids:
             fate_line(trace, gold, memory, key)
         s = gold_scores(trace, gold, memory)
-        cols = st.columns(4)
-        for col, (label, v) in zip(cols, s.items()):
-            col.metric(label, f"{v:.2f}" if v is not None else "–")
+        # a wrapping row of metrics sized to their figures: four fixed columns in a quarter-width
+        # card cut "0.50" to "0…" on screens narrower than about 1,800 px
+        row = st.container(horizontal=True, gap="medium")
+        for label, v in s.items():
+            row.metric(label, f"{v:.2f}" if v is not None else "–", width="content")
     if a is not None:
         with st.expander(f"Passages given to the answer ({len(a.context_chunk_ids)}, "
                          f"{len(a.cited_chunk_ids)} cited)"):

@@ -86,6 +86,11 @@ def _swatch(item: Mapping[str, Any]) -> str:
     return f'<span style="color:#555;margin-right:3px">{glyph}</span>'
 
 
+# One mark may carry two meanings ("relation (a triple), not reached yet at this step; coreference
+# candidate link, not reached yet at this step" is 103 characters): room for two, a cap for type names.
+LEGEND_TEXT_MAX = 120
+
+
 def legend_html(items: Sequence[Mapping[str, Any]], data_json: str) -> str:
     """The legend line above a graph, and its items as JSON for exports (`data_json` is the items
     already encoded by the page's one script encoder)."""
@@ -94,7 +99,7 @@ def legend_html(items: Sequence[Mapping[str, Any]], data_json: str) -> str:
         count = f" · {item['count']}" if item["mark"] == FILL else ""
         parts.append(f'<span class="memrag-mark" data-mark="{html_lib.escape(item["key"])}" '
                      f'style="margin-right:12px;white-space:nowrap;display:inline-block">{_swatch(item)}'
-                     f'{html_lib.escape(clip(item["text"], 60))}{count}</span>')
+                     f'{html_lib.escape(clip(item["text"], LEGEND_TEXT_MAX))}{count}</span>')
     return ('<div id="memrag-legend" style="font:12px/1.6 sans-serif;color:#333;padding:2px 2px 4px">'
             + "".join(parts) + "</div>"
             + f'<script type="application/json" id="memrag-legend-data">{data_json}</script>')
