@@ -103,3 +103,41 @@ def test_recordings_file_is_deterministic_and_holds_no_answers_or_traces(recorde
                                          "hipporag2.recognition", "answer"}
     assert all(set(r) == {"key", "stage", "text", "prompt_tokens", "prompt_tokens_cached", "completion_tokens",
                           "seconds", "question"} for r in rows)
+
+
+def test_a_broken_reply_is_recorded_and_a_replay_fails_that_chunk_the_same_way(tmp_path):
+    """A reply cut at the token limit raised LLMReplyError live; it was not recorded, so replaying
+    the run stopped at that chunk ("no recorded response") instead of failing it as the run did."""
+    from memrag.llm.base import Completion, LLMReplyError
+    from memrag.llm.recordings import RecordingLLM
+
+    def cut(messages, stage):
+        c = Completion(text='{"entities": [["Port Alder", "place", 5, "a town', prompt_tokens=40,
+                       prompt_tokens_cached=0, completion_tokens=800, seconds=1.5, cached=False,
+                       model="scripted-1", backend="scripted", stage=stage)
+        return LLMReplyError("the reply broke off at the index.extract token limit (800 tokens)", completion=c)
+
+    replies = [EXTRACT[0], cut, cut, EXTRACT[2]]  # the second chunk: its call and its retry break off
+
+    def extract(messages, stage):
+        reply = replies.pop(0)
+        return reply(messages, stage) if callable(reply) else reply
+
+    live = RecordingLLM(ScriptedLLM({"index.extract": extract}))
+    emb = HashEmbedder()
+    built = run_build(build_memory(tmp_path / "live", DOCS, live, emb, IndexParams()))
+    live.write(tmp_path, [], "replies.jsonl")
+
+    rec = Recordings.load(tmp_path / "replies.jsonl")
+    broken = [r for r in rec.responses.values() if r.error]
+    assert len(broken) == 2 and all("broke off" in r.error and r.completion_tokens == 800 for r in broken)
+    replayed = run_build(build_memory(tmp_path / "replay", DOCS, rec.replay_llm(), emb, IndexParams()))
+
+    def log(m):
+        return {cid: (x.status, x.error, x.raw_reply) for cid, x in m.extraction_log.items()}
+    assert log(replayed) == log(built)
+    assert [x.status for x in built.extraction_log.values()].count("failed") == 1
+    assert [t.relation for t in replayed.triples] == [t.relation for t in built.triples]
+    # a whole reply is still written without the field: old recordings files read as they were
+    assert all("error" not in json.loads(line) for line in (tmp_path / "replies.jsonl").read_text().splitlines()[1:]
+               if json.loads(line)["text"].endswith("}"))

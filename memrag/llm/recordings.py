@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memrag.durable import write_atomic
-from memrag.llm.base import LLM, Completion, LLMError, Message
+from memrag.llm.base import LLM, Completion, LLMError, LLMReplyError, Message
 from memrag.llm.cache import cache_key, call_params
 from memrag.index.store_format import MemoryFormatError
 
@@ -47,6 +47,9 @@ class RecordedResponse:
     completion_tokens: int | None
     seconds: float
     question: str = ""
+    # a reply that came back broken (cut at the token limit, not JSON): the live call raised
+    # LLMReplyError with this message, and a replay raises it again, so the run fails the same way
+    error: str = ""
 
     def completion(self, model: str, backend: str, stage: str) -> Completion:
         return Completion(text=self.text, model=model, backend=backend, stage=stage, prompt_tokens=self.prompt_tokens,
@@ -57,8 +60,8 @@ class RecordedResponse:
 _OPT_INT = (int, type(None))
 _FIELDS: dict[str, tuple[type, ...]] = {
     "key": (str,), "stage": (str,), "text": (str,), "prompt_tokens": _OPT_INT, "prompt_tokens_cached": _OPT_INT,
-    "completion_tokens": _OPT_INT, "seconds": (int, float), "question": (str,)}
-_OPTIONAL = {"question"}
+    "completion_tokens": _OPT_INT, "seconds": (int, float), "question": (str,), "error": (str,)}
+_OPTIONAL = {"question", "error"}
 
 
 def _json_object(line: str, path: Path, n: int) -> dict[str, Any]:
@@ -72,7 +75,7 @@ def _json_object(line: str, path: Path, n: int) -> dict[str, Any]:
 
 
 def _response(obj: dict[str, Any], path: Path, n: int) -> RecordedResponse:
-    """One recorded response, every field present (but `question`) and of its kind."""
+    """One recorded response, every field present (but the optional ones) and of its kind."""
     unknown = sorted(set(obj) - set(_FIELDS))
     missing = sorted(set(_FIELDS) - _OPTIONAL - set(obj))
     if unknown or missing:
@@ -162,7 +165,10 @@ class ReplayLLM:
             raise StaleRecording(
                 f"no recorded response for this {stage} call: the prompts or parameters changed since "
                 f"{self.rec.path} was recorded. Re-record with `{RERECORD_COMMAND}`, or run the question live.")
-        return hit.completion(self.model, self.backend, stage)
+        c = hit.completion(self.model, self.backend, stage)
+        if hit.error:
+            raise LLMReplyError(hit.error, completion=c)
+        return c
 
 
 class RecordingLLM:
@@ -184,18 +190,26 @@ class RecordingLLM:
                  max_tokens: int, stage: str) -> Completion:
         key = cache_key(self.inner.identity(), messages, schema, call_params(max_tokens, stage))
         self.last_key = key
-        c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage)
+        try:
+            c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage)
+        except LLMReplyError as e:
+            if e.completion is not None:  # a broken reply is part of the run: kept, so a replay fails alike
+                self._keep(key, stage, e.completion, str(e))
+            raise
+        self._keep(key, stage, c)
+        return c
+
+    def _keep(self, key: str, stage: str, c: Completion, error: str = "") -> None:
         with self._lock:
             self.responses.setdefault(key, RecordedResponse(
                 key, stage, c.text, c.prompt_tokens, c.prompt_tokens_cached, c.completion_tokens, c.seconds,
-                self.question))
-        return c
+                self.question, error))
 
     def write(self, memory_dir: Path, questions: list[str], file_name: str = FILE_NAME) -> Path:
         path = Path(memory_dir) / file_name
         header = {"format": FORMAT, "identity": self.inner.identity(), "questions": questions}
         lines = [json.dumps(header, ensure_ascii=False)]
-        lines += [json.dumps(r.__dict__, ensure_ascii=False)
+        lines += [json.dumps({k: v for k, v in r.__dict__.items() if k != "error" or v}, ensure_ascii=False)
                   for r in sorted(self.responses.values(), key=lambda r: (r.question, r.stage, r.key))]
         write_atomic(path, "\n".join(lines) + "\n")
         return path
