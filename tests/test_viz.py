@@ -140,7 +140,7 @@ def test_render_loads_nothing_remote():
 
 def test_pages_style_tooltips_themselves_instead_of_inlining_vis_networks_stylesheet():
     page = render(*small_graph())
-    assert graph_html._TOOLTIP_CSS in page and "data:image" not in page  # the stylesheet's widget images
+    assert graph_html._PAGE_CSS in page and "data:image" not in page  # the stylesheet's widget images
     assert graph_html._inline_tag("style") not in page and graph_html._inline_tag("script") in page
 
 

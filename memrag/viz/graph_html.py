@@ -151,8 +151,9 @@ def script_json(value: Any) -> str:
 _VIS_SCRIPT = "lib/vis-9.1.2/vis-network.min.js"
 _VIS_STYLE = "lib/vis-9.1.2/vis-network.css"
 # vis-network's own stylesheet is 220 KB, mostly images for widgets we keep off (navigation
-# buttons, manipulation); the one element we use is the hover tooltip, styled in assets/.
-_TOOLTIP_CSS = asset_text("graph_tooltip.css")
+# buttons, manipulation); the one element we use is the hover tooltip, styled in assets/, beside
+# the page's layout (the graph fills the frame under the legend).
+_PAGE_CSS = asset_text("graph_tooltip.css") + asset_text("graph_layout.css")
 _inline_assets: dict[str, str] = {}  # what pyvis inlines: "script", "style" → the exact tag
 _shared_script_tag = ""  # set by share_vis_assets
 log = logging.getLogger(__name__)
@@ -207,8 +208,8 @@ def _write_once(path: Path, body: str) -> None:
 
 
 def _slim_assets(page: str) -> str:
-    """Our tooltip style instead of vis-network's stylesheet; the shared script where one is served."""
-    swaps = [("style", f"<style>{_TOOLTIP_CSS}</style>")]
+    """Our tooltip and layout style instead of vis-network's stylesheet; the shared script where one is served."""
+    swaps = [("style", f"<style>{_PAGE_CSS}</style>")]
     if _shared_script_tag:
         swaps.append(("script", _shared_script_tag))
     for kind, replacement in swaps:

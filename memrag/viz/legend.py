@@ -95,10 +95,11 @@ def legend_html(items: Sequence[Mapping[str, Any]], data_json: str) -> str:
     """The legend line above a graph, and its items as JSON for exports (`data_json` is the items
     already encoded by the page's one script encoder)."""
     parts = []
+    # each item moves to a new line whole, and wraps inside only when wider than the frame
     for item in items:
         count = f" · {item['count']}" if item["mark"] == FILL else ""
         parts.append(f'<span class="memrag-mark" data-mark="{html_lib.escape(item["key"])}" '
-                     f'style="margin-right:12px;white-space:nowrap;display:inline-block">{_swatch(item)}'
+                     f'style="margin-right:12px;display:inline-block;max-width:100%">{_swatch(item)}'
                      f'{html_lib.escape(clip(item["text"], LEGEND_TEXT_MAX))}{count}</span>')
     return ('<div id="memrag-legend" style="font:12px/1.6 sans-serif;color:#333;padding:2px 2px 4px">'
             + "".join(parts) + "</div>"

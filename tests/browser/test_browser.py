@@ -148,6 +148,11 @@ def test_recorded_demo_question_with_all_methods(watched, server, sample_recordi
     frames = [f for f in page.main_frame.child_frames if f.evaluate("typeof nodes !== 'undefined'")]
     ids = [set(f.evaluate("nodes.getIds()")) for f in frames]
     assert any(any(i.startswith("centroid:") for i in s) for s in ids), "no EcphoryRAG activation graph"
+    # in a quarter-width column the legend wraps into more lines than the frame's height allows
+    # for; the graph then shrinks to fit, its bottom edge inside the frame, not cut off
+    overflow = [f.evaluate("document.getElementById('mynetwork').getBoundingClientRect().bottom - window.innerHeight")
+                for f in frames]
+    assert all(px <= 1 for px in overflow), f"graph bottoms past their frames by {overflow} px"
     tables = page.locator("[data-testid=stDataFrame]").count()
     assert tables >= 2, f"{tables} tables"  # comparison, token totals
     page.get_by_role("tab", name="As a chart").click()  # the cost chart is drawn when its tab opens
