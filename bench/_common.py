@@ -212,17 +212,20 @@ class ForeignMemoryError(RuntimeError):
     version to someone's own memory (a --work folder may be a link to one)."""
 
 
-def refuse_foreign_memory(path: Path) -> None:
-    """Raise ForeignMemoryError when `path` holds a memory not named by a bench slice."""
+def holds_bench_memory(path: Path, expected: str) -> bool:
+    """True when `path` holds the bench memory named `expected`, False when it holds none; raise
+    ForeignMemoryError when it holds another (each slice has a folder of its own, so any other
+    name there is a memory no bench made)."""
     from memrag.index import store
 
     if not store.is_memory_dir(path):
-        return
-    name = str(store.read_manifest(path).get("name") or "")
-    if name != MEMORY_NAME and not name.startswith(f"{MEMORY_NAME}-first"):
+        return False
+    name = store.read_manifest(path).get("name")
+    if name != expected:
         raise ForeignMemoryError(
             f"{path} holds the memory {name!r}, which no bench made; the bench would build a new "
             f"version into it. Give --work a folder of its own (or none: a temporary one).")
+    return True
 
 
 def cached_memory(sl: CorpusSlice, work: Path, embedder: Any, log: Any = print) -> tuple[Any, bool]:
@@ -232,8 +235,7 @@ def cached_memory(sl: CorpusSlice, work: Path, embedder: Any, log: Any = print) 
     from memrag.index import store
 
     path = sl.memory_dir(work)
-    refuse_foreign_memory(path)
-    if store.is_memory_dir(path) and store.read_manifest(path).get("name") == sl.memory_name:
+    if holds_bench_memory(path, sl.memory_name):
         return store.load(path, embedder.model_id), False
     log(f"importing {sl.label} into {path} (embeds ~34 texts per passage: minutes on two cores) …")
     memory, _, seconds = import_memory(sl, path, embedder)

@@ -234,7 +234,7 @@ def _run(args: argparse.Namespace, files: dict[str, Path], work: Path, log: Any)
     embedder_load_s = time.perf_counter() - t0
     sl = C.corpus_slice(files, work, args.passages or (C.QUICK_PASSAGES if args.quick else None))
     path = sl.memory_dir(work)
-    C.refuse_foreign_memory(path)
+    C.holds_bench_memory(path, sl.memory_name)  # raises for a memory no bench made; a bench one gets a new version
     log(f"importing {sl.label} into {path} …")
     imp = run_import(sl, path, embedder, log)
     memory = imp.pop("memory")

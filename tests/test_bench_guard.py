@@ -41,7 +41,7 @@ def test_a_memory_no_bench_made_is_refused_and_left_as_it_was(tmp_path):
     _memory_named(path, "my-notes")
     before = sorted(p.name for p in path.iterdir())
     with pytest.raises(C.ForeignMemoryError, match="my-notes"):
-        C.refuse_foreign_memory(path)
+        C.holds_bench_memory(path, C.MEMORY_NAME)
     assert sorted(p.name for p in path.iterdir()) == before
     assert store.read_manifest(path)["name"] == "my-notes"
 
@@ -49,9 +49,9 @@ def test_a_memory_no_bench_made_is_refused_and_left_as_it_was(tmp_path):
 @pytest.mark.parametrize("name", ["musique-openie", "musique-openie-first150"])
 def test_a_bench_memory_or_an_empty_folder_passes(tmp_path, name):
     C = _bench_common()
-    C.refuse_foreign_memory(tmp_path / "nothing-here")
+    assert C.holds_bench_memory(tmp_path / "nothing-here", name) is False
     _memory_named(tmp_path / "memory", name)
-    C.refuse_foreign_memory(tmp_path / "memory")
+    assert C.holds_bench_memory(tmp_path / "memory", name) is True
 
 
 def test_the_retrieval_bench_stops_with_a_message_before_touching_it(tmp_path):
