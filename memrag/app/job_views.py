@@ -10,7 +10,7 @@ import streamlit as st
 
 from memrag.app import jobs
 from memrag.app.progress import model_loading, model_state_text, progress_figure
-from memrag.app.state import AppState
+from memrag.app.session import AppState
 from memrag.app.widgets import graph, seconds_text
 from memrag.llm import preload
 from memrag.trace import GraphEdge, GraphNode
