@@ -13,7 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from memrag.assets import asset_path
-from memrag.app import backend_state, job_owner, memory_state, param_widgets, session
+from memrag.app import backend_state, job_owner, memory_state, param_widgets, room, session
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.session import AppState
 from memrag.app.job_views import model_state_view
@@ -28,6 +28,12 @@ if st.get_option("server.enableStaticServing"):  # on in .streamlit/config.toml
 st.set_page_config(page_title="memrag", page_icon=asset_path("icon.png"), layout="wide")
 state = session.init_state()
 param_widgets.init_params()
+here = room.current()
+exposed = room.apply(here)  # before anything can fail: error details limited in room mode
+if here.problem:
+    st.error(escape_markdown(f"{here.problem}. Room mode is on with no live work until that is fixed."))
+if exposed:
+    st.warning(escape_markdown(exposed))
 page = st.navigation([
     st.Page("app_pages/start.py", title="Start", default=True),
     st.Page("app_pages/memory.py", title="Memory"),

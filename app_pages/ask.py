@@ -7,7 +7,7 @@ import streamlit as st
 
 from memrag.methods import registry
 from memrag.app import (ask_views, backend_state, compare_views, estimates, job_owner, job_views, jobs, memory_state,
-                        param_widgets, recording_state)
+                        param_widgets, recording_state, widgets)
 from memrag.app.ask_result import AskResult
 from memrag.app.work import ask_work
 from memrag.app.param_widgets import METHOD_LABELS
@@ -49,8 +49,7 @@ chosen = st.pills("methods", ORDER, selection_mode="multi", default=list(ORDER),
 methods = [m for m in ORDER if m in chosen]
 
 recorded = rec is not None and bool(question.strip()) and rec.has_question(question)
-live = not recorded or st.toggle("run live", key="ask_live",
-                                 help="Ask the current backend instead of replaying the recorded replies.")
+live, live_refusal = widgets.live_switch(recorded)
 _, choice, llm_error = backend_state.backend_choice()
 backend = choice.backend if choice else "?"
 changed = {METHOD_LABELS[m]: param_widgets.changed_params(m) for m in methods if param_widgets.changed_params(m)}
@@ -67,7 +66,8 @@ elif methods:
 
 job = jobs.get_job(state.ask_job)
 running = job is not None and not job.finished
-if st.button("Ask", type="primary", disabled=running or not methods or not question.strip()):
+if st.button("Ask", type="primary", disabled=running or not methods or not question.strip()
+             or bool(live_refusal)):
     llm, choice, llm_error = (rec.replay_llm(), None, "") if not live else backend_state.job_llm()
     if llm is None:
         st.error(escape_markdown(llm_error))
@@ -95,7 +95,7 @@ elif job is not None:
     if job.status == jobs.DONE:
         state.ask_result = AskResult.of_job(job)
     elif job.status == jobs.FAILED:
-        st.error(escape_markdown(job.error))
+        job_views.job_error_view(job, "The ask")
     elif job.status == jobs.CANCELLED:
         st.info("The ask was cancelled.")
 

@@ -11,7 +11,7 @@ import streamlit as st
 
 from memrag.methods import registry
 from memrag.app import (backend_state, eval_views as ev, job_views, jobs, memory_state, param_widgets, recording_state,
-                        widgets)
+                        room, widgets)
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.eval.datasets import SCOPES
 from memrag.eval.config import EvalConfig, dense_only
@@ -99,7 +99,10 @@ if ds is not None:
     st.info(escape_markdown(plan.text()))
     ok = plan.seconds <= ev.CONFIRM_ABOVE_S or st.checkbox(
         f"Yes, start a run of about {widgets.seconds_text(plan.seconds)}", key="eval_confirm")
-    if st.button("Run evaluation", type="primary", disabled=running or not ok):
+    refusal = None if recorded or dense_only(config) else room.live_refusal("evals", room.current())
+    if refusal:
+        st.warning(escape_markdown(refusal))
+    if st.button("Run evaluation", type="primary", disabled=running or not ok or bool(refusal)):
         if recorded:
             llm, llm_error = rec.replay_llm(), ""
         elif dense_only(config):
@@ -124,10 +127,8 @@ elif job is not None:
     elif job.status == jobs.CANCELLED:
         st.info("The evaluation was cancelled. Finished questions are kept: run the same settings again to resume.")
     else:
-        st.error(escape_markdown(f"The evaluation failed: {job.error}. Finished questions are kept: run the same "
-                                 "settings again to resume."))
-        with st.expander("details"):
-            st.code(job.error_detail, language=None)
+        job_views.job_error_view(job, "The evaluation", "Finished questions are kept: run the same settings "
+                                                        "again to resume.")
     if state.eval_seen_job != job.id:  # show its results once; opening another run later wins
         state.eval_seen_job = job.id
         if (Path(out) / SUMMARY).is_file():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag.app import (backend_state, estimates, job_owner, job_views, jobs, memory_state, memory_views,
+from memrag.app import (backend_state, estimates, job_owner, job_views, jobs, memory_state, memory_views, room,
                         widgets)
 from memrag.app.work import build_work
 from memrag.index import store
@@ -19,6 +19,10 @@ st.title("Memory")
 
 
 def start_build(docs: list, name: str, chunks: int, inputs: tuple) -> None:
+    refusal = room.live_refusal("builds", room.current())
+    if refusal:  # the button is off too; checked here as well, where the work starts
+        st.error(escape_markdown(refusal))
+        return
     llm, choice, error = backend_state.job_llm()
     if llm is None:
         st.error(escape_markdown(error))
@@ -60,9 +64,7 @@ elif job is not None:
         st.info("The build was cancelled. Chunks already read are kept in its journal: building the same "
                 "files again resumes without new LLM calls.")
     else:
-        st.error(escape_markdown(f"The build failed: {job.error}"))
-        with st.expander("details"):
-            st.code(job.error_detail, language=None)
+        job_views.job_error_view(job, "The build")
     job_views.failures_view(job.state.get("failures", []))
     if st.button("Dismiss"):
         state.build_job = None
@@ -108,7 +110,10 @@ elif source == "Upload files":
             built = state.built_inputs == inputs
             if built:
                 st.caption("These files are built into this memory: change the files or the name to build again.")
-            if st.button("Build memory", type="primary", disabled=not ok or built):
+            refusal = room.live_refusal("builds", room.current())
+            if refusal:
+                st.warning(escape_markdown(refusal))
+            if st.button("Build memory", type="primary", disabled=not ok or built or bool(refusal)):
                 start_build(list(report.documents), folder, chunks, inputs)
 else:
     saved = memory_state.saved_memories()

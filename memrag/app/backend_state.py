@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from memrag.app import room
 from memrag.app.session import TEST_EMBEDDER_KEY, TEST_LLM_KEY, AppState
 from memrag.config import Settings
 from memrag.embed import Embedder
@@ -30,7 +31,8 @@ def settings() -> Settings:
 
 @st.cache_resource(show_spinner="checking the LLM backend…", max_entries=8)
 def _choose(backend: str, model: str, host: str, check: int, openai_base_url: str = "", openai_model: str = "",
-            openai_api_key: str = "") -> Choice:
+            openai_api_key: str = "") -> tuple[LLM | None, BackendChoice | None, str, str]:
+    """(engine, choice, error, the error's kind)."""
     from memrag.llm.factory import choose_backend
 
     cfg = Settings(backend=backend, ollama_model=model, ollama_host=host,  # type: ignore[arg-type]
@@ -38,18 +40,23 @@ def _choose(backend: str, model: str, host: str, check: int, openai_base_url: st
     try:
         inner, choice = choose_backend(cfg)
     except LLMError as e:
-        return None, None, str(e)
-    return inner, choice, ""
+        return None, None, str(e), type(e).__name__
+    return inner, choice, "", ""
 
 
 def backend_choice() -> Choice:
-    """(engine, choice, error): the backend the sidebar picked, probed once per check."""
+    """(engine, choice, error): the backend the sidebar picked, probed once per check. In room mode
+    a base URL off the allow-list is refused before any request, and a server's words are hidden."""
     injected = st.session_state.get(TEST_LLM_KEY)
     if injected is not None:
         return injected, BackendChoice(injected.backend, injected.model, "test double injected by a test"), ""
-    cfg = settings()
-    return _choose(cfg.backend, cfg.ollama_model, cfg.ollama_host, AppState().llm_check,
-                   cfg.openai_base_url, cfg.openai_model, cfg.openai_api_key)
+    cfg, here = settings(), room.current()
+    refusal = room.base_url_refusal(cfg.openai_base_url, here) if cfg.backend == "openai" else None
+    if refusal:
+        return None, None, refusal
+    inner, choice, error, kind = _choose(cfg.backend, cfg.ollama_model, cfg.ollama_host, AppState().llm_check,
+                                         cfg.openai_base_url, cfg.openai_model, cfg.openai_api_key)
+    return inner, choice, room.shown_error(error, here, "The LLM backend check", kind) if error else ""
 
 
 def job_llm() -> Choice:
