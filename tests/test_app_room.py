@@ -135,3 +135,13 @@ def test_room_mode_hides_cancel_and_a_failed_builds_words(home, monkeypatch):
     at = no_exception(at.run())
     shown = plain(at) + " ".join(c.value for c in at.code)
     assert "The build failed. In room mode" in shown and "db password" not in shown and "RuntimeError" not in shown
+
+
+def test_room_mode_refuses_a_live_evaluation(tmp_path, monkeypatch):
+    import test_app_evaluate as te
+
+    te.home.__wrapped__(tmp_path, monkeypatch)  # the fixture's body: MEMRAG_HOME and a small bench
+    monkeypatch.setenv("MEMRAG_ROOM_MODE", "1")
+    at = te.hotpot_run(te.app().run())
+    assert "where running a live evaluation is off (MEMRAG_ROOM_ALLOW_LIVE does not list 'evals')" in te.texts(at)
+    assert next(b for b in at.button if b.label == "Run evaluation").disabled
