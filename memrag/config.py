@@ -210,3 +210,59 @@ def from_dict(cls: type, data: dict[str, Any] | None) -> Any:
     return cls(**data)
 
 
+
+
+# ------------------------------------------------------------------ room mode (read by memrag.app.room)
+# Kept apart from the parser above so it merges as one hunk; its words are checked as strictly.
+ROOM_LIVE_WORK = ("builds", "cancels", "removals", "asks", "evals")
+_ROOM_FLAGS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False,
+               "off": False, "": False}
+
+
+class RoomSettingsError(ValueError):
+    """A room-mode variable that cannot be used; the message names it."""
+
+
+@dataclass(frozen=True)
+class RoomSettings:
+    on: bool = False  # MEMRAG_ROOM_MODE
+    base_urls: tuple[str, ...] = ()  # MEMRAG_ROOM_ALLOW_BASE_URLS, each normalised by `room_base_url`
+    live: frozenset[str] = frozenset()  # MEMRAG_ROOM_ALLOW_LIVE: the live work visitors may start
+
+
+def room_base_url(name: str, text: str) -> str:
+    """A base URL in one comparable form (scheme and host lower-case, the port written out, no
+    trailing '/'); RoomSettingsError naming `name` for anything else than a plain http(s) address."""
+    from urllib.parse import urlsplit
+
+    text = text.strip()
+    try:
+        parts = urlsplit(text)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError as e:
+        raise RoomSettingsError(f"{name}: {text!r} is not an address ({e})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise RoomSettingsError(f"{name}: {text!r} is not an http:// or https:// address with a host")
+    if parts.username is not None or parts.password is not None or parts.query or parts.fragment \
+            or any(c.isspace() or ord(c) < 32 for c in text):
+        raise RoomSettingsError(f"{name}: an address here holds no user, password, query (?…), fragment (#…) "
+                                f"or spaces")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{parts.scheme}://{host}:{port}{parts.path.rstrip('/')}"
+
+
+def room_settings(env: dict[str, str] | None = None) -> RoomSettings:
+    """The room-mode variables, checked; RoomSettingsError names the first that cannot be used."""
+    env = dict(os.environ) if env is None else env
+    flag = env.get("MEMRAG_ROOM_MODE", "").strip().lower()
+    if flag not in _ROOM_FLAGS:
+        raise RoomSettingsError(f"MEMRAG_ROOM_MODE must be 1 or 0 (or true/false, yes/no, on/off), got {flag!r}")
+    urls = [u for u in env.get("MEMRAG_ROOM_ALLOW_BASE_URLS", "").split(",") if u.strip()]
+    words = {w.strip().lower() for w in env.get("MEMRAG_ROOM_ALLOW_LIVE", "").split(",") if w.strip()}
+    unknown = sorted(words - set(ROOM_LIVE_WORK) - {"all", "none"})
+    if unknown:
+        raise RoomSettingsError(f"MEMRAG_ROOM_ALLOW_LIVE: {', '.join(map(repr, unknown))} is not one of "
+                                f"{', '.join(ROOM_LIVE_WORK)}, all or none")
+    live = frozenset(ROOM_LIVE_WORK) if "all" in words else frozenset(words - {"none"})
+    return RoomSettings(_ROOM_FLAGS[flag], tuple(room_base_url("MEMRAG_ROOM_ALLOW_BASE_URLS", u) for u in urls),
+                        live)

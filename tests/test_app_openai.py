@@ -9,8 +9,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fake_openai import running_fake_openai
-from memrag.app import state as app_state
-from memrag.app.state import AppState
+from memrag.app import session
+from memrag.app.session import AppState
 from memrag.llm import openai_backend
 from scripted import HashEmbedder
 
@@ -22,7 +22,7 @@ def sidebar(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMRAG_HOME", str(tmp_path / "home"))
     with running_fake_openai(models=["default"]) as fake:
         at = AppTest.from_file(APP, default_timeout=60)
-        at.session_state[app_state.TEST_EMBEDDER_KEY] = HashEmbedder()
+        at.session_state[session.TEST_EMBEDDER_KEY] = HashEmbedder()
         at.session_state[AppState.backend.key] = "openai"
         at.session_state[AppState.openai_base_url.key] = fake.base_url
         yield at, fake
