@@ -8,6 +8,7 @@ import sys
 
 from memrag.cli import ask, demo, eval as eval_command, index
 from memrag.cli.common import add_backend_args, settings_from
+from memrag.config import SettingsError
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -42,3 +43,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except SettingsError as e:
+        print(f"memrag: bad settings: {e}", file=sys.stderr)
+        return 2
