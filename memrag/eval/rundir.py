@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memrag import jsonsafe
-from memrag.durable import write_atomic
+from memrag.durable import storage_guard, write_atomic
 from memrag.eval.config import EvalConfig
 from memrag.index import store
 from memrag.textsafe import slug
@@ -27,6 +27,7 @@ SUMMARY_MD = "summary.md"
 REPORT_HTML = "report.html"
 MEMORY = "memory"  # a pooled scope's memory, unless --memory names one
 MEMORIES = "memories"  # per-question memories, one folder each
+RECORDS_KEPT = "Questions already finished are kept in the run folder: the same command resumes after them."
 
 
 def read_results(path: Path, *, repair: bool = True) -> list[dict[str, Any]]:
@@ -40,7 +41,7 @@ def read_results(path: Path, *, repair: bool = True) -> list[dict[str, Any]]:
     data = path.read_bytes()
     complete = data.rfind(b"\n") + 1
     if complete < len(data) and repair:
-        with path.open("r+b") as fh:
+        with storage_guard(path, "repair the run's results", RECORDS_KEPT), path.open("r+b") as fh:
             fh.truncate(complete)
             fh.flush()
             os.fsync(fh.fileno())
@@ -62,14 +63,16 @@ def read_results(path: Path, *, repair: bool = True) -> list[dict[str, Any]]:
 def append_record(path: Path, record: dict[str, Any]) -> None:
     """One line, written and forced to disk before the run moves on."""
     line = json.dumps(record, ensure_ascii=False) + "\n"
-    with Path(path).open("a", encoding="utf-8") as fh:
+    with storage_guard(path, "record a finished question", RECORDS_KEPT), \
+            Path(path).open("a", encoding="utf-8") as fh:
         fh.write(line)
         fh.flush()
         os.fsync(fh.fileno())
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
-    write_atomic(path, json.dumps(obj, ensure_ascii=False, indent=1))
+    with storage_guard(path, "write the run's files", RECORDS_KEPT):
+        write_atomic(path, json.dumps(obj, ensure_ascii=False, indent=1))
 
 
 def question_memory_dir(out: Path, qid: str) -> Path:

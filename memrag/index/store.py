@@ -29,7 +29,7 @@ from typing import Any, Iterator
 import numpy as np
 from filelock import FileLock, Timeout
 
-from memrag.durable import fsync_dir, fsync_file, write_atomic, write_file
+from memrag.durable import fsync_dir, fsync_file, storage_guard, write_atomic, write_file
 from memrag.index import store_format as fmt
 from memrag.index.store_format import MemoryFormatError, MemoryStoreError, damaged
 from memrag.index.memory import (FORMAT_VERSION, ChunkRow, DocRow, EngramRow, ExtractionLog, Memory,
@@ -42,6 +42,7 @@ KEEP_VERSIONS = 2
 LOCK_FILE = ".writer.lock"
 LOCK_WAIT_S = 10.0  # a second writer waits this long for the first, then is refused
 STALE_TEMP_S = 3600.0  # a save writes its version in seconds; older temporaries are leftovers
+SAVE_KEPT = "The memory's previous version is unchanged (a build's extracted chunks stay in its journal)."
 
 _TABLES = """
 CREATE TABLE documents (doc_id TEXT PRIMARY KEY, ord INTEGER, title TEXT, text TEXT, source TEXT,
@@ -89,10 +90,11 @@ def writing(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
     build that holds it from load to save may call `save`. Refuses with MemoryBusyError after
     `wait_s` seconds."""
     path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str((path / LOCK_FILE).resolve()), is_singleton=True)
     try:
-        lock.acquire(timeout=wait_s)
+        with storage_guard(path, "open the memory folder for writing", SAVE_KEPT):
+            path.mkdir(parents=True, exist_ok=True)
+            lock.acquire(timeout=wait_s)
     except Timeout:
         raise MemoryBusyError(
             f"memory {path} is being written by another build (another app session, or `python -m memrag "
@@ -115,7 +117,7 @@ def save(memory: Memory, path: Path, _fail_after: str | None = None) -> Path:
     `_fail_after` is for tests: raise right after the named phase to simulate a crash.
     """
     path = Path(path)
-    with writing(path):
+    with writing(path), storage_guard(path, "save the memory", SAVE_KEPT):
         return _save(memory, path, _fail_after)
 
 
