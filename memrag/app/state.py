@@ -25,7 +25,7 @@ from memrag.config import Settings, help_of
 from memrag.llm.base import LLM, LLMError
 from memrag.llm.factory import BackendChoice
 from memrag.methods import registry
-from memrag.textsafe import slug
+from memrag.textsafe import distinct_slug
 
 TEST_LLM_KEY = "_memrag_test_llm"
 TEST_EMBEDDER_KEY = "_memrag_test_embedder"
@@ -222,8 +222,9 @@ def embedder_id() -> str:
 
 # ------------------------------------------------------------------ memories
 def safe_memory_name(name: str) -> str:
-    """A folder name from user text: lower-case ASCII letters, digits, '-' and '_' only."""
-    return slug(name, keep="a-z0-9_-", trim="-_", limit=60) or "memory"
+    """A folder name from user text: lower-case ASCII letters, digits, '-' and '_' only (a name that
+    loses its letters on the way, 研究ノート, gets a hash of itself: two such names never merge)."""
+    return distinct_slug(name, "memory", keep="a-z0-9_-", trim="-_", limit=60)
 
 
 def read_upload_batch(files: Sequence[Any], params: Any) -> tuple[Any, int]:
