@@ -120,3 +120,27 @@ def storage_guard(path: Path | str, action: str, kept: str = "") -> Iterator[Non
         detail = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         message = f"could not {action} ({path}): {_WHY[kind]} [{detail}]."
         raise StorageError(message + (f" {kept}" if kept else ""), path=Path(path), kind=kind) from e
+
+
+WRITER_LOCK = ".writer.lock"
+
+
+@contextmanager
+def writer_lock(folder: Path, wait_s: float, busy: Callable[[], Exception], kept: str = "") -> Iterator[None]:
+    """Hold `folder`'s writer lock: one writer at a time across processes and threads (an OS file
+    lock, so a killed holder releases it; re-entrant in one thread). After `wait_s` seconds raises
+    `busy()`; the folder is made first, and a disk that refuses it is a StorageError."""
+    from filelock import FileLock, Timeout
+
+    folder = Path(folder)
+    lock = FileLock(str((folder / WRITER_LOCK).resolve()), is_singleton=True)
+    try:
+        with storage_guard(folder, "open the folder for writing", kept):
+            folder.mkdir(parents=True, exist_ok=True)
+            lock.acquire(timeout=wait_s)
+    except Timeout:
+        raise busy() from None
+    try:
+        yield
+    finally:
+        lock.release()

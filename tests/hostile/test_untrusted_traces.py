@@ -86,3 +86,15 @@ def test_a_picture_that_cannot_be_drawn_is_a_sentence():
     assert not at.exception, [e.value for e in at.exception]
     said = [re.sub(r"\\(.)", r"\1", w.value) for w in at.warning]  # markdown escapes removed
     assert any("cannot be drawn" in w and "q-missing" in w for w in said), said
+
+
+@pytest.mark.probe("a run folder whose results line holds a token count of 10**30 outside its traces",
+                   "the run-folder reader refuses the line with its place and field", group=GROUP)
+def test_a_run_folder_line_with_numbers_out_of_range_is_refused(tmp_path):
+    from memrag.eval.rundir import RESULTS, read_results
+
+    line = _line(_trace())
+    line["methods"]["neuropath"]["tokens"] = {"prompt_tokens": 10**30}
+    (tmp_path / RESULTS).write_text(json.dumps(line) + "\n")
+    with pytest.raises(ValueError, match=r"results.jsonl:1: methods.neuropath.tokens.prompt_tokens"):
+        read_results(tmp_path / RESULTS, repair=False)
