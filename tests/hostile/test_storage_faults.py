@@ -140,3 +140,27 @@ def test_cli_index_under_dev_null_prints_a_storage_error(tmp_path, monkeypatch, 
     code = main(["index", "--memory", "/dev/null/memories/m", "--import-openie", str(openie), "--corpus", str(corpus)])
     err = capsys.readouterr().err
     assert code == 74 and "/dev/null/memories/m" in err and "Traceback" not in err
+
+
+@probe("the Memory page's build into a read-only MEMRAG_HOME",
+       "the page says the build failed, why, and that the previous version is unchanged", group=GROUP)
+def test_the_app_shows_a_storage_error_with_what_was_kept(tmp_path, monkeypatch):
+    import re
+
+    from memrag.app import jobs, state as app_state
+    from test_app_pages import app, click, no_exception, wait_for
+
+    home = tmp_path / "home"
+    (home / "memories").mkdir(parents=True)
+    monkeypatch.setenv("MEMRAG_HOME", str(home))
+    at = no_exception(app().run())
+    at.radio(key="memory_source").set_value("Upload files").run()
+    at.file_uploader[0].set_value([("notes.txt", b"Ada Brennick was born in Port Alder.", "text/plain")])
+    next(t for t in at.text_input if t.label == "memory name").set_value("notes").run()
+    with read_only(home / "memories"):
+        click(no_exception(at), "Build memory")
+        job = wait_for(at, app_state.AppState.build_job.key)
+    assert job.status == jobs.FAILED
+    at = no_exception(at.run())
+    said = [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]
+    assert any("The build failed: could not" in s and "previous version is unchanged" in s for s in said), said
