@@ -31,13 +31,19 @@ def clean_env(tmp_path, monkeypatch):
     return monkeypatch
 
 
-@pytest.mark.probe("settings: OLLAMA_HOST=::garbage::, OLLAMA_HOST=…:99999, MEMRAG_THREADS=abc, backend auto",
-                   "choosing the backend raises only an LLM error naming the variable", group="settings")
-@pytest.mark.parametrize("env,name", BAD_ENV, ids=IDS)
-def test_backend_choice_names_the_bad_variable(clean_env, env, name):
+@pytest.fixture(params=BAD_ENV, ids=IDS)
+def bad_env(request, clean_env) -> str:
+    """One of the bad environments set; the name of the variable a message must name."""
+    env, name = request.param
     for key, value in env.items():
         clean_env.setenv(key, value)
-    with pytest.raises(LLMError, match=name):
+    return name
+
+
+@pytest.mark.probe("settings: OLLAMA_HOST=::garbage::, OLLAMA_HOST=…:99999, MEMRAG_THREADS=abc, backend auto",
+                   "choosing the backend raises only an LLM error naming the variable", group="settings")
+def test_backend_choice_names_the_bad_variable(bad_env):
+    with pytest.raises(LLMError, match=bad_env):
         choose_backend(Settings(backend="auto"))
 
 
@@ -73,11 +79,8 @@ def test_cli_refuses_bad_settings_with_a_message(clean_env, capsys):
 
 @pytest.mark.probe("settings: the Start page opened with OLLAMA_HOST=::garbage::, …:99999 or MEMRAG_THREADS=abc",
                    "the page shows the LLM as not available with the variable named", group="settings")
-@pytest.mark.parametrize("env,name", BAD_ENV, ids=IDS)
-def test_the_start_page_shows_bad_settings(clean_env, env, name):
-    for key, value in env.items():
-        clean_env.setenv(key, value)
+def test_the_start_page_shows_bad_settings(bad_env):
     at = AppTest.from_file(APP, default_timeout=60)  # the real backend choice: no test LLM injected
     at.session_state[app_state.TEST_EMBEDDER_KEY] = embedder()
     at = no_exception(at.run())
-    assert "LLM: not available" in plain(at) and name in plain(at)
+    assert "LLM: not available" in plain(at) and bad_env in plain(at)
