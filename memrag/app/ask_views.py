@@ -163,7 +163,10 @@ def overview_graph(trace: Trace, gold: Gold | None, height: int = 420) -> None:
     EcphoryRAG's activation, HippoRAG 2's PageRank; dense gets its ranked head as a table (its graph,
     a star of question → passages, says no more, and every graph frame costs the browser ~0.3 s
     while the others draw)."""
-    METHOD_VIEWS[trace.method].overview(trace, gold.chunk_ids if gold else None, height)
+    try:
+        METHOD_VIEWS[trace.method].overview(trace, gold.chunk_ids if gold else None, height)
+    except (ValueError, TypeError, KeyError, OverflowError) as e:  # a trace from a file the checks let by
+        st.warning(escape_markdown(f"This trace's picture cannot be drawn: {clip(str(e), 300)}"))
 
 
 def overview_dense(trace: Trace, ids: Iterable[int] | None, height: int) -> None:

@@ -14,7 +14,7 @@ from memrag.app.session import AppState
 from memrag.index import store
 from memrag.index.memory import Memory
 from memrag.index.readers import IngestReport
-from memrag.textsafe import slug
+from memrag.textsafe import distinct_slug
 
 
 class SavedMemory(TypedDict):
@@ -25,8 +25,9 @@ class SavedMemory(TypedDict):
 
 
 def safe_memory_name(name: str) -> str:
-    """A folder name from user text: lower-case ASCII letters, digits, '-' and '_' only."""
-    return slug(name, keep="a-z0-9_-", trim="-_", limit=60) or "memory"
+    """A folder name from user text: lower-case ASCII letters, digits, '-' and '_' only (a name that
+    loses its letters on the way, 研究ノート, gets a hash of itself: two such names never merge)."""
+    return distinct_slug(name, "memory", keep="a-z0-9_-", trim="-_", limit=60)
 
 
 def read_upload_batch(files: Sequence[Any], params: Any) -> tuple[IngestReport, int]:

@@ -57,7 +57,11 @@ def _openai(settings: Settings) -> LLM:
 
 
 def choose_backend(settings: Settings) -> tuple[LLM, BackendChoice]:
-    """Return the backend to use and why. Never loads the embedded model (that is lazy)."""
+    """Return the backend to use and why. Never loads the embedded model (that is lazy).
+    Raises only LLMError: bad settings are refused here with the checker's messages."""
+    problems = settings.problems()
+    if problems:
+        raise LLMUnavailable("settings: " + "; ".join(problems))
     if settings.backend == "openai":
         server = _openai(settings)
         ok, why = server.check()  # type: ignore[attr-defined]
