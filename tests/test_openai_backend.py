@@ -17,13 +17,8 @@ from memrag.llm.base import LLM, LLMCallError, LLMRefused, LLMReplyError, LLMUna
 from memrag.llm.cache import CachedLLM
 from memrag.llm.factory import BackendChoice, choose_backend, extraction_slots
 from memrag.llm.jsoncall import call_json
-from memrag.llm.openai_backend import (
-    OpenAICompatibleLLM,
-    base_url_hash,
-    egress_warning,
-    is_loopback,
-    normalise_base_url,
-)
+from memrag.llm.egress import egress_warning, is_loopback
+from memrag.llm.openai_backend import OpenAICompatibleLLM, base_url_hash, normalise_base_url
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 MSGS = [{"role": "user", "content": "Reply with JSON {\"a\": 1}."}]

@@ -32,7 +32,10 @@ from memrag.llm.base import (
     LLMUnavailable,
     Message,
     ModelNotFound,
+    check_request,
+    token_count,
 )
+from memrag.llm.redact import scrub, shown_url
 
 T = TypeVar("T")
 
@@ -170,6 +173,9 @@ class OllamaLLM:
         if timeout <= 0:
             raise LLMError(f"The Ollama timeout must be positive, got {timeout}.")
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
+        # How messages name the server: no password, no query (a bare host:port stays bare).
+        self.shown = shown_url(self.host) if "://" in self.host else \
+            shown_url(f"http://{self.host}").removeprefix("http://")
         self.model = model.strip()
         self.seed = seed
         self.timeout = timeout
@@ -199,7 +205,7 @@ class OllamaLLM:
         max_tokens: int,
         stage: str,
     ) -> Completion:
-        _check_request(messages, schema, max_tokens)
+        check_request(messages, schema, max_tokens)
         needed = estimate_prompt_tokens(messages, schema) + max_tokens
         num_ctx = choose_num_ctx(self.host, self.model, needed)
         options = {
@@ -214,9 +220,9 @@ class OllamaLLM:
         completion = Completion(
             text=reply.message.content or "",
             # Counts only as Ollama reports them; a missing count stays unknown.
-            prompt_tokens=reply.prompt_eval_count,
+            prompt_tokens=token_count(reply.prompt_eval_count),
             prompt_tokens_cached=None,  # Ollama does not say how much of the prompt it reused
-            completion_tokens=reply.eval_count,
+            completion_tokens=token_count(reply.eval_count),
             seconds=time.perf_counter() - started,
             cached=False,
             model=self.model,
@@ -236,15 +242,22 @@ class OllamaLLM:
     def check(self) -> tuple[bool, str]:
         """Is the server up and does it have the model? Quick (its own short deadline); never raises."""
         try:
+            ok, why = self._check()
+        except Exception as e:  # noqa: BLE001 - documented as never raising: a failed check says why
+            ok, why = False, f"Checking Ollama at {self.shown} failed ({type(e).__name__}: {e})."
+        return ok, scrub(why)
+
+    def _check(self) -> tuple[bool, str]:
+        try:
             listed = self._call(self._client.list, CHECK_TIMEOUT_S, _LIST_MAX_BYTES, "the model list")
         except LLMError as e:
             return False, str(e)
         wanted = _model_with_tag(self.model)
         present = {_model_with_tag(m.model) for m in listed.models if m.model}
         if wanted in present:
-            return True, f"Ollama at {self.host} has {self.model}"
+            return True, f"Ollama at {self.shown} has {self.model}"
         return False, (
-            f"Ollama is running at {self.host} but {self.model} is not pulled: "
+            f"Ollama is running at {self.shown} but {self.model} is not pulled: "
             f"run `ollama pull {self.model}`"
         )
 
@@ -262,33 +275,33 @@ class OllamaLLM:
             raise self._response_error(e.status_code, str(e.error)) from e
         except _UNREACHABLE as e:
             raise LLMUnavailable(
-                f"Ollama is not reachable at {self.host}: is it running? Start it with `ollama serve`, "
+                f"Ollama is not reachable at {self.shown}: is it running? Start it with `ollama serve`, "
                 "or set OLLAMA_HOST to where it runs."
             ) from e
         except httpx.TimeoutException as e:
             raise LLMCallError(
-                f"Ollama at {self.host} did not finish answering within {seconds:g} s "
+                f"Ollama at {self.shown} did not finish answering within {seconds:g} s "
                 f"(model {self.model}, {what}). The model may still be loading or the "
                 "machine is too slow for it; try again, or raise the timeout."
             ) from e
         except ReplyTooLarge as e:
             raise LLMReplyError(
-                f"The reply from {self.host} ({what}) was larger than {max_bytes:,} bytes, far more "
+                f"The reply from {self.shown} ({what}) was larger than {max_bytes:,} bytes, far more "
                 "than was asked for; it was not read further and nothing was kept."
             ) from e
         except _NotOllama as e:
             raise LLMReplyError(
-                f"The server at {self.host} did not answer like Ollama ({what}): it sent {e.what}. "
+                f"The server at {self.shown} did not answer like Ollama ({what}): it sent {e.what}. "
                 "Is OLLAMA_HOST pointing at an Ollama server?", raw=e.raw
             ) from e
         except httpx.TransportError as e:
             raise LLMReplyError(
-                f"The reply from Ollama at {self.host} broke off before it was complete ({e}). "
+                f"The reply from Ollama at {self.shown} broke off before it was complete ({e}). "
                 "Nothing was kept; try again."
             ) from e
         except pydantic.ValidationError as e:
             raise LLMReplyError(
-                f"The server at {self.host} did not answer like Ollama ({what}): its reply lacks "
+                f"The server at {self.shown} did not answer like Ollama ({what}): its reply lacks "
                 f"what Ollama sends ({e.errors()[0].get('loc', '')}). "
                 "Is OLLAMA_HOST pointing at an Ollama server?"
             ) from e
@@ -297,39 +310,22 @@ class OllamaLLM:
         """An HTTP error status: which ones stop everything, which fail only this call."""
         if _is_missing_model(error):
             return ModelNotFound(
-                f"Ollama at {self.host} does not have the model {self.model}: "
+                f"Ollama at {self.shown} does not have the model {self.model}: "
                 f"run `ollama pull {self.model}` and try again."
             )
         if status == 404:
             return LLMUnavailable(
-                f"{self.host} answered 404 ({error}); is OLLAMA_HOST pointing at an Ollama server?"
+                f"{self.shown} answered 404 ({error}); is OLLAMA_HOST pointing at an Ollama server?"
             )
         if status in (401, 403):
             return LLMRefused(
-                f"Ollama at {self.host} refused access (HTTP {status}: {error}); "
+                f"Ollama at {self.shown} refused access (HTTP {status}: {error}); "
                 "check OLLAMA_API_KEY or the proxy in front of it."
             )
         return LLMCallError(
-            f"Ollama at {self.host} refused the request for {self.model}: {error} (HTTP {status})",
+            f"Ollama at {self.shown} refused the request for {self.model}: {error} (HTTP {status})",
             raw=error,
         )
-
-
-def _check_request(
-    messages: list[Message], schema: dict[str, Any] | None, max_tokens: int
-) -> None:
-    """Catch caller mistakes here, so errors later can be blamed on the reply."""
-    if not isinstance(messages, list) or not messages:
-        raise ValueError("messages must be a non-empty list of {'role': ..., 'content': ...} dicts")
-    for i, m in enumerate(messages):
-        if not (isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)):
-            raise ValueError(
-                f"message {i} must be a dict with string 'role' and 'content', got {m!r:.200}"
-            )
-    if schema is not None and not isinstance(schema, dict):
-        raise ValueError(f"schema must be a JSON schema dict or None, got {type(schema).__name__}")
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
-        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
 
 
 def _check_reply(
