@@ -22,7 +22,7 @@ import ollama
 import pydantic
 
 from memrag import jsonsafe
-from memrag.llm.call_limits import ReplyTooLarge, limited_call, limited_transport
+from memrag.llm.call_limits import ReplyTooLarge, UnreadableReply, limited_call, limited_transport
 from memrag.llm.base import (
     Completion,
     LLMCallError,
@@ -35,7 +35,8 @@ from memrag.llm.base import (
     check_request,
     token_count,
 )
-from memrag.llm.redact import scrub, shown_url
+from memrag.llm.http_errors import redirect_error, tls_error
+from memrag.llm.redact import key_problem, register_secret, scrub, shown_url
 
 T = TypeVar("T")
 
@@ -85,10 +86,11 @@ class _NotOllama(Exception):
 class _StatusError(Exception):
     """An HTTP error status, with the server's own words (mapped in `_call`)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, location: str = "") -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.location = location  # where a 3xx points
 
 
 def _read_reply(response: httpx.Response) -> None:
@@ -109,7 +111,8 @@ def _read_reply(response: httpx.Response) -> None:
     if not response.is_success:
         said = body.get("error") if isinstance(body, dict) else None
         text = said if isinstance(said, str) else raw.decode("utf-8", "replace")
-        raise _StatusError(response.status_code, " ".join(text.split())[:2000] or response.reason_phrase)
+        raise _StatusError(response.status_code, " ".join(text.split())[:2000] or response.reason_phrase,
+                           response.headers.get("location", ""))
     if problem:
         raise _NotOllama(problem, raw)
 
@@ -179,12 +182,19 @@ class OllamaLLM:
         self.model = model.strip()
         self.seed = seed
         self.timeout = timeout
+        # The `ollama` client sends OLLAMA_API_KEY to this host by itself: checked and guarded like ours.
+        key = os.environ.get("OLLAMA_API_KEY", "")
+        problem = key_problem(key)
+        if problem:
+            raise LLMRefused(f"The API key for Ollama at {self.shown} (OLLAMA_API_KEY) {problem}.")
+        register_secret(key)
         # A short connect timeout: an unreachable host should not hold a call for minutes.
         # Every call's total deadline and size bound come from `_call` through the transport.
         self._client = ollama.Client(
             host=self.host,
             timeout=httpx.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT_S)),
             transport=limited_transport(httpx, httpcore),
+            follow_redirects=False,  # a redirect is reported, never followed (it may lead elsewhere)
             event_hooks={"response": [_read_reply]},
         )
 
@@ -270,11 +280,13 @@ class OllamaLLM:
             with limited_call(seconds, max_bytes):
                 return request()
         except _StatusError as e:
+            if 300 <= e.status < 400:
+                raise redirect_error(self.shown, e.status, e.location, "OLLAMA_HOST") from e
             raise self._response_error(e.status, e.message) from e
         except ollama.ResponseError as e:  # not raised while `_read_reply` runs first; kept as a guard
             raise self._response_error(e.status_code, str(e.error)) from e
         except _UNREACHABLE as e:
-            raise LLMUnavailable(
+            raise tls_error(self.shown, e) or LLMUnavailable(
                 f"Ollama is not reachable at {self.shown}: is it running? Start it with `ollama serve`, "
                 "or set OLLAMA_HOST to where it runs."
             ) from e
@@ -289,6 +301,9 @@ class OllamaLLM:
                 f"The reply from {self.shown} ({what}) was larger than {max_bytes:,} bytes, far more "
                 "than was asked for; it was not read further and nothing was kept."
             ) from e
+        except UnreadableReply as e:
+            raise LLMReplyError(f"The reply from {self.shown} ({what}) could not be read: {e}. "
+                                "Nothing was kept.") from e
         except _NotOllama as e:
             raise LLMReplyError(
                 f"The server at {self.shown} did not answer like Ollama ({what}): it sent {e.what}. "

@@ -40,8 +40,9 @@ from memrag.llm.base import (
     check_request,
     token_count,
 )
-from memrag.llm.call_limits import ReplyTooLarge, limited_call, limited_transport
+from memrag.llm.call_limits import ReplyTooLarge, UnreadableReply, limited_call, limited_transport
 from memrag.llm.egress import LLM_KEY_NAME, egress_warning
+from memrag.llm.http_errors import redirect_error, tls_error
 from memrag.llm.jsoncall import parse_json
 from memrag.llm.ollama_backend import EMBED_BYTES_PER_TEXT, reply_byte_bound
 from memrag.llm.redact import key_problem, register_secret, scrub, shown_url
@@ -262,6 +263,9 @@ class OpenAICompatibleLLM:
                     raise _StructuredRefused() from e
                 if listing and e.status_code in (404, 405):
                     raise _NoModelList() from e
+                if 300 <= e.status_code < 400:
+                    raise redirect_error(self.shown, e.status_code, e.response.headers.get("location", ""),
+                                         "MEMRAG_OPENAI_BASE_URL") from e
                 raise self._status_error(e.status_code, said) from e
             except openai.APITimeoutError as e:
                 if isinstance(e.__cause__, httpx2.ConnectTimeout):
@@ -269,10 +273,13 @@ class OpenAICompatibleLLM:
                 raise self._too_slow(what) from e
             except openai.APIConnectionError as e:
                 if isinstance(e.__cause__, _UNREACHABLE):
-                    raise self._unreachable() from e
+                    raise tls_error(self.shown, e) or self._unreachable() from e
                 raise LLMReplyError(
                     f"The reply from the server at {self.shown} broke off before it was complete "
                     f"({type(e.__cause__).__name__}). Nothing was kept; try again.") from e
+            except UnreadableReply as e:
+                raise LLMReplyError(f"The reply from {self.shown} ({what}) could not be read: {e}. "
+                                    "Nothing was kept.") from e
             except ReplyTooLarge as e:
                 raise LLMReplyError(
                     f"The reply from {self.shown} ({what}) was larger than {max_bytes:,} bytes, far more "
@@ -391,17 +398,34 @@ def _first_choice(body: dict[str, Any]) -> dict[str, Any]:
     return choice if isinstance(choice, dict) else {}
 
 
+def _content_text(content: Any) -> str | None:
+    """The reply's text: a string as it is, a list of parts as its text parts joined; None if neither."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if isinstance(content, list):
+        texts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return "".join(texts) if texts else None
+    return None
+
+
 def _to_completion(body: dict[str, Any], seconds: float, model: str, stage: str, mode: str,
                    base_url: str) -> Completion:
     choice = _first_choice(body)
     message = choice.get("message")
-    if not isinstance(message, dict) or not isinstance(message.get("content", ""), (str, type(None))):
+    if not isinstance(message, dict):
         raise LLMReplyError(f"The server at {base_url} did not answer like an OpenAI-compatible server "
                             f"(stage {stage}): its reply has no choices[0].message.", raw=str(body)[:2000])
+    text = _content_text(message.get("content"))
+    if text is None:
+        content = message.get("content")
+        what = (f"a list of {len(content)} parts, none of them text" if isinstance(content, list)
+                else f"a JSON {type(content).__name__}")
+        raise LLMReplyError(f"The server at {base_url} sent choices[0].message.content as {what}, where "
+                            f"text belongs (stage {stage}).", raw=str(body)[:2000])
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
     details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
     return Completion(
-        text=message.get("content") or "",
+        text=text,
         # Counts only as the server reports them: the whole prompt, and the part it reused.
         prompt_tokens=token_count(usage.get("prompt_tokens")),
         prompt_tokens_cached=token_count(details.get("cached_tokens")),

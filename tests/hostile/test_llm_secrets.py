@@ -196,3 +196,11 @@ def test_a_key_with_a_non_ascii_character() -> None:
 def test_a_key_with_whitespace(key: str, said: str) -> None:
     with pytest.raises(LLMRefused, match=said):
         OpenAICompatibleLLM(base_url="http://127.0.0.1:9/v1", model="m", api_key=key)
+
+
+@probe("OLLAMA_API_KEY (which the ollama client sends by itself) holding a pasted U+2011",
+       "the Ollama backend is refused when built, naming OLLAMA_API_KEY and the character", group="secrets")
+def test_an_ollama_key_with_a_non_ascii_character(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OLLAMA_API_KEY", "ol\u2011abc123def")
+    with pytest.raises(LLMRefused, match=r"OLLAMA_API_KEY.*U\+2011"):
+        OllamaLLM(host="http://127.0.0.1:9", model="phi4")
