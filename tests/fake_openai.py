@@ -148,8 +148,9 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return self._error(404, "File Not Found")
             if fake.list_status != 200:
                 return self._error(fake.list_status, "no model list here")
-            if fake.list_reply is not None:
-                return self._send(fake.list_reply.status, fake.list_reply.raw_body or b"", fake.list_reply.headers)
+            listed = fake.list_reply
+            if listed is not None:
+                return self._send(listed.status, listed.raw_body or b"", listed.headers)
             data = [{"id": m, "object": "model", "owned_by": "fake"} for m in fake.models]
             self._send(200, json.dumps({"object": "list", "data": data}).encode())
 

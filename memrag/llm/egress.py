@@ -19,8 +19,6 @@ from urllib.parse import urlsplit
 EGRESS_WARNING = ("your documents leave this machine: every chunk and question is sent to {host}, "
                   "which is not this computer")
 
-LLM_KEY_NAME = "OPENAI_API_KEY"
-EMBED_KEY_NAME = "MEMRAG_OPENAI_EMBED_API_KEY"
 _OPENAI_EMBEDDER = "openai:"
 _OLLAMA_EMBEDDER = "ollama:"
 
@@ -55,7 +53,7 @@ def embed_server(settings: Any) -> tuple[str, str, str]:
 
     MEMRAG_OPENAI_EMBED_BASE_URL when set, else the LLM's server. The LLM's key goes only to the
     LLM's own base URL; another embeddings server gets MEMRAG_OPENAI_EMBED_API_KEY or no key."""
-    from memrag.llm.openai_backend import normalise_base_url
+    from memrag.llm.openai_backend import EMBED_KEY_NAME, LLM_KEY_NAME, normalise_base_url
 
     llm_url = (settings.openai_base_url or "").strip()
     url = (settings.openai_embed_base_url or "").strip() or llm_url

@@ -4,11 +4,21 @@ handshake that failed (a self-signed certificate is not "nobody answers")."""
 from __future__ import annotations
 
 import ssl
+from collections.abc import Callable
 
 from memrag.llm.base import LLMUnavailable
-from memrag.llm.redact import shown_url
+from memrag.llm.redact import scrub, shown_url
 
 _MAX_CHAIN = 16  # exception chains are short; a cycle must not hold us
+
+
+def never_raising(check: Callable[[], tuple[bool, str]], server: str) -> tuple[bool, str]:
+    """A backend's `check()` as documented: (ok, why), scrubbed; an unforeseen failure is a failed check."""
+    try:
+        ok, why = check()
+    except Exception as e:  # noqa: BLE001 - check() never raises: whatever went wrong is its answer
+        ok, why = False, f"Checking the server at {server} failed ({type(e).__name__}: {e})."
+    return ok, scrub(why)
 
 
 def redirect_error(server: str, status: int, location: str, setting: str) -> LLMUnavailable:

@@ -35,8 +35,8 @@ from memrag.llm.base import (
     check_request,
     token_count,
 )
-from memrag.llm.http_errors import redirect_error, tls_error
-from memrag.llm.redact import key_problem, register_secret, scrub, shown_url
+from memrag.llm.http_errors import never_raising, redirect_error, tls_error
+from memrag.llm.redact import key_problem, register_secret, shown_url
 
 T = TypeVar("T")
 
@@ -251,11 +251,7 @@ class OllamaLLM:
 
     def check(self) -> tuple[bool, str]:
         """Is the server up and does it have the model? Quick (its own short deadline); never raises."""
-        try:
-            ok, why = self._check()
-        except Exception as e:  # noqa: BLE001 - documented as never raising: a failed check says why
-            ok, why = False, f"Checking Ollama at {self.shown} failed ({type(e).__name__}: {e})."
-        return ok, scrub(why)
+        return never_raising(self._check, self.shown)
 
     def _check(self) -> tuple[bool, str]:
         try:

@@ -41,8 +41,7 @@ from memrag.llm.base import (
     token_count,
 )
 from memrag.llm.call_limits import ReplyTooLarge, UnreadableReply, limited_call, limited_transport
-from memrag.llm.egress import LLM_KEY_NAME, egress_warning
-from memrag.llm.http_errors import redirect_error, tls_error
+from memrag.llm.http_errors import never_raising, redirect_error, tls_error
 from memrag.llm.jsoncall import parse_json
 from memrag.llm.ollama_backend import EMBED_BYTES_PER_TEXT, reply_byte_bound
 from memrag.llm.redact import key_problem, register_secret, scrub, shown_url
@@ -55,6 +54,9 @@ _CONNECT_TIMEOUT_S = 5.0
 _LIST_MAX_BYTES = 4 * 1024 * 1024
 # llama.cpp and vLLM need no key, but the client insists on one; this one says so if it shows up.
 _NO_KEY = "no-key-set"
+# The settings each key comes from (a key belongs to one base URL: memrag.llm.egress.embed_server).
+LLM_KEY_NAME = "OPENAI_API_KEY"
+EMBED_KEY_NAME = "MEMRAG_OPENAI_EMBED_API_KEY"
 # A 429 asks us to wait; waits that fit in the call's deadline are taken, this many at most.
 _RATE_LIMIT_WAITS = 3
 _MAX_RATE_LIMIT_WAIT_S = 60.0
@@ -109,7 +111,6 @@ class OpenAICompatibleLLM:
         if problem:
             raise LLMRefused(f"The API key for {self.shown} ({key_name}) {problem}.")
         register_secret(key)
-        self.warning = egress_warning(self.base_url)
         # No retries inside the client: every wait (429) is taken here, inside the call's deadline.
         self._client = openai.OpenAI(
             base_url=self.base_url, api_key=key or _NO_KEY, max_retries=0,
@@ -198,11 +199,7 @@ class OpenAICompatibleLLM:
         """Is the server up and does it serve the model? Quick (its own short deadline); never raises.
 
         A server that serves exactly one model and was given none uses that one."""
-        try:
-            ok, why = self._check()
-        except Exception as e:  # noqa: BLE001 - documented as never raising: a failed check says why
-            ok, why = False, f"Checking the server at {self.shown} failed ({type(e).__name__}: {e})."
-        return ok, scrub(why)
+        return never_raising(self._check, self.shown)
 
     def _check(self) -> tuple[bool, str]:
         try:

@@ -8,6 +8,7 @@ decoded size is held."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import shutil
@@ -89,26 +90,29 @@ def ollama_fake() -> Iterator:
 
 
 # ------------------------------------------------------------------ probe 3: the decoded reply is bounded
-@probe("an OpenAI-compatible reply gzip-encoded once, or twice (a few KB that inflate to 64 MB)",
-       "LLMReplyError 'larger than' within seconds, memory far below the inflated size; identity asked for",
-       group="replies")
-@pytest.mark.parametrize("times", [1, 2], ids=["gzip", "gzip-twice"])
-def test_openai_compressed_bomb(openai_fake, times: int) -> None:
-    openai_fake.script(Reply(raw_body=_bomb(*OPENAI_CHAT, times), headers=_codings(times)))
-    llm = OpenAICompatibleLLM(base_url=openai_fake.base_url, model="default", timeout=30)
-    raised, seconds, peak = _bounded(lambda: llm.complete(MSGS, max_tokens=50, stage="answer"))
-    assert isinstance(raised, LLMReplyError) and "larger than" in str(raised), raised
-    assert seconds < 10 and peak < PEAK_BYTES, (seconds, peak)
-    assert openai_fake.requests[-1].headers.get("Accept-Encoding") == "identity"
+@contextlib.contextmanager
+def _serving_a_bomb(backend: str, times: int) -> Iterator[tuple[object, object]]:
+    """(backend, fake server) where the fake's next chat reply is a bomb gzip-encoded `times` times."""
+    if backend == "openai":
+        with running_fake_openai(models=["default"]) as fake:
+            fake.script(Reply(raw_body=_bomb(*OPENAI_CHAT, times), headers=_codings(times)))
+            yield OpenAICompatibleLLM(base_url=fake.base_url, model="default", timeout=30), fake
+    else:
+        with running_fake_ollama(models=["phi4"]) as fake:
+            fake.script(ChatReply(raw_body=_bomb(*OLLAMA_CHAT, times), headers=_codings(times)))
+            yield OllamaLLM(host=fake.host, model="phi4", timeout=30), fake
 
 
-@probe("an Ollama reply gzip-encoded once, or twice (a few KB that inflate to 64 MB)",
-       "LLMReplyError 'larger than' within seconds, memory far below the inflated size", group="replies")
+@probe("a reply gzip-encoded once, or twice (a few KB that inflate to 64 MB), from an OpenAI-compatible "
+       "server or Ollama", "LLMReplyError 'larger than' within seconds, memory far below the inflated "
+       "size; the request asked for no compression", group="replies")
+@pytest.mark.parametrize("backend", ["openai", "ollama"])
 @pytest.mark.parametrize("times", [1, 2], ids=["gzip", "gzip-twice"])
-def test_ollama_compressed_bomb(ollama_fake, times: int) -> None:
-    ollama_fake.script(ChatReply(raw_body=_bomb(*OLLAMA_CHAT, times), headers=_codings(times)))
-    llm = OllamaLLM(host=ollama_fake.host, model="phi4", timeout=30)
-    raised, seconds, peak = _bounded(lambda: llm.complete(MSGS, max_tokens=50, stage="answer"))
+def test_compressed_bomb(backend: str, times: int) -> None:
+    with _serving_a_bomb(backend, times) as (llm, fake):
+        raised, seconds, peak = _bounded(lambda: llm.complete(MSGS, max_tokens=50, stage="answer"))
+        if backend == "openai":
+            assert fake.requests[-1].headers.get("Accept-Encoding") == "identity"
     assert isinstance(raised, LLMReplyError) and "larger than" in str(raised), raised
     assert seconds < 10 and peak < PEAK_BYTES, (seconds, peak)
 

@@ -204,3 +204,27 @@ def test_an_ollama_key_with_a_non_ascii_character(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("OLLAMA_API_KEY", "ol\u2011abc123def")
     with pytest.raises(LLMRefused, match=r"OLLAMA_API_KEY.*U\+2011"):
         OllamaLLM(host="http://127.0.0.1:9", model="phi4")
+
+
+@probe("the app with the LLM on loopback and MEMRAG_EMBEDDER=openai:emb on another host",
+       "the sidebar warns that documents leave this machine, naming the embedder's host", group="secrets")
+def test_the_sidebar_names_the_embedders_host(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from memrag.app import state as app_state
+    from memrag.app.state import AppState
+
+    clean_env.setenv("MEMRAG_HOME", str(tmp_path / "home"))
+    clean_env.setenv("MEMRAG_EMBEDDER", "openai:emb")
+    clean_env.setenv("MEMRAG_OPENAI_EMBED_BASE_URL", "http://embed.invalid:9/v1")
+    with running_fake_openai(models=["default"]) as fake:
+        at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=60)
+        at.session_state[app_state.TEST_EMBEDDER_KEY] = HashEmbedder()  # nothing calls the embedder's host
+        at.session_state[AppState.backend.key] = "openai"
+        at.session_state[AppState.openai_base_url.key] = fake.base_url
+        at.session_state[AppState.openai_model.key] = "embed-probe"  # not a choice cached by another test
+        fake.models.append("embed-probe")
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(w.value.replace("\\", "") for w in at.sidebar.warning)
+    assert "documents leave this machine" in shown and "embed.invalid" in shown
