@@ -26,7 +26,7 @@ import pytest
 from fake_ollama import ChatReply, running_fake_ollama
 from fake_openai import Reply, running_fake_openai
 from loopback import serving
-from memrag.llm.base import LLMReplyError, LLMUnavailable
+from memrag.llm.base import Completion, LLMReplyError, LLMUnavailable
 from memrag.llm.cache import CachedLLM, ResponseCache
 from memrag.llm.ollama_backend import OllamaLLM
 from memrag.llm.openai_backend import OpenAICompatibleLLM
@@ -165,6 +165,16 @@ def test_absurd_token_counts_are_unknown(openai_fake, tmp_path: Path) -> None:
     again = llm.complete(MSGS, max_tokens=20, stage="answer")
     assert (first.prompt_tokens, first.completion_tokens) == (None, None)
     assert again.cached and again.text == "fine" and len(openai_fake.chat_bodies()) == 1
+
+
+@probe("a completion carrying prompt_tokens = 2**63 reaches the response cache (from any backend or a "
+       "recordings file)", "stored with its counts unknown; no OverflowError", group="replies")
+def test_the_cache_never_stores_an_absurd_count(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    cache.put("k", Completion(text="t", model="m", prompt_tokens=2**63, prompt_tokens_cached=-1,
+                              completion_tokens=10**30))
+    got = cache.get("k")
+    assert got is not None and (got.prompt_tokens, got.prompt_tokens_cached, got.completion_tokens) == (None,) * 3
 
 
 @probe("Ollama's prompt_eval_count = 2**63", "the count is unknown (None), never a number", group="replies")
