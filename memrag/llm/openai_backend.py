@@ -6,10 +6,11 @@ What shapes this module:
   takes it, else JSON mode, else plain text — memrag's parser reads the last two. The server's
   own reply decides (a 400/422 naming `response_format` moves one step down, remembered per
   server and model for the process), and every completion says which mode served it;
-- the API key is a secret: it goes in the Authorization header and nowhere else — not in the
-  identity (cache keys, stamps, recordings), not in messages, not in a trace. A server's
-  identity is the model id plus a hash of its base URL, so two servers that both call their
-  model "default" never share cached replies;
+- the API key is a secret: it goes in the Authorization header to the one base URL it was given
+  for and nowhere else — not in the identity (cache keys, stamps, recordings), not in messages
+  (every error passes `memrag.llm.redact`), not in a trace; it is checked when the backend is
+  built. A server's identity is the model id plus a hash of its base URL, so two servers that
+  both call their model "default" never share cached replies;
 - the same deadlines, size bounds and error families as the Ollama backend
   (`memrag.llm.call_limits`, `memrag.llm.base`).
 """
