@@ -252,6 +252,13 @@ class Settings:
     # repr=False: a Settings printed in a log or an error never shows the key.
     openai_api_key: str = _env_f("OPENAI_API_KEY", "", "API key for that server (OPENAI_API_KEY); never "
                                  "stored in traces, stamps, recordings or cache keys.", repr=False)
+    # The embeddings server and its own key (issue 27): the LLM's key never goes to another host.
+    openai_embed_base_url: str = _env_f("MEMRAG_OPENAI_EMBED_BASE_URL", "", "OpenAI-compatible server for "
+                                        "openai:MODEL embeddings (MEMRAG_OPENAI_EMBED_BASE_URL); empty = the "
+                                        "LLM's server.")
+    openai_embed_api_key: str = _env_f("MEMRAG_OPENAI_EMBED_API_KEY", "", "API key for the embeddings server "
+                                       "(MEMRAG_OPENAI_EMBED_API_KEY); OPENAI_API_KEY is sent only to "
+                                       "MEMRAG_OPENAI_BASE_URL.", repr=False)
     embedder: str = _env_f("MEMRAG_EMBEDDER", "all-MiniLM-L6-v2", "Embedder: all-MiniLM-L6-v2 (shipped), "
                            "ollama:MODEL (e.g. ollama:bge-m3) or openai:MODEL (the server's /v1/embeddings).")
 

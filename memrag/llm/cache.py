@@ -23,7 +23,7 @@ from filelock import FileLock
 
 from memrag.durable import StorageError, storage_guard
 from memrag.llm.ledger import Ledger
-from memrag.llm.base import LLM, Completion, Message
+from memrag.llm.base import LLM, Completion, Message, token_count
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -164,8 +164,8 @@ class ResponseCache:
         self._guarded(lambda con: con.execute(
             "INSERT OR IGNORE INTO responses (key, stage, model, backend, text, prompt_tokens,"
             " prompt_tokens_cached, completion_tokens, seconds) VALUES (?,?,?,?,?,?,?,?,?)",
-            (key, c.stage, c.model, c.backend, c.text, c.prompt_tokens, c.prompt_tokens_cached,
-             c.completion_tokens, c.seconds)))
+            (key, c.stage, c.model, c.backend, c.text, token_count(c.prompt_tokens),
+             token_count(c.prompt_tokens_cached), token_count(c.completion_tokens), c.seconds)))
 
     def __len__(self) -> int:
         return self._guarded(lambda con: con.execute("SELECT COUNT(*) FROM responses").fetchone()[0], 0)
