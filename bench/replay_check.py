@@ -1,0 +1,146 @@
+"""Replay every committed run that kept its raw replies and say whether it still gives its figures.
+
+    # the MuSiQue memory (the OpenIE import, no model; ~10-20 min of embedding once), then the check:
+    python -m memrag eval --dataset musique --data ../shared/bench/musique/musique_train.json \
+        --corpus ../shared/bench/musique/musique_train_corpus.json \
+        --import-openie ../shared/bench/musique/openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json \
+        --memory data/mem-musique --scope pooled --limit 1 --methods dense --no-answer --out /tmp/mem-probe
+    python bench/replay_check.py --musique-memory data/mem-musique --work data/replay-check
+    # after a refactor: the same, plus a per-question comparison with the replays made before it
+    python bench/replay_check.py --musique-memory data/mem-musique --work data/replay-after \
+        --baseline data/replay-check
+
+For each docs/runs/<run>/ with a replies.jsonl, the run's own settings are read from its
+summary's stamp (dataset, scope, limit, methods, parameters, answers on or off, fate k) and the
+run is made again with `--recorded --replies` into WORK/<run> (emptied first: a resumed run would
+keep the old results). Per-question runs rebuild their small memories from the extraction replies
+in the same file (cache hits, no model); pooled MuSiQue runs open --musique-memory. Then:
+
+- against the committed summary.json: every figure (memrag.eval.replay.summary_figures: the
+  summary without the stamp, the deviations table and the replay's own seconds) must be equal;
+- with --baseline: each question's ranked chunk ids, answer, fates and tokens, and the figures,
+  against WORK/<run>/digest.json of an earlier check (written by every check), e.g. one made
+  before a refactor.
+
+A run made at an older commit may legitimately differ from its summary (a prompt, default or
+fix since); its line names the first differences, or why it could not replay (a changed prompt
+misses the recorded replies). Exit status 0 when every run was identical, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from memrag.eval.replay import differences, run_digest, summary_figures  # noqa: E402
+
+RUNS = REPO / "docs" / "runs"
+DEFAULT_BENCH = REPO.parent / "shared" / "bench"
+DATA_FILES = {"musique": "musique/musique_train.json", "2wiki": "2wikimultihopqa/2wiki_subset.jsonl",
+              "hotpotqa": "hotpotqa/hotpotqa_subset.jsonl"}
+MUSIQUE_CORPUS = "musique/musique_train_corpus.json"
+MUSIQUE_OPENIE = "musique/openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"
+SHOWN = 6  # differences printed per run
+
+
+def committed_runs() -> list[Path]:
+    return sorted(d for d in RUNS.iterdir() if (d / "replies.jsonl").is_file() and (d / "summary.json").is_file())
+
+
+def _questions_file(stamp: dict[str, Any], bench: Path, work: Path) -> Path:
+    """The run's questions file: the shared one, or (MuSiQue 31-60, made from a scratch file) the
+    shared file's entries cut the way docs/results.md says."""
+    shared = bench / DATA_FILES[stamp["dataset"]]
+    if Path(stamp["data"]).name == Path(shared).name:
+        return shared
+    if Path(stamp["data"]).name == "musique_31_60.json":
+        cut = work / "musique_31_60.json"
+        cut.write_text(json.dumps(json.loads(shared.read_text(encoding="utf-8"))[30:60]), encoding="utf-8")
+        return cut
+    raise ValueError(f"unknown questions file {stamp['data']}")
+
+
+def replay_command(run: Path, bench: Path, work: Path, musique_memory: Path) -> list[str]:
+    """The `python -m memrag eval` command that replays `run` from its replies into WORK/<run>."""
+    stamp = json.loads((run / "summary.json").read_text(encoding="utf-8"))["stamp"]
+    params = work / f"{run.name}.params.json"
+    params.write_text(json.dumps(stamp["params"]), encoding="utf-8")
+    cmd = [sys.executable, "-m", "memrag", "eval", "--dataset", stamp["dataset"],
+           "--data", str(_questions_file(stamp, bench, work)), "--scope", stamp["scope"],
+           "--methods", ",".join(stamp["params"]), "--params", str(params), "--fate-k", str(stamp["fate_k"]),
+           "--recorded", "--replies", str(run / "replies.jsonl"), "--out", str(work / run.name)]
+    if stamp.get("limit"):
+        cmd += ["--limit", str(stamp["limit"])]
+    if not stamp["answers"]:
+        cmd.append("--no-answer")
+    if stamp.get("import_openie"):
+        cmd += ["--corpus", str(bench / MUSIQUE_CORPUS), "--import-openie", str(bench / MUSIQUE_OPENIE),
+                "--memory", str(musique_memory)]
+    return cmd
+
+
+def check(run: Path, args: argparse.Namespace) -> bool:
+    out = args.work / run.name
+    if out.exists():
+        shutil.rmtree(out)
+    cmd = replay_command(run, args.bench, args.work, args.musique_memory)
+    print(f"## {run.name}\n$ {' '.join(cmd[1:])}", flush=True)
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if done.returncode != 0:
+        last = [x for x in done.stderr.splitlines() if x.strip()][-3:]
+        print(f"{run.name}: could not replay (exit {done.returncode}): " + " | ".join(last) + "\n", flush=True)
+        return False
+    digest = run_digest(out)
+    (out / "digest.json").write_text(json.dumps(digest, ensure_ascii=False), encoding="utf-8")
+    committed = summary_figures(json.loads((run / "summary.json").read_text(encoding="utf-8")))
+    diff = differences(committed, digest["summary"], "summary", limit=1000)
+    same = not diff
+    print(f"{run.name}: {'identical' if same else f'differs ({len(diff)} figures)'} to its committed summary.json")
+    for line in diff[:SHOWN]:
+        print(f"  {line}")
+    if args.baseline is not None:
+        base = args.baseline / run.name / "digest.json"
+        if not base.is_file():
+            print(f"  baseline: no {base}")
+            same = False
+        else:
+            bdiff = differences(json.loads(base.read_text(encoding="utf-8")), digest, "", limit=1000)
+            print(f"  against {base}: {'identical' if not bdiff else f'differs ({len(bdiff)})'}")
+            for line in bdiff[:SHOWN]:
+                print(f"    {line}")
+            same = same and not bdiff
+    print(flush=True)
+    return same
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--work", type=Path, default=REPO / "data" / "replay-check",
+                    help="replays go to WORK/<run> (each emptied first)")
+    ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH, help="the shared benchmark folder")
+    ap.add_argument("--musique-memory", type=Path, default=REPO / "data" / "mem-musique",
+                    help="the pooled MuSiQue memory built from the OpenIE import")
+    ap.add_argument("--baseline", type=Path, help="an earlier check's WORK: compare each question too")
+    ap.add_argument("--runs", help="comma-separated run names (default: every run with replies)")
+    args = ap.parse_args(argv)
+    args.work.mkdir(parents=True, exist_ok=True)
+    runs = committed_runs()
+    if args.runs:
+        wanted = set(args.runs.split(","))
+        runs = [r for r in runs if r.name in wanted]
+    results = {r.name: check(r, args) for r in runs}
+    print("summary: " + ", ".join(f"{n} {'identical' if ok else 'DIFFERS'}" for n, ok in results.items()))
+    return 0 if all(results.values()) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
