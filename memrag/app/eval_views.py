@@ -30,6 +30,7 @@ from memrag.eval import report
 from memrag.eval.datasets import Dataset, load_dataset, scoped_corpus
 from memrag.eval import rundir
 from memrag.eval.config import EvalConfig, dense_only
+from memrag.eval.records import QuestionRecord, check_indexing
 from memrag.eval.rundir import RESULTS, RUN, SUMMARY, read_results
 from memrag.eval.runner import run_eval, run_identity
 from memrag.llm.base import LLM
@@ -279,91 +280,8 @@ class EvalRun:
 
 # ------------------------------------------------------------------ reading a run's files defensively
 # A run folder may come from anywhere (another machine, another version, a damaged disk): every
-# field the views read is checked here, once, so a bad file is a sentence on the page, never a
-# TypeError deep inside a chart.
-_SCORE_KEYS = ("recall@1", "recall@2", "recall@5", "recall@10", "em", "raw_em", "f1")
-_COST_KEYS = ("prompt_tokens_per_query", "completion_tokens_per_query", "llm_calls_per_query", "seconds_per_query")
-
-
-def _number(v: Any, *, none: bool = True) -> bool:
-    return (v is None and none) or (isinstance(v, (int, float)) and not isinstance(v, bool))
-
-
-def _interval(v: Any) -> bool:
-    return v is None or (isinstance(v, list) and len(v) == 2 and all(_number(x, none=False) for x in v))
-
-
-def _require(ok: bool, where: str, what: str) -> None:
-    if not ok:
-        raise ValueError(f"{where}: {what}")
-
-
-def _check_method_summary(e: Any, where: str) -> None:
-    _require(isinstance(e, dict), where, "not an object")
-    _require(isinstance(e.get("n"), int) and not isinstance(e.get("n"), bool), where, "'n' is not a count")
-    for k in _SCORE_KEYS + _COST_KEYS:
-        _require(k in e and _number(e[k]), where, f"{k!r} is missing or not a number")
-    ci = e.get("ci95")
-    _require(isinstance(ci, dict) and all(_interval(v) for v in ci.values()), where,
-             "'ci95' is not a set of [low, high] intervals")
-    fates = e.get("gold_fate")
-    _require(isinstance(fates, dict) and all(_number(n, none=False) for n in fates.values()), where,
-             "'gold_fate' is not a set of counts")
-
-
-def _check_paired(paired: Any, where: str) -> None:
-    _require(isinstance(paired, dict), where, "'paired' is not an object")
-    for pair, metrics in paired.items():
-        _require(isinstance(metrics, dict), where, f"paired {pair!r} is not an object")
-        for metric, p in metrics.items():
-            _require(metric in report.LABELS and isinstance(p, dict) and _number(p.get("mean_diff"), none=False)
-                     and _interval(p.get("diff_ci95")) and p.get("diff_ci95") is not None, where,
-                     f"paired {pair!r} {metric!r} is not a comparison")
-
-
-def check_summary(summary: Any, path: Path) -> dict[str, Any]:
-    """`summary` unchanged when it has every field the Evaluate page reads, else ValueError
-    naming the file and the first bad field."""
-    where = f"{path}: not an evaluation summary"
-    _require(isinstance(summary, dict), where, f"a JSON {type(summary).__name__}, not an object")
-    for key in ("stamp", "scope", "methods", "indexing", "paired"):
-        _require(key in summary, where, f"no {key!r}")
-    stamp = summary["stamp"]
-    _require(isinstance(stamp, dict), where, "'stamp' is not an object")
-    for key in ("questions", "fate_k"):
-        v = stamp.get(key)
-        _require(v is None or (isinstance(v, int) and not isinstance(v, bool)), where, f"stamp {key!r} is not a count")
-    _require(isinstance(summary["scope"], str), where, "'scope' is not text")
-    methods = summary["methods"]
-    _require(isinstance(methods, dict) and bool(methods), where, "'methods' is not an object of methods")
-    for m, e in methods.items():
-        _check_method_summary(e, f"{where} (method {m!r})")
-    _check_indexing(summary["indexing"], where)
-    _check_paired(summary["paired"], where)
-    return summary
-
-
-def _check_indexing(info: Any, where: str) -> None:
-    _require(info is None or (isinstance(info, dict) and isinstance(info.get("path") or "", str)), where,
-             "'indexing' is not an object with a text 'path'")
-
-
-def _check_record(r: dict[str, Any], methods: list[str], n: int) -> None:
-    where = f"results line {n}"
-    _require(isinstance(r.get("methods"), dict) and isinstance(r.get("answers"), list)
-             and isinstance(r.get("qid"), str) and isinstance(r.get("question"), str), where,
-             "not an evaluation result")
-    _check_indexing(r.get("indexing"), where)
-    for m in methods:
-        e = r["methods"].get(m)
-        _require(isinstance(e, dict) and {"metrics", "tokens", "gold_fate", "trace"} <= set(e), where,
-                 f"no complete result for method {m!r}")
-        tokens = e["tokens"]
-        _require(isinstance(e["metrics"], dict) and isinstance(e["trace"], dict) and isinstance(tokens, dict)
-                 and all(k in tokens and _number(tokens[k]) for k in ("prompt_tokens", "completion_tokens"))
-                 and _number(e.get("seconds"))
-                 and isinstance(e["gold_fate"], list) and all(isinstance(f, dict) for f in e["gold_fate"]),
-                 where, f"the result of method {m!r} has fields of the wrong type")
+# file is checked against the schema (memrag.eval.records) once, so a bad file is a sentence on
+# the page, never a TypeError deep inside a chart. report.load_summary checks summary.json.
 
 
 def _parse(path: Path, read: Callable[[], Any]) -> Any:
@@ -402,7 +320,7 @@ def typed_run_folder(text: str) -> Path:
 def load_run(folder: str | Path) -> EvalRun:
     """An `eval --out` folder, read without changing it (a run may still be writing there); read
     again only when its files change (a results file holds every trace: megabytes). Every file is
-    checked (`check_summary`, `_check_record`): a damaged one raises ValueError saying what is wrong."""
+    checked against the schema (memrag.eval.records): a damaged one raises ValueError saying what is wrong."""
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder")
@@ -413,7 +331,7 @@ def load_run(folder: str | Path) -> EvalRun:
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _load_run(folder_name: str, stamp: tuple[float, ...]) -> EvalRun:
     folder = Path(folder_name)
-    summary = check_summary(report.load_summary(folder), folder / SUMMARY)
+    summary = report.load_summary(folder)
     lines = _parse(folder / RESULTS, lambda: read_results(folder / RESULTS, repair=False))
     seen: set[str] = set()
     records = [r for r in lines if not (r["qid"] in seen or seen.add(r["qid"]))]  # the first line of a qid wins
@@ -423,12 +341,12 @@ def _load_run(folder_name: str, stamp: tuple[float, ...]) -> EvalRun:
     n = int(summary["stamp"].get("questions") or len(records))
     records = records[:n]
     for i, r in enumerate(records, start=1):
-        _check_record(r, list(summary["methods"]), i)
+        QuestionRecord.from_json(r, f"results line {i}", list(summary["methods"]))
     run_file = folder / RUN
     run = _parse(run_file, lambda: json.loads(run_file.read_text(encoding="utf-8"))) if run_file.is_file() else {}
     if not isinstance(run, dict):
         run = {}
-    _check_indexing(run.get("indexing"), f"{run_file}: not a run description")
+    check_indexing(run.get("indexing"), f"{run_file}: not a run description")
     return EvalRun(folder, summary, records, run)
 
 
@@ -438,7 +356,7 @@ def saved_runs(root: Path | None = None) -> list[tuple[Path, str]]:
     out = []
     for p in sorted(root.glob("*/summary.json"), key=lambda f: f.stat().st_mtime, reverse=True):
         try:
-            s = check_summary(report.load_summary(p.parent), p)
+            s = report.load_summary(p.parent)
         except (OSError, ValueError):
             continue  # a damaged run is not offered; typed in, it says what is wrong
         n = max((e.get("n", 0) for e in s["methods"].values()), default=0)
@@ -594,4 +512,4 @@ __all__ = ["Benchmark", "EvalRun", "EvalState", "Plan", "bench_dir", "bench_file
            "export_json", "load_benchmark", "load_run", "memory_path_of", "plan_run", "question_table",
            "recorded_prefix", "run_folder", "run_view", "runs_dir", "sample_benchmark", "save_upload",
            "saved_runs", "stamp_line", "start_eval", "UPLOAD_FORMATS", "SCOPE_HELP", "RUN_PATHS_ENV",
-           "RUN_PATHS_HELP", "check_summary", "typed_run_folder"]
+           "RUN_PATHS_HELP", "typed_run_folder"]

@@ -24,14 +24,12 @@ from memrag.assets import asset_text
 from memrag.eval.stats import bootstrap_ci, mean, paired_win_loss
 from memrag.eval.rundir import REPORT_HTML, SUMMARY, SUMMARY_MD, write_json_atomic
 from memrag.eval.gold import DENSE_FATES, ECPHORY_FATES, HIPPO_FATES, NEUROPATH_FATES, fate_order
+from memrag.eval.records import (LABELS, PAIRED_SCORES, SCORES, CostPerQuery, MethodSummary, PairedScore,
+                                  RunSummary)
 
-SCORES = ("recall@1", "recall@2", "recall@5", "recall@10", "em", "raw_em", "f1")
-PAIRED_SCORES = ("recall@2", "recall@5", "em", "f1")
 # Fates always listed for a method (with zero counts), so runs compare line by line.
 FAMILY_FATES = {"neuropath": NEUROPATH_FATES, "ecphory": ECPHORY_FATES, "hipporag2": HIPPO_FATES,
                 "dense": DENSE_FATES}
-LABELS = {"recall@1": "R@1", "recall@2": "R@2", "recall@5": "R@5", "recall@10": "R@10", "em": "EM",
-          "raw_em": "raw EM", "f1": "F1"}
 
 
 # ------------------------------------------------------------------ summary.json
@@ -56,23 +54,22 @@ def _fate_counts(method: str, rows: list[dict[str, Any]]) -> dict[str, int]:
     return {f: counts[f] for f in sorted(counts, key=lambda f: (fate_order(f), f))}
 
 
-def _method_summary(method: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"n": len(rows)}
-    ci: dict[str, list[float]] = {}
+def _method_summary(method: str, rows: list[dict[str, Any]]) -> MethodSummary:
+    scores: dict[str, float | None] = {}
+    ci: dict[str, tuple[float, float]] = {}
     for metric in SCORES:
         vals = _scores(rows, metric)
-        entry[metric] = mean(vals) if vals else None
+        scores[metric] = mean(vals) if vals else None
         if vals:
-            ci[metric] = list(bootstrap_ci(vals))
-    entry["prompt_tokens_per_query"] = _mean_or_none([r["tokens"]["prompt_tokens"] for r in rows])
-    entry["completion_tokens_per_query"] = _mean_or_none([r["tokens"]["completion_tokens"] for r in rows])
-    entry["llm_calls_per_query"] = _mean_or_none([r["tokens"]["llm_calls"] for r in rows])
-    entry["seconds_per_query"] = _mean_or_none([r["seconds"] for r in rows])
-    entry["llm_seconds_per_query"] = _mean_or_none([r["tokens"].get("llm_seconds") for r in rows])
-    entry["gold_fate"] = _fate_counts(method, rows)
-    entry["answers_capped"] = sum(1 for r in rows if r.get("answer_capped"))
-    entry["ci95"] = ci
-    return entry
+            ci[metric] = bootstrap_ci(vals)
+    return MethodSummary(
+        n=len(rows), scores=scores,
+        prompt_tokens_per_query=_mean_or_none([r["tokens"]["prompt_tokens"] for r in rows]),
+        completion_tokens_per_query=_mean_or_none([r["tokens"]["completion_tokens"] for r in rows]),
+        llm_calls_per_query=_mean_or_none([r["tokens"]["llm_calls"] for r in rows]),
+        seconds_per_query=_mean_or_none([r["seconds"] for r in rows]),
+        llm_seconds_per_query=_mean_or_none([r["tokens"].get("llm_seconds") for r in rows]),
+        gold_fate=_fate_counts(method, rows), answers_capped=sum(1 for r in rows if r.get("answer_capped")), ci95=ci)
 
 
 def _same_top5_as_dense(methods: list[str], records: list[dict[str, Any]]) -> dict[str, int]:
@@ -90,20 +87,20 @@ def _same_top5_as_dense(methods: list[str], records: list[dict[str, Any]]) -> di
     return out
 
 
-def _paired(methods: list[str], records: list[dict[str, Any]]) -> dict[str, Any]:
+def _paired(methods: list[str], records: list[dict[str, Any]]) -> dict[str, dict[str, PairedScore]]:
     """For each pair (a vs b): per question, does a score above, below or level with b;
     the mean difference a − b and its bootstrap 95% interval."""
-    out: dict[str, Any] = {}
+    out: dict[str, dict[str, PairedScore]] = {}
     for a, b in itertools.combinations(methods, 2):
-        pair: dict[str, Any] = {}
+        pair: dict[str, PairedScore] = {}
         for metric in PAIRED_SCORES:
             va = _scores([r["methods"][a] for r in records], metric)
             vb = _scores([r["methods"][b] for r in records], metric)
             if va is None or vb is None:
                 continue
             diffs = [x - y for x, y in zip(va, vb)]
-            pair[metric] = {**paired_win_loss(va, vb), "mean_diff": mean(diffs),
-                            "diff_ci95": list(bootstrap_ci(diffs))}
+            pair[metric] = PairedScore(**paired_win_loss(va, vb), mean_diff=mean(diffs),
+                                       diff_ci95=bootstrap_ci(diffs))
         out[f"{a} vs {b}"] = pair
     return out
 
@@ -129,23 +126,19 @@ def _deviations(methods: list[str]) -> list[dict[str, str]]:
 
 
 def summarise(records: list[dict[str, Any]], run: dict[str, Any]) -> dict[str, Any]:
-    """summary.json from the finished questions (in question order) and run.json."""
+    """summary.json (memrag.eval.records.RunSummary) from the finished questions (in question order)
+    and run.json."""
     methods = list(run["identity"]["methods"])
-    summary: dict[str, Any] = {
-        "stamp": run["stamp"],
-        "scope": run["identity"]["scope"],
-        "methods": {m: _method_summary(m, [r["methods"][m] for r in records]) for m in methods},
-        "same_top5_as_dense": _same_top5_as_dense(methods, records),
-        "indexing": _indexing(run, records),
-        "paired": _paired(methods, records),
-        "all_methods": {
-            "prompt_tokens_per_query": _mean_or_none([r["all_methods"]["prompt_tokens"] for r in records]),
-            "completion_tokens_per_query": _mean_or_none([r["all_methods"]["completion_tokens"] for r in records]),
-            "llm_calls_per_query": _mean_or_none([r["all_methods"]["llm_calls"] for r in records]),
-        },
-    }
-    summary["deviations"] = _deviations(methods)
-    return summary
+    return RunSummary(
+        stamp=run["stamp"], scope=run["identity"]["scope"],
+        methods={m: _method_summary(m, [r["methods"][m] for r in records]) for m in methods},
+        same_top5_as_dense=_same_top5_as_dense(methods, records), indexing=_indexing(run, records),
+        paired=_paired(methods, records),
+        all_methods=CostPerQuery(
+            prompt_tokens_per_query=_mean_or_none([r["all_methods"]["prompt_tokens"] for r in records]),
+            completion_tokens_per_query=_mean_or_none([r["all_methods"]["completion_tokens"] for r in records]),
+            llm_calls_per_query=_mean_or_none([r["all_methods"]["llm_calls"] for r in records])),
+        deviations=_deviations(methods)).to_json()
 
 
 def write_summary(out: Path, run: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -453,6 +446,8 @@ def html_report(summary: dict[str, Any], records: Sequence[dict[str, Any]] | Non
 
 # ------------------------------------------------------------------ docs/results.md
 def load_summary(run_dir: Path) -> dict[str, Any]:
+    """A run's summary.json, checked against the schema (memrag.eval.records.RunSummary): a
+    malformed file is a ValueError naming the file and the field."""
     path = Path(run_dir) / SUMMARY
     if not path.is_file():
         raise FileNotFoundError(f"no summary.json in {run_dir}: give the --out folder of an evaluation run")
@@ -462,11 +457,7 @@ def load_summary(run_dir: Path) -> dict[str, Any]:
         raise ValueError(f"{path}: not valid JSON ({e})") from e
     except RecursionError:
         raise ValueError(f"{path}: nested too deeply to be an evaluation summary") from None
-    if not isinstance(summary, dict):
-        raise ValueError(f"{path}: not an evaluation summary (a JSON {type(summary).__name__}, not an object)")
-    for key in ("stamp", "scope", "methods", "indexing"):
-        if key not in summary:
-            raise ValueError(f"{path}: not an evaluation summary (no {key!r})")
+    RunSummary.from_json(summary, str(path))
     return summary
 
 
@@ -502,7 +493,7 @@ def _replace_section(page_path: Path, heading_prefix: str, run_dirs: Sequence[Pa
     body: list[str] = []
     n = None
     for run_dir in run_dirs:
-        s = json.loads((Path(run_dir) / SUMMARY).read_text(encoding="utf-8"))
+        s = load_summary(Path(run_dir))
         n = max(v["n"] for v in s["methods"].values())
         cmd = (s.get("stamp") or {}).get("command", "")
         body += [f"Generated from `{_md(Path(run_dir).name)}/summary.json` by `{cmd}` and "
