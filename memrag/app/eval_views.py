@@ -30,7 +30,7 @@ from memrag.eval import report
 from memrag.eval.datasets import Dataset, load_dataset, scoped_corpus
 from memrag.eval import rundir
 from memrag.eval.config import EvalConfig, dense_only
-from memrag.eval.records import QuestionRecord, check_indexing
+from memrag.eval.records import QuestionRecord, RunSummary, check_indexing
 from memrag.eval.rundir import RESULTS, RUN, SUMMARY, read_results
 from memrag.eval.runner import run_eval, run_identity
 from memrag.llm.base import LLM
@@ -269,13 +269,14 @@ def start_eval(config: EvalConfig, llm: LLM | None, embedder: Any, plan: Plan, l
 @dataclass
 class EvalRun:
     folder: Path
-    summary: dict[str, Any]
+    summary: dict[str, Any]  # summary.json as written (the export carries it unchanged)
+    typed_summary: RunSummary  # the same, checked and typed: what the views read
     records: list[dict[str, Any]]  # finished questions, in question order
     run: dict[str, Any] = field(default_factory=dict)  # run.json ({} when the folder has none)
 
     @property
     def methods(self) -> list[str]:
-        return list(self.summary["methods"])
+        return list(self.typed_summary.methods)
 
 
 # ------------------------------------------------------------------ reading a run's files defensively
@@ -332,22 +333,23 @@ def load_run(folder: str | Path) -> EvalRun:
 def _load_run(folder_name: str, stamp: tuple[float, ...]) -> EvalRun:
     folder = Path(folder_name)
     summary = report.load_summary(folder)
+    typed = RunSummary.from_json(summary, str(folder / SUMMARY))
     lines = _parse(folder / RESULTS, lambda: read_results(folder / RESULTS, repair=False))
     seen: set[str] = set()
     records = [r for r in lines if not (r["qid"] in seen or seen.add(r["qid"]))]  # the first line of a qid wins
     if not records:
         raise ValueError(f"{folder / RESULTS} holds no finished question")
     # A rerun with a smaller N keeps the earlier lines; the summary counts the first N, as the runner does.
-    n = int(summary["stamp"].get("questions") or len(records))
+    n = int(typed.stamp.get("questions") or len(records))
     records = records[:n]
     for i, r in enumerate(records, start=1):
-        QuestionRecord.from_json(r, f"results line {i}", list(summary["methods"]))
+        QuestionRecord.from_json(r, f"results line {i}", list(typed.methods))
     run_file = folder / RUN
     run = _parse(run_file, lambda: json.loads(run_file.read_text(encoding="utf-8"))) if run_file.is_file() else {}
     if not isinstance(run, dict):
         run = {}
     check_indexing(run.get("indexing"), f"{run_file}: not a run description")
-    return EvalRun(folder, summary, records, run)
+    return EvalRun(folder, summary, typed, records, run)
 
 
 def saved_runs(root: Path | None = None) -> list[tuple[Path, str]]:
@@ -356,19 +358,19 @@ def saved_runs(root: Path | None = None) -> list[tuple[Path, str]]:
     out = []
     for p in sorted(root.glob("*/summary.json"), key=lambda f: f.stat().st_mtime, reverse=True):
         try:
-            s = report.load_summary(p.parent)
+            s = report.read_summary(p.parent)
         except (OSError, ValueError):
             continue  # a damaged run is not offered; typed in, it says what is wrong
-        n = max((e.get("n", 0) for e in s["methods"].values()), default=0)
-        out.append((p.parent, f"{s['stamp'].get('dataset')} · {s['scope']} · {n} question(s) · "
-                              f"{', '.join(s['methods'])} · {s['stamp'].get('started', '')}"))
+        n = max((e.n for e in s.methods.values()), default=0)
+        out.append((p.parent, f"{s.stamp.get('dataset')} · {s.scope} · {n} question(s) · "
+                              f"{', '.join(s.methods)} · {s.stamp.get('started', '')}"))
     return out
 
 
-def stamp_line(summary: dict[str, Any]) -> str:
-    s = summary["stamp"]
+def stamp_line(summary: RunSummary) -> str:
+    s = summary.stamp
     model = f"{s.get('llm_backend')}/{s.get('llm_model')}" if s.get("llm_model") else "none (retrieval only)"
-    return (f"{s.get('dataset')} · scope {summary['scope']} · corpus {s.get('corpus_size')} passage(s) · "
+    return (f"{s.get('dataset')} · scope {summary.scope} · corpus {s.get('corpus_size')} passage(s) · "
             f"LLM {model} · embedder {s.get('embedder')} · answers {'on' if s.get('answers') else 'off'} · "
             f"memrag {s.get('memrag_revision')} · prompts {s.get('prompt_version')} · started {s.get('started')}")
 
@@ -381,7 +383,7 @@ def question_table(run: EvalRun) -> pd.DataFrame:
     """One row per question: per method R@2 / R@5 / EM / F1 (percent), tokens, seconds, answer and
     where its gold passages ended up."""
     rows = []
-    seconds_col = "replay s" if report.replayed(run.summary) else "s"  # a replay's time is not the method's
+    seconds_col = "replay s" if run.typed_summary.replayed else "s"  # a replay's time is not the method's
     for r in run.records:
         row: dict[str, Any] = {"id": r["qid"], "question": r["question"], "gold answer": " / ".join(r["answers"]),
                                "hops": r.get("hops")}
@@ -409,7 +411,7 @@ def export_json(run: EvalRun) -> str:
 
 def memory_path_of(run: EvalRun, record: dict[str, Any]) -> Path | None:
     """The memory a question was asked over: its own (per-question scope) or the run's."""
-    info = record.get("indexing") or run.run.get("indexing") or run.summary.get("indexing") or {}
+    info = record.get("indexing") or run.run.get("indexing") or run.typed_summary.indexing or {}
     return Path(info["path"]) if info.get("path") else None
 
 
@@ -418,7 +420,7 @@ def drill_result(record: dict[str, Any], run: EvalRun, memory: Memory | None) ->
     the sample's gold units are document ids; elsewhere the gold chunks the fates name are mapped
     to their documents through the memory (or the traces' own passages)."""
     traces = record_traces(record)
-    if run.summary["stamp"].get("dataset") == "sample":
+    if run.typed_summary.stamp.get("dataset") == "sample":
         gold_docs = [str(u) for u in record.get("gold_units", [])]
     else:
         ids = {f["chunk_id"] for e in record["methods"].values() for f in e["gold_fate"] if f.get("chunk_id") is not None}
@@ -432,7 +434,7 @@ def drill_result(record: dict[str, Any], run: EvalRun, memory: Memory | None) ->
     answers = [str(a) for a in record["answers"]] or [""]
     gold = {"id": record["qid"], "question": record["question"], "answer": answers[0],
             "answer_aliases": answers[1:], "gold_docs": list(dict.fromkeys(gold_docs))}
-    return AskResult(traces, record["question"], gold, "eval", run.summary["stamp"].get("llm_model", ""))
+    return AskResult(traces, record["question"], gold, "eval", run.typed_summary.stamp.get("llm_model", ""))
 
 
 def _open_memory(path: Path | None) -> tuple[Any, str]:
@@ -453,7 +455,7 @@ def _table(t: report.Table) -> pd.DataFrame:
 def run_view(run: EvalRun, key: str = "eval") -> None:
     """Scores with 95% intervals, the report's charts, gold fates, paired comparison, per-question
     table with exports, and one question's traces in the Ask page's views."""
-    s = run.summary
+    s = run.typed_summary
     st.caption(escape_markdown(f"{len(run.records)} question(s) · {stamp_line(s)}"))
     st.caption(escape_markdown(f"folder: {run.folder}"))
     st.dataframe(_table(report.score_rows(s)), hide_index=True)
@@ -466,7 +468,7 @@ def run_view(run: EvalRun, key: str = "eval") -> None:
                 st.plotly_chart(fig, key=f"{key}_{name}")
     left, right = st.columns(2)
     with left:
-        st.markdown(f"**Gold passage fates** (k = {int(s['stamp'].get('fate_k') or 5)})")
+        st.markdown(f"**Gold passage fates** (k = {int(s.stamp.get('fate_k') or 5)})")
         st.dataframe(_table(report.fate_rows(s)), hide_index=True)
     paired = report.paired_rows(s)
     if paired[1]:

@@ -19,6 +19,8 @@ from memrag.trace import LLMCallRecord, token_sum
 
 SCORES = ("recall@1", "recall@2", "recall@5", "recall@10", "em", "raw_em", "f1")
 PAIRED_SCORES = ("recall@2", "recall@5", "em", "f1")
+PER_QUERY = ("prompt_tokens_per_query", "completion_tokens_per_query", "llm_calls_per_query", "seconds_per_query",
+             "llm_seconds_per_query")
 LABELS = {"recall@1": "R@1", "recall@2": "R@2", "recall@5": "R@5", "recall@10": "R@10", "em": "EM",
           "raw_em": "raw EM", "f1": "F1"}
 
@@ -298,6 +300,14 @@ class MethodSummary:
                    llm_seconds_per_query=f.number("llm_seconds_per_query", optional=True),
                    answers_capped=f.count("answers_capped", optional=True))
 
+    def figure(self, key: str) -> float | None:
+        """A score (SCORES) or a per-query figure, by its name in summary.json."""
+        if key in SCORES:
+            return self.scores.get(key)
+        if key not in PER_QUERY:
+            raise KeyError(f"{key!r} is not a figure of a method's summary")
+        return getattr(self, key)
+
     def to_json(self) -> dict[str, Any]:
         return {"n": self.n, **self.scores, "prompt_tokens_per_query": self.prompt_tokens_per_query,
                 "completion_tokens_per_query": self.completion_tokens_per_query,
@@ -342,6 +352,16 @@ class RunSummary:
     all_methods: CostPerQuery | None
     deviations: list[dict[str, str]]
     same_top5_as_dense: dict[str, int] | None = None  # absent from summaries older than that count
+
+    @classmethod
+    def of(cls, summary: RunSummary | dict[str, Any]) -> RunSummary:
+        """The typed summary of a summary.json object (checked), or the summary itself."""
+        return summary if isinstance(summary, RunSummary) else cls.from_json(summary, "the run summary")
+
+    @property
+    def replayed(self) -> bool:
+        """True when the run's replies came from recordings: its seconds are the replay's, not a method's."""
+        return self.stamp.get("replies") == "recorded"
 
     @classmethod
     def from_json(cls, obj: Any, where: str) -> RunSummary:
@@ -390,4 +410,4 @@ def _paired_scores(scores: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 __all__ = ["CallTotals", "CostPerQuery", "GoldFate", "LABELS", "MethodResult", "MethodSummary", "PAIRED_SCORES",
-           "PairedScore", "QuestionRecord", "RunFormatError", "RunSummary", "SCORES", "check_indexing"]
+           "PER_QUERY", "PairedScore", "QuestionRecord", "RunFormatError", "RunSummary", "SCORES", "check_indexing"]
