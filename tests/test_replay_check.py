@@ -59,3 +59,17 @@ def test_figures_a_summary_predates_are_listed_not_compared():
     added: list[str] = []
     kept = RC._keys_of({"m": {"a": 1}}, {"m": {"a": 2, "new": 3}, "x": 4}, "s", added)
     assert kept == {"m": {"a": 2}} and sorted(added) == ["new", "x"]
+
+
+def test_a_replay_without_a_method_asks_for_the_others_and_compares_their_figures_only(tmp_path):
+    run = RC.RUNS / "musique-pooled-1-30-four-methods"
+    cmd = RC.replay_command(run, tmp_path, tmp_path, tmp_path / "mem", ("neuropath",))
+    assert cmd[cmd.index("--methods") + 1] == "dense,ecphory,hipporag2"
+    params = json.loads(Path(cmd[cmd.index("--params") + 1]).read_text())
+    assert list(params) == ["dense", "ecphory", "hipporag2"]
+    figures = RC.summary_figures(json.loads((run / "summary.json").read_text()))
+    kept = RC.only_methods(figures, ["dense", "ecphory", "hipporag2"])
+    assert list(kept["methods"]) == ["dense", "ecphory", "hipporag2"] and "all_methods" not in kept
+    assert sorted(kept["paired"]) == ["dense vs ecphory", "dense vs hipporag2", "ecphory vs hipporag2"]
+    assert set(kept["same_top5_as_dense"]) == {"ecphory", "hipporag2"}
+    assert kept["indexing"] == figures["indexing"]
