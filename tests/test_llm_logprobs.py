@@ -275,3 +275,18 @@ def test_recordings_without_probabilities_say_so_and_bad_ones_name_the_line(tmp_
     (tmp_path / "replies.jsonl").write_text("\n".join([lines[0], json.dumps(row)]) + "\n")
     with pytest.raises(RecordingsFormatError, match="line 2: 'top_logprobs': position 0, alternative 0"):
         Recordings.load(tmp_path / "replies.jsonl")
+
+
+def test_two_processes_migrating_one_old_file_both_open_it(tmp_path, monkeypatch) -> None:
+    """The second to add the column finds it there (sqlite: duplicate column) and goes on."""
+    import memrag.llm.cache as cache_mod
+
+    ResponseCache(tmp_path / "c.sqlite").put("k", Completion("x", "m", stage="s"))
+    real, seen = cache_mod._columns, []
+
+    def stale_first(con):  # the first look predates the other process's ALTER TABLE
+        seen.append(1)
+        return cache_mod._OLD_COLUMNS if len(seen) == 1 else real(con)
+    monkeypatch.setattr(cache_mod, "_columns", stale_first)
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    assert cache.get("k").text == "x" and not cache.notice and len(seen) == 2
