@@ -23,9 +23,9 @@ from typing import Any, Callable, TypeVar
 
 from filelock import FileLock
 
+from memrag import jsonsafe
 from memrag.durable import StorageError, storage_guard
 from memrag.llm.ledger import Ledger
-from memrag import jsonsafe
 from memrag.llm.base import LLM, Completion, Message, TokenLogprob, token_count
 from memrag.llm.logprobs import logprobs_missing, stored, stored_positions
 
