@@ -13,7 +13,8 @@ from scripted import HashEmbedder, ScriptedLLM
 from memrag.ask import ask
 from memrag.config import EcphoryParams
 from memrag.index.memory import ChunkRow, DocRow, EngramRow, Memory
-from memrag.methods import dense, ecphory
+from memrag.methods.dense import search as dense
+from memrag.methods.ecphory import search as ecphory
 from memrag.methods.base import QueryContext
 from memrag.index.normalise import entity_key
 from memrag.trace import Trace

@@ -31,8 +31,8 @@ TEST_LLM_KEY = "_memrag_test_llm"
 TEST_EMBEDDER_KEY = "_memrag_test_embedder"
 PREFIX = "memrag_"
 WIDGET_PREFIX = "w_"  # widget keys are WIDGET_PREFIX + the session key that stores the value
-PARAM_CLASSES: dict[str, type] = {m.name: m.params for m in registry.METHODS}  # every registered method
-METHOD_LABELS = registry.LABELS  # in display order
+PARAM_CLASSES = registry.LIVE_PARAMS  # every registered method
+METHOD_LABELS = registry.LIVE_LABELS  # in display order
 
 T = TypeVar("T")
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from memrag.ask import METHODS, ask, resolve_params, stamp_for
+from memrag.ask import ask, resolve_params, stamp_for
 from memrag.config import IndexParams, params_dict
 from memrag.embed import Embedder
 from memrag.eval import rundir
@@ -46,9 +46,9 @@ from memrag.methods import registry
 def _check_config(config: EvalConfig) -> None:
     if config.scope not in SCOPES:
         raise ValueError(f"unknown corpus scope {config.scope!r}; expected one of {', '.join(SCOPES)}")
-    unknown = [m for m in config.methods if m not in METHODS]
+    unknown = [m for m in config.methods if m not in registry.names()]
     if unknown or not config.methods:
-        raise ValueError(f"unknown or no method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
+        raise ValueError(f"unknown or no method(s) {', '.join(unknown)}; choose from {', '.join(registry.names())}")
     if len(set(config.methods)) != len(config.methods):
         raise ValueError("a method is named twice")
     extra = sorted(set(config.params) - set(config.methods))
@@ -84,7 +84,7 @@ def run_identity(config: EvalConfig, params: dict[str, Any], llm: LLM | None, em
 
 def run_stamp(config: EvalConfig, identity: dict[str, Any], questions: list[Question], passages: list[Passage],
               llm: LLM | None) -> dict[str, Any]:
-    """The reproducibility stamp (DESIGN §8) of the whole run: a question's stamp (its corpus
+    """The reproducibility stamp of the whole run: a question's stamp (its corpus
     named by the run's files below instead), and what the run was asked to do."""
     stamp = dataclasses.asdict(stamp_for(llm, identity["embedder"], params=identity["params"]))
     del stamp["corpus"]

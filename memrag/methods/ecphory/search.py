@@ -1,4 +1,4 @@
-"""EcphoryRAG retrieval (DESIGN §5): cues → initial activation → associative rounds → re-rank.
+"""EcphoryRAG retrieval: cues → initial activation → associative rounds → re-rank.
 
 memrag implements the paper's Algorithm 1. Where the released EcphoryRAG code is
 wrong or silent, this module does what the paper describes and says so:
@@ -24,10 +24,11 @@ import weakref
 
 import numpy as np
 
-from memrag.config import EcphoryParams, params_dict
+from memrag.fields import params_dict
+from memrag.methods.ecphory.params import EcphoryParams
 from memrag.index.memory import Memory
 from memrag.methods.base import QueryContext, fuse_ranks, new_trace, query_entities, set_ranked
-from memrag.methods.dense import dense_ranking
+from memrag.methods.dense.search import dense_ranking
 from memrag.trace import (ActivatedEngram, EcphoryDetail, EcphoryRound, GraphEdge, GraphNode,
                           RankedChunk, Trace)
 
