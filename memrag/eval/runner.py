@@ -116,6 +116,18 @@ def _brief(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _current_names(params: dict[str, Any]) -> dict[str, Any]:
+    """A run folder's recorded parameters under today's names (a renamed parameter, such as
+    EcphoryRAG's depth → rounds, reads as its new name); what cannot be read stays as it was."""
+    out = {}
+    for method, p in params.items():
+        try:
+            out[method] = params_dict(registry.params_of(method, p))
+        except (ValueError, TypeError):
+            out[method] = p
+    return out
+
+
 def open_run(out: Path, identity: dict[str, Any], stamp: dict[str, Any]) -> dict[str, Any]:
     """Start run.json, or check that the run in `out` had the same settings and refresh it."""
     path = out / RUN
@@ -124,7 +136,9 @@ def open_run(out: Path, identity: dict[str, Any], stamp: dict[str, Any]) -> dict
             run = json.loads(path.read_text(encoding="utf-8"))
         except ValueError as e:
             raise ValueError(f"{path} is not readable JSON ({e}); it records the run in {out}") from e
-        old = run.get("identity", {})
+        old = dict(run.get("identity", {}))
+        if isinstance(old.get("params"), dict):
+            old["params"] = _current_names(old["params"])
         diff = sorted(k for k in set(old) | set(identity) if old.get(k) != identity.get(k))
         if diff:
             said = "; ".join(f"{k}: {_brief(old.get(k))} → {_brief(identity.get(k))}" for k in diff)

@@ -19,6 +19,7 @@ SPEC = wing_spec(
     renderer_at="memrag.viz.trace_graphs:ecphory_activation_graph",
     expected_stages=_stages,
     context_size=_context_size,
+    renamed={"depth": "rounds"},  # its name until the rename: older files and commands still read
     paper_settings={"seed_policy": "paper", "context_source": "c_init", "cue_k": 0, "answer_facts": 20},
     start_line=("**EcphoryRAG** — every mention of an entity is an engram: the question's cues activate some, "
                "activation spreads to associated engrams, and the ones that light up most are re-ranked into "

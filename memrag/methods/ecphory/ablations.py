@@ -6,12 +6,12 @@ from memrag.methods.paper_kit import Preset, paper_preset
 from memrag.methods.ecphory import SPEC
 
 PRESETS: list[Preset] = [
-    Preset("depth 2 / 0",
-           "EcphoryRAG's depth ablation: depth 0 stops after the initial activation (no associative rounds).",
-           {"depth": 2}, {"depth": 0}, "depth 2", "depth 0"),
-    Preset("depth 2 / 1",
+    Preset("rounds 2 / 0",
+           "EcphoryRAG's depth ablation: 0 rounds stops after the initial activation (no associative rounds).",
+           {"rounds": 2}, {"rounds": 0}, "2 rounds", "0 rounds"),
+    Preset("rounds 2 / 1",
            "One associative round instead of two.",
-           {"depth": 2}, {"depth": 1}, "depth 2", "depth 1"),
+           {"rounds": 2}, {"rounds": 1}, "2 rounds", "1 round"),
     Preset("seed_policy moving / paper",
            "Algorithm 1 as written picks each round's seeds from everything activated, so every round "
            "repeats the first; 'moving' seeds each round from what the previous round newly activated.",

@@ -11,7 +11,7 @@ from memrag.fields import helped as _f
 @dataclass
 class EcphoryParams:
     k_initial: int = _f(20, "Engrams in the initial activation (by cosine to the question).")
-    depth: int = _f(2, "Associative rounds.")
+    rounds: int = _f(2, "Associative rounds after the initial activation (the paper's depth; 0 = none).")
     seeds: int = _f(10, "Seed engrams per round.")
     seed_policy: Literal["moving", "paper"] = _f(
         "moving", "paper = Algorithm 1 as written (rounds repeat); moving = seeds from the newly activated."

@@ -46,7 +46,7 @@ def check_params(p: EcphoryParams) -> None:
     """Refuse parameter values the algorithm cannot honour, naming each one."""
     problems = []
     for name, low in (("k_initial", 1), ("k_final", 1), ("context_chunks", 1), ("seeds", 1),
-                      ("depth", 0), ("direct_chunks", 0), ("cue_k", 0), ("graph_neighbours", 0)):
+                      ("rounds", 0), ("direct_chunks", 0), ("cue_k", 0), ("graph_neighbours", 0)):
         v = getattr(p, name)
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
             problems.append(f"{name} must be a whole number ≥ {low} (got {v!r})")
@@ -341,7 +341,7 @@ def _rounds(ctx: QueryContext, params: EcphoryParams, trace: Trace, detail: Ecph
     seed_steps: dict[int, list[str]] = {}
     previous_new = initial
     previous_seeds: list[int] | None = None
-    for r in range(1, params.depth + 1):
+    for r in range(1, params.rounds + 1):
         step = trace.add_step("round", f"Round {r}")
         pool = previous_new if params.seed_policy == "moving" else act.order
         if not len(pool):
@@ -350,7 +350,7 @@ def _rounds(ctx: QueryContext, params: EcphoryParams, trace: Trace, detail: Ecph
             detail.rounds.append(EcphoryRound(r, [], [], note=why))
             trace.flags.append(why)
             step.summary = why
-            for later in range(r + 1, params.depth + 1):
+            for later in range(r + 1, params.rounds + 1):
                 trace.add_step("round", f"Round {later}", f"round {later} not run: the search stopped at round {r}")
             break
         seeds = _top(act.q_sims, pool, params.seeds)
