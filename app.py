@@ -13,8 +13,9 @@ from pathlib import Path
 import streamlit as st
 
 from memrag.assets import asset_path
-from memrag.app import state as app_state
-from memrag.app.state import AppState, METHOD_LABELS
+from memrag.app import backend_state, job_owner, memory_state, param_widgets, room, session
+from memrag.app.param_widgets import METHOD_LABELS
+from memrag.app.session import AppState
 from memrag.app.job_views import model_state_view
 from memrag.app.progress import progress_figure
 from memrag.viz import graph_html
@@ -25,7 +26,14 @@ if st.get_option("server.enableStaticServing"):  # on in .streamlit/config.toml
     # every graph frame then loads vis-network from app/static/ instead of inlining ~700 KB
     graph_html.share_vis_assets(Path(__file__).parent / "static")
 st.set_page_config(page_title="memrag", page_icon=asset_path("icon.png"), layout="wide")
-state = app_state.init_state()
+state = session.init_state()
+param_widgets.init_params()
+here = room.current()
+exposed = room.apply(here)  # before anything can fail: error details limited in room mode
+if here.problem:
+    st.error(escape_markdown(f"{here.problem}. Room mode is on with no live work until that is fixed."))
+if exposed:
+    st.warning(escape_markdown(exposed))
 page = st.navigation([
     st.Page("app_pages/start.py", title="Start", default=True),
     st.Page("app_pages/memory.py", title="Memory"),
@@ -36,27 +44,27 @@ page = st.navigation([
 
 with st.sidebar:
     st.subheader("LLM")
-    app_state.bound(st.radio, "backend", AppState.backend.key, options=["auto", "ollama", "embedded", "openai"],
+    session.bound(st.radio, "backend", AppState.backend.key, options=["auto", "ollama", "embedded", "openai"],
                     horizontal=True, help="auto = Ollama when it answers and has the model, else the embedded "
                                           "model; openai = an OpenAI-compatible server (vLLM, llama.cpp, LM "
                                           "Studio, OpenAI), never chosen by auto.")
     if state.backend == "openai":
-        app_state.bound(st.text_input, "Base URL", AppState.openai_base_url.key,
+        session.bound(st.text_input, "Base URL", AppState.openai_base_url.key,
                         help="e.g. http://127.0.0.1:8000/v1 (vLLM), http://127.0.0.1:8080/v1 (llama.cpp), "
                              "https://api.openai.com/v1")
-        app_state.bound(st.text_input, "Model", AppState.openai_model.key,
+        session.bound(st.text_input, "Model", AppState.openai_model.key,
                         help="The server's model id; empty = the one model a single-model server lists.")
-        app_state.bound(st.text_input, "API key", AppState.openai_api_key.key, type="password",
+        session.bound(st.text_input, "API key", AppState.openai_api_key.key, type="password",
                         help="Sent to that server only; never saved in traces, recordings or caches.")
     elif state.backend != "embedded":
-        app_state.bound(st.text_input, "Ollama model", AppState.ollama_model.key,
+        session.bound(st.text_input, "Ollama model", AppState.ollama_model.key,
                         help="Any model pulled into your Ollama.")
     if state.backend in ("auto", "ollama", "openai"):
-        app_state.bound(st.number_input, "Extraction requests in flight", AppState.extract_parallel.key,
+        session.bound(st.number_input, "Extraction requests in flight", AppState.extract_parallel.key,
                         min_value=1, max_value=64, step=1,
                         help="Chunks extracted at once when building a memory (Ollama or a server; "
                              "the embedded model runs one at a time).")
-    _, choice, error = app_state.backend_choice()
+    _, choice, error = backend_state.backend_choice()
     if choice is not None:
         st.caption(escape_markdown(f"using {choice.backend} / {choice.model}"))
         st.caption(escape_markdown(choice.reason))
@@ -64,17 +72,17 @@ with st.sidebar:
             st.warning(escape_markdown(choice.warning.capitalize()))
     else:
         st.error(escape_markdown(error))
-    app_state.preload_model()
+    backend_state.preload_model()
     model_state_view()
     if st.button("check again", help="Probe the backend again (e.g. after starting Ollama)."):
         state.llm_check += 1
-        app_state.forget_failed_preload()
+        backend_state.forget_failed_preload()
         st.rerun()
 
     st.subheader("Memory")
-    path, memory, error = app_state.active_memory()
+    path, memory, error = memory_state.active_memory()
     if memory is not None:
-        st.caption(escape_markdown(app_state.memory_label(path)))
+        st.caption(escape_markdown(memory_state.memory_label(path)))
         # A table rather than a caption line: it also loads the browser's table component with the
         # first page, so the first Ask does not wait ~1.5 s for it (bench/app_bench.py).
         st.dataframe({"": ["documents", "chunks", "entities", "triples"],
@@ -88,9 +96,9 @@ with st.sidebar:
     st.subheader("Method parameters")
     for method in METHOD_LABELS:  # display order
         with st.expander(METHOD_LABELS[method]):
-            app_state.param_widgets(method)
+            param_widgets.param_widgets(method)
 
-    running = app_state.visible_jobs(running_only=True)
+    running = job_owner.visible_jobs(running_only=True)
     if running:
         st.subheader("Background jobs")
         for job in running:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import streamlit as st
 
 from memrag.methods import registry
-from memrag.app import state as app_state, ask_views, estimates, job_views, compare_views, jobs
+from memrag.app import (ask_views, backend_state, compare_views, estimates, job_owner, job_views, jobs, memory_state,
+                        param_widgets, recording_state, widgets)
 from memrag.app.ask_result import AskResult
 from memrag.app.work import ask_work
-from memrag.app.state import AppState, METHOD_LABELS
+from memrag.app.param_widgets import METHOD_LABELS
+from memrag.app.session import AppState
 from memrag.tracefile import read_traces
 from memrag.viz.safe_text import escape_markdown
 
@@ -19,17 +21,17 @@ REPLAY_WAIT_S = 5.0
 state = AppState()
 st.title("Ask")
 
-path, memory, error = app_state.active_memory()
+path, memory, error = memory_state.active_memory()
 if memory is None:
     st.info(escape_markdown(error) if error else "Open or build a memory on the Memory page first.")
     st.page_link("app_pages/memory.py", label="Go to the Memory page", icon=":material/hub:")
     st.stop()
-rec, rec_error = app_state.recordings(path)
+rec, rec_error = recording_state.recordings(path)
 if rec_error:
     st.warning(escape_markdown(rec_error))
 
 # ------------------------------------------------------------------ the question
-questions = app_state.demo_questions(path)
+questions = recording_state.demo_questions(path)
 kind = st.radio("Question", (["Demo question"] if questions else []) + ["Your own question"], horizontal=True,
                 key="ask_kind")
 record = None
@@ -47,33 +49,33 @@ chosen = st.pills("methods", ORDER, selection_mode="multi", default=list(ORDER),
 methods = [m for m in ORDER if m in chosen]
 
 recorded = rec is not None and bool(question.strip()) and rec.has_question(question)
-live = not recorded or st.toggle("run live", key="ask_live",
-                                 help="Ask the current backend instead of replaying the recorded replies.")
-_, choice, llm_error = app_state.backend_choice()
+live, live_refusal = widgets.live_switch(recorded)
+_, choice, llm_error = backend_state.backend_choice()
 backend = choice.backend if choice else "?"
-changed = {METHOD_LABELS[m]: app_state.changed_params(m) for m in methods if app_state.changed_params(m)}
+changed = {METHOD_LABELS[m]: param_widgets.changed_params(m) for m in methods if param_widgets.changed_params(m)}
 if not live:
     st.caption(escape_markdown(f"Replays the replies recorded with {rec.model}; retrieval is recomputed now."))
     if changed:
         st.warning(escape_markdown(f"The recordings were made with default parameters and you changed {changed}: "
                                    "calls the recordings lack will fail. Switch on 'run live' to ask the model."))
 elif methods:
-    chosen = {m: app_state.method_params(m) for m in methods}
+    chosen = {m: param_widgets.method_params(m) for m in methods}
     eta = estimates.ask_estimate(methods, backend, chosen)
     st.caption(escape_markdown(f"A live ask makes about {estimates.expected_ask_calls(methods, chosen)} LLM calls: "
                                f"{eta.text()} on {backend}."))
 
 job = jobs.get_job(state.ask_job)
 running = job is not None and not job.finished
-if st.button("Ask", type="primary", disabled=running or not methods or not question.strip()):
-    llm, choice, llm_error = (rec.replay_llm(), None, "") if not live else app_state.job_llm()
+if st.button("Ask", type="primary", disabled=running or not methods or not question.strip()
+             or bool(live_refusal)):
+    llm, choice, llm_error = (rec.replay_llm(), None, "") if not live else backend_state.job_llm()
     if llm is None:
         st.error(escape_markdown(llm_error))
     else:
-        params = {m: app_state.method_params(m) for m in methods}
+        params = {m: param_widgets.method_params(m) for m in methods}
         mode, model = ("live", llm.model) if live else ("recorded", rec.model)
-        work = ask_work(memory, question, llm, app_state.embedder(), methods, params)
-        job = app_state.start_job("ask", f"asking {len(methods)} method(s)", work,
+        work = ask_work(memory, question, llm, backend_state.embedder(), methods, params)
+        job = job_owner.start_job("ask", f"asking {len(methods)} method(s)", work,
                              estimate_s=estimates.ask_estimate(methods, backend, params).seconds
                              if live else 5.0,
                              meta={"backend": llm.backend, "question": question, "record": record,
@@ -92,7 +94,7 @@ elif job is not None:
     if job.status == jobs.DONE:
         state.ask_result = AskResult.of_job(job)
     elif job.status == jobs.FAILED:
-        st.error(escape_markdown(job.error))
+        job_views.job_error_view(job, "The ask")
     elif job.status == jobs.CANCELLED:
         st.info("The ask was cancelled.")
 

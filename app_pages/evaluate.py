@@ -10,8 +10,9 @@ from pathlib import Path
 import streamlit as st
 
 from memrag.methods import registry
-from memrag.app import state as app_state, job_views, widgets, eval_views as ev, jobs
-from memrag.app.state import METHOD_LABELS
+from memrag.app import (backend_state, eval_views as ev, job_views, jobs, memory_state, param_widgets, recording_state,
+                        room, widgets)
+from memrag.app.param_widgets import METHOD_LABELS
 from memrag.eval.datasets import SCOPES
 from memrag.eval.config import EvalConfig, dense_only
 from memrag.eval.rundir import SUMMARY
@@ -52,7 +53,7 @@ running = job is not None and not job.finished
 if ds is not None:
     rec = None
     if bench.dataset == "sample":
-        rec, rec_error = app_state.recordings(str(app_state.sample_memory_dir()))
+        rec, rec_error = recording_state.recordings(str(memory_state.sample_memory_dir()))
         if rec_error:
             st.warning(escape_markdown(rec_error))
     n_recorded = ev.recorded_prefix(rec, ds)
@@ -77,7 +78,7 @@ if ds is not None:
     openie = bench.openie if bench.openie and not recorded and st.checkbox(
         "build the graph from the OpenIE file (GPT-3.5 extraction, no local LLM extraction)", value=True,
         key="eval_openie") else None
-    changed = {m: app_state.changed_params(m) for m in methods if app_state.changed_params(m)}
+    changed = {m: param_widgets.changed_params(m) for m in methods if param_widgets.changed_params(m)}
     if recorded and changed:
         st.caption("The replies were recorded with default parameters: this run uses the defaults, not the "
                    "sidebar's changes.")
@@ -86,30 +87,33 @@ if ds is not None:
     config = EvalConfig(dataset=bench.dataset, data=bench.data, out=Path(), scope=scope, limit=int(limit),
                         methods=methods, corpus=bench.corpus, import_openie=openie, answer=answer,
                         params={} if recorded else changed, command="memrag app: Evaluate page")
-    engine, choice, llm_error = app_state.backend_choice()
+    engine, choice, llm_error = backend_state.backend_choice()
     if recorded:
         engine, backend = rec.replay_llm(), "recorded"
     elif dense_only(config):
         engine, backend = None, "none"
     else:
         backend = choice.backend if choice else "?"
-    config = replace(config, out=ev.run_folder(config, engine, app_state.embedder(), recorded, ev.runs_dir()))
-    plan = ev.plan_run(config, ds, backend, parallel=app_state.extract_parallel(backend))
+    config = replace(config, out=ev.run_folder(config, engine, backend_state.embedder(), recorded, ev.runs_dir()))
+    plan = ev.plan_run(config, ds, backend, parallel=backend_state.extract_parallel(backend))
     st.info(escape_markdown(plan.text()))
     ok = plan.seconds <= ev.CONFIRM_ABOVE_S or st.checkbox(
         f"Yes, start a run of about {widgets.seconds_text(plan.seconds)}", key="eval_confirm")
-    if st.button("Run evaluation", type="primary", disabled=running or not ok):
+    refusal = None if recorded or dense_only(config) else room.live_refusal("evals", room.current())
+    if refusal:
+        st.warning(escape_markdown(refusal))
+    if st.button("Run evaluation", type="primary", disabled=running or not ok or bool(refusal)):
         if recorded:
             llm, llm_error = rec.replay_llm(), ""
         elif dense_only(config):
             llm, llm_error = None, ""  # dense retrieval only: the passages are embedded, nothing is asked
         else:
-            llm, _, llm_error = app_state.job_llm()
+            llm, _, llm_error = backend_state.job_llm()
         if llm_error:
             st.error(escape_markdown(llm_error))
         else:
             label = f"evaluating {bench.dataset} ({scope}, {int(limit)} questions)"
-            job = ev.start_eval(config, llm, app_state.embedder(), plan, label)
+            job = ev.start_eval(config, llm, backend_state.embedder(), plan, label)
             state.eval_job, state.eval_shown = job.id, None
             st.rerun()
 
@@ -123,10 +127,8 @@ elif job is not None:
     elif job.status == jobs.CANCELLED:
         st.info("The evaluation was cancelled. Finished questions are kept: run the same settings again to resume.")
     else:
-        st.error(escape_markdown(f"The evaluation failed: {job.error}. Finished questions are kept: run the same "
-                                 "settings again to resume."))
-        with st.expander("details"):
-            st.code(job.error_detail, language=None)
+        job_views.job_error_view(job, "The evaluation", "Finished questions are kept: run the same settings "
+                                                        "again to resume.")
     if state.eval_seen_job != job.id:  # show its results once; opening another run later wins
         state.eval_seen_job = job.id
         if (Path(out) / SUMMARY).is_file():

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag.app import state as app_state, learn_views
+from memrag.app import learn_views, memory_state
 
 st.title("Learn")
 st.caption("NeuroPath is modelled on how the hippocampus maps places and plans routes; EcphoryRAG on how a cue "
            "brings a stored memory back; HippoRAG 2 on the hippocampus as an index into the neocortex. Move the "
            "slider to replay a retrieval and see which part of the analogy each step shows.")
-path, memory, _ = app_state.active_memory()
+path, memory, _ = memory_state.active_memory()
 traces, record = learn_views.pick_traces(path, memory)
 if traces:
     learn_views.learn_page(traces, record, memory)

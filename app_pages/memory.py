@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag.app import state as app_state, estimates, job_views, memory_views, widgets, jobs
+from memrag.app import (backend_state, estimates, job_owner, job_views, jobs, memory_state, memory_views, room,
+                        widgets)
 from memrag.app.work import build_work
 from memrag.index import store
-from memrag.app.state import AppState
+from memrag.app.session import AppState
 from memrag.config import IndexParams
 from memrag.viz.safe_text import escape_markdown
 
@@ -18,17 +19,21 @@ st.title("Memory")
 
 
 def start_build(docs: list, name: str, chunks: int, inputs: tuple) -> None:
-    llm, choice, error = app_state.job_llm()
+    refusal = room.live_refusal("builds", room.current())
+    if refusal:  # the button is off too; checked here as well, where the work starts
+        st.error(escape_markdown(refusal))
+        return
+    llm, choice, error = backend_state.job_llm()
     if llm is None:
         st.error(escape_markdown(error))
         return
-    path = app_state.memory_path(name)
+    path = memory_state.memory_path(name)
     if any(j.meta.get("path") == str(path) for j in jobs.list_jobs("build", running_only=True)):
         st.error("A build into that memory is already running.")
         return
-    parallel = app_state.extract_parallel(choice.backend)
-    work = build_work(path, docs, llm, app_state.embedder(), IndexParams(), parallel=parallel, name=name)
-    job = app_state.start_job("build", f"building {path.name}", work, total=chunks,
+    parallel = backend_state.extract_parallel(choice.backend)
+    work = build_work(path, docs, llm, backend_state.embedder(), IndexParams(), parallel=parallel, name=name)
+    job = job_owner.start_job("build", f"building {path.name}", work, total=chunks,
                          estimate_s=estimates.build_estimate(chunks, choice.backend, parallel).seconds,
                          meta={"backend": choice.backend, "path": str(path), "inputs": inputs})
     state.build_job = job.id
@@ -37,7 +42,7 @@ def start_build(docs: list, name: str, chunks: int, inputs: tuple) -> None:
 
 # ------------------------------------------------------------------ a build in progress or just ended
 job = jobs.get_job(state.build_job)
-others = [j for j in app_state.visible_jobs("build", running_only=True) if j.id != state.build_job]
+others = [j for j in job_owner.visible_jobs("build", running_only=True) if j.id != state.build_job]
 for other in others:  # e.g. started in a tab that was closed
     if st.button(escape_markdown(f"Follow the running build: {other.label}"), key=f"follow_{other.id}"):
         state.build_job = other.id
@@ -59,26 +64,24 @@ elif job is not None:
         st.info("The build was cancelled. Chunks already read are kept in its journal: building the same "
                 "files again resumes without new LLM calls.")
     else:
-        st.error(escape_markdown(f"The build failed: {job.error}"))
-        with st.expander("details"):
-            st.code(job.error_detail, language=None)
+        job_views.job_error_view(job, "The build")
     job_views.failures_view(job.state.get("failures", []))
     if st.button("Dismiss"):
         state.build_job = None
         st.rerun()
 
 # ------------------------------------------------------------------ choose or build a memory
-opened_saved = state.active_memory is not None and not app_state.is_sample(state.active_memory)
+opened_saved = state.active_memory is not None and not memory_state.is_sample(state.active_memory)
 SOURCES = ["Sample corpus", "Upload files", "Saved memory"]
 if "memory_source" not in st.session_state:  # the start page may have chosen one
     st.session_state["memory_source"] = SOURCES[2 if opened_saved else 0]
 source = st.radio("Memory source", SOURCES, horizontal=True, key="memory_source")
 if source == "Sample corpus":
-    sample = app_state.sample_memory_dir()
+    sample = memory_state.sample_memory_dir()
     if not store.is_memory_dir(sample):
         st.warning("The sample memory is not built in this checkout. Build it with "
                    "`python -m memrag index sample_corpus/docs --memory sample_corpus/memory`.")
-    elif app_state.is_sample(state.active_memory):
+    elif memory_state.is_sample(state.active_memory):
         st.caption("The sample corpus is open: 40 invented encyclopedia articles about the Varrow Coast.")
     elif st.button("Open the sample memory"):
         state.active_memory = str(sample)
@@ -90,16 +93,16 @@ elif source == "Upload files":
                          "memory of that name gets the new documents added.")
     if files:
         params = IndexParams()
-        report, chunks = app_state.read_upload_batch(files, params)
+        report, chunks = memory_state.read_upload_batch(files, params)
         for p in report.problems:
             (st.error if p.fatal else st.warning)(escape_markdown(f"{p.name}: {p.reason}"))
         for d in report.duplicates:
             st.caption(escape_markdown(f"skipped duplicate: {d}"))
         if report.documents:
-            _, choice, _ = app_state.backend_choice()
+            _, choice, _ = backend_state.backend_choice()
             backend = choice.backend if choice else "embedded"
-            eta = estimates.build_estimate(chunks, backend, app_state.extract_parallel(backend))
-            folder = app_state.safe_memory_name(name)
+            eta = estimates.build_estimate(chunks, backend, backend_state.extract_parallel(backend))
+            folder = memory_state.safe_memory_name(name)
             st.info(escape_markdown(f"{len(report.documents)} document(s), {chunks} chunk(s) → memory '{folder}'. "
                                     f"{eta.text().capitalize()} on {backend}."))
             ok = chunks <= CONFIRM_ABOVE or st.checkbox(f"Yes, read all {chunks} chunks (more than {CONFIRM_ABOVE})")
@@ -107,10 +110,13 @@ elif source == "Upload files":
             built = state.built_inputs == inputs
             if built:
                 st.caption("These files are built into this memory: change the files or the name to build again.")
-            if st.button("Build memory", type="primary", disabled=not ok or built):
+            refusal = room.live_refusal("builds", room.current())
+            if refusal:
+                st.warning(escape_markdown(refusal))
+            if st.button("Build memory", type="primary", disabled=not ok or built or bool(refusal)):
                 start_build(list(report.documents), folder, chunks, inputs)
 else:
-    saved = app_state.saved_memories()
+    saved = memory_state.saved_memories()
     if not saved:
         st.caption("No saved memories yet: uploads you build are saved here.")
     else:
@@ -119,13 +125,13 @@ else:
                        "problem": m["error"]} for m in saved], hide_index=True)
         folder = st.selectbox("saved memory", [m["folder"] for m in saved])
         if st.button("Open this memory"):
-            state.active_memory = str(app_state.memories_dir() / folder)
+            state.active_memory = str(memory_state.memories_dir() / folder)
             st.rerun()
 
 # ------------------------------------------------------------------ the active memory
-path, memory, error = app_state.active_memory()
+path, memory, error = memory_state.active_memory()
 if error:
     st.error(escape_markdown(error))
 elif memory is not None:
-    st.header(escape_markdown(app_state.memory_label(path)))
+    st.header(escape_markdown(memory_state.memory_label(path)))
     memory_views.memory_tabs(memory, key="mem")

@@ -3,14 +3,18 @@
 `write_atomic` writes beside the target, flushes the bytes to the disk (fsync),
 renames over the target and flushes the folder, so the rename itself survives.
 `fsync_file` and `fsync_dir` are the two halves, for writers that rename a whole
-folder (a memory version) instead of one file.
+folder (a memory version) instead of one file. `storage_guard` names the faults a disk can
+give (full, read-only, no access, cannot open) as one StorageError, for every writer.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO, Callable, Iterator
 
 
 def fsync_file(path: Path) -> None:
@@ -61,3 +65,82 @@ def write_atomic(path: Path, data: str | bytes | Callable[[IO[bytes]], None]) ->
         tmp.unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
+
+
+# ------------------------------------------------------------------ storage faults, named
+class StorageError(Exception):
+    """The disk refused a read or write memrag needed: full, read-only, no access, or a path that
+    cannot be opened. The message says which file, why, and what was kept."""
+
+    def __init__(self, message: str, *, path: Path, kind: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.kind = kind  # full | read-only | no access | cannot open | disk error
+
+
+_ERRNO_KINDS = {errno.ENOSPC: "full", errno.EFBIG: "full", errno.EDQUOT: "full", errno.EROFS: "read-only",
+                errno.EACCES: "no access", errno.EPERM: "no access", errno.ENOTDIR: "cannot open",
+                errno.EEXIST: "cannot open", errno.EISDIR: "cannot open", errno.ENOENT: "cannot open",
+                errno.ENAMETOOLONG: "cannot open", errno.ELOOP: "cannot open", errno.EIO: "disk error"}
+# SQLite names its storage faults by code; "busy"/"locked" are not among them (those are waited on).
+_SQLITE_KINDS = {"SQLITE_FULL": "full", "SQLITE_READONLY": "read-only", "SQLITE_PERM": "no access",
+                 "SQLITE_CANTOPEN": "cannot open", "SQLITE_IOERR": "disk error"}
+_WHY = {"full": "the disk is full or a file-size limit was reached",
+        "read-only": "the file system or file is read-only",
+        "no access": "permission denied",
+        "cannot open": "the path cannot be opened (a part of it is a file, or is missing)",
+        "disk error": "the disk reported an input/output error (full, or a file-size limit reached?)"}
+
+
+def storage_kind(error: BaseException) -> str | None:
+    """Which storage fault `error` is, or None when it is not one (a bug, a busy database, damage)."""
+    if isinstance(error, sqlite3.Error):
+        name = getattr(error, "sqlite_errorname", "") or ""
+        for prefix, kind in _SQLITE_KINDS.items():
+            if name == prefix or name.startswith(prefix + "_"):
+                return kind
+        return None
+    if isinstance(error, OSError):
+        return _ERRNO_KINDS.get(error.errno or -1)
+    return None
+
+
+@contextmanager
+def storage_guard(path: Path | str, action: str, kept: str = "") -> Iterator[None]:
+    """Turn a storage fault inside the block into a StorageError naming `path`, `action` ('save the
+    memory') and what was `kept`; every other error passes unchanged."""
+    try:
+        yield
+    except StorageError:
+        raise
+    except (OSError, sqlite3.Error) as e:
+        kind = storage_kind(e)
+        if kind is None:
+            raise
+        detail = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        message = f"could not {action} ({path}): {_WHY[kind]} [{detail}]."
+        raise StorageError(message + (f" {kept}" if kept else ""), path=Path(path), kind=kind) from e
+
+
+WRITER_LOCK = ".writer.lock"
+
+
+@contextmanager
+def writer_lock(folder: Path, wait_s: float, busy: Callable[[], Exception], kept: str = "") -> Iterator[None]:
+    """Hold `folder`'s writer lock: one writer at a time across processes and threads (an OS file
+    lock, so a killed holder releases it; re-entrant in one thread). After `wait_s` seconds raises
+    `busy()`; the folder is made first, and a disk that refuses it is a StorageError."""
+    from filelock import FileLock, Timeout
+
+    folder = Path(folder)
+    lock = FileLock(str((folder / WRITER_LOCK).resolve()), is_singleton=True)
+    try:
+        with storage_guard(folder, "open the folder for writing", kept):
+            folder.mkdir(parents=True, exist_ok=True)
+            lock.acquire(timeout=wait_s)
+    except Timeout:
+        raise busy() from None
+    try:
+        yield
+    finally:
+        lock.release()

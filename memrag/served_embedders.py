@@ -10,7 +10,6 @@ size bounds and error messages.
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any, Protocol
 
@@ -86,13 +85,14 @@ def served_embedder(spec: str, settings: Any | None = None) -> ServedEmbedder:
         model = spec[len(OLLAMA_PREFIX):]
         return ServedEmbedder(spec, OllamaLLM(host=cfg.ollama_host, model=model))
     if spec.startswith(OPENAI_PREFIX):
+        from memrag.llm.egress import embed_server
         from memrag.llm.openai_backend import OpenAICompatibleLLM, base_url_hash
 
         model = spec[len(OPENAI_PREFIX):].strip()
         if not model:
             raise ValueError("name the embedding model: openai:MODEL (e.g. openai:text-embedding-3-small)")
-        # Embeddings may come from another server than the LLM (MEMRAG_OPENAI_EMBED_BASE_URL).
-        base_url = os.environ.get("MEMRAG_OPENAI_EMBED_BASE_URL") or cfg.openai_base_url
-        server = OpenAICompatibleLLM(base_url=base_url, model=model, api_key=cfg.openai_api_key or None)
+        # Embeddings may come from another server than the LLM, with its own key (egress.embed_server).
+        base_url, key, key_name = embed_server(cfg)
+        server = OpenAICompatibleLLM(base_url=base_url, model=model, api_key=key or None, key_name=key_name)
         return ServedEmbedder(f"{OPENAI_PREFIX}{model}@{base_url_hash(base_url)}", server)
     raise ValueError(f"unknown embedder {spec!r}: use all-MiniLM-L6-v2, ollama:MODEL or openai:MODEL")

@@ -10,11 +10,15 @@ were repaired so a build summary can count them.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 
-# C0 controls except \t \n \r, DEL, C1 controls; lone surrogates (a str can hold them).
-_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+# C0 controls except \t \n \r, DEL, C1 controls; lone surrogates (a str can hold them); the
+# bidirectional controls (marks, embeddings, overrides, isolates), with which a title can show its
+# characters in another order than they are stored ("txt.exe" written as "exe.txt"); a stray BOM.
+_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff"
+                  "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
 def repair_text(s: str) -> tuple[str, int]:
@@ -41,6 +45,27 @@ def slug(text: str, *, keep: str = "a-z0-9", sep: str = "-", trim: str = "-", li
         text = text.lower()
     out = re.sub(f"[^{keep}]+", sep, text).strip(trim)
     return out if limit is None else out[:limit].strip(trim)
+
+
+def with_hash(safe: str, original: str, fallback: str) -> str:
+    """`safe` (or `fallback` when empty) with 8 hex of `original`: the one way a name that lost
+    characters on its way to a path stays distinct from every other."""
+    digest = hashlib.sha1(original.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{safe or fallback}-{digest}"
+
+
+def distinct_slug(text: str, fallback: str, *, limit: int = 60, **kwargs) -> str:
+    """`slug(text)`, with a hash of `text` where the slug lost letters or digits — a name in another
+    script (研究ノート, Мои документы), one of symbols only, or one cut at `limit` — so two such names
+    never become the same folder. Accents folded to plain letters (Café → cafe) lose nothing."""
+    safe = slug(text, limit=limit, **kwargs)
+    if not text.strip():
+        return fallback  # nothing to tell apart
+    letters = sum(c.isalnum() for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    if safe and sum(c.isalnum() for c in safe) >= letters:
+        return safe
+    trim = kwargs.get("trim", "-")
+    return with_hash(safe[:max(0, limit - 9)].strip(trim), text, fallback)
 
 
 def download_name(*parts: str | None, ext: str, day: str | None = None) -> str:

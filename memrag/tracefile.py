@@ -11,6 +11,7 @@ the CLI's older `{"results": [{..., "trace": ...}]}` output.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,43 @@ from memrag.trace import Trace
 FORMAT = "traces"
 VERSION = 1
 MAX_TRACE_BYTES = 20_000_000
+# Integers a trace may hold (ids, ranks, token counts): those every JSON reader, pandas column
+# and browser holds exactly. Anything beyond is not a count memrag wrote.
+MAX_INT = 2**53
+
+
+def check_numbers(obj: Any, where: str = "the file") -> None:
+    """Refuse integers beyond ±MAX_INT and non-finite numbers anywhere in parsed JSON (a ValueError
+    naming the field), before they reach a table or a chart."""
+    stack: list[tuple[Any, str]] = [(obj, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(value))
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+            raise ValueError(f"{where}: {path or 'a value'} is {str(value)[:30]}, beyond any count or id memrag writes")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{where}: {path or 'a value'} is {value}, not a finite number")
+
+
+def check_graph(trace: Trace, where: str = "the trace") -> None:
+    """A trace's graph is whole: node and edge ids unique, every edge between two of its nodes
+    (what the graph views assume). A ValueError says which id breaks it."""
+    nodes = set()
+    for n in trace.nodes:
+        if n.id in nodes:
+            raise ValueError(f"{where}: node id {n.id[:80]!r} appears twice")
+        nodes.add(n.id)
+    edges = set()
+    for e in trace.edges:
+        if e.id in edges:
+            raise ValueError(f"{where}: edge id {e.id[:80]!r} appears twice")
+        edges.add(e.id)
+        for end in (e.source, e.target):
+            if end not in nodes:
+                raise ValueError(f"{where}: edge {e.id[:80]!r} refers to node {end[:80]!r}, which it does not have")
 
 
 def traces_json(traces: Sequence[Trace], meta: dict[str, Any], *, summaries: Sequence[dict[str, Any]] = ()) -> str:
@@ -72,16 +110,30 @@ def read_traces(data: bytes) -> tuple[list[Trace], dict[str, Any]]:
     for n, item in enumerate(items, start=1):
         if not isinstance(item, dict):
             raise ValueError(f"trace {n} is not an object")
-        try:
-            trace = Trace.from_dict(item)
-        except (ValueError, TypeError) as e:
-            raise ValueError(f"trace {n} is not a valid memrag trace: {e}") from e
-        if trace.method not in registry.LABELS:
-            raise ValueError(f"trace {n} is of an unknown method; expected one of {', '.join(registry.LABELS)}")
-        traces.append(trace)
+        traces.append(load_trace(item, f"trace {n}"))
     return traces, {k: v for k, v in meta.items() if isinstance(v, (str, int, float, bool)) or v is None}
 
 
+def load_trace(item: Any, where: str) -> Trace:
+    """One trace from its JSON form, checked for shape, numbers and a whole graph (ValueError)."""
+    if not isinstance(item, dict):
+        raise ValueError(f"{where} is not an object")
+    check_numbers(item, where)
+    try:
+        trace = Trace.from_dict(item)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{where} is not a valid memrag trace: {e}") from e
+    if trace.method not in registry.LABELS:
+        raise ValueError(f"{where} is of an unknown method; expected one of {', '.join(registry.LABELS)}")
+    check_graph(trace, where)
+    return trace
+
+
 def record_traces(record: dict[str, Any]) -> list[Trace]:
-    """The traces an evaluation results line stores, one per method (trusted: the run wrote them)."""
-    return [Trace.from_dict(e["trace"]) for e in record["methods"].values()]
+    """The traces an evaluation results line stores, one per method, checked like any file's: a run
+    folder opened on the Evaluate page may come from anyone."""
+    methods = record.get("methods") if isinstance(record, dict) else None
+    if not isinstance(methods, dict):
+        raise ValueError("the result line has no 'methods' object")
+    return [load_trace(e.get("trace") if isinstance(e, dict) else e, f"the {str(m)[:40]} trace")
+            for m, e in methods.items()]

@@ -36,3 +36,14 @@ def folder_with_links(tmp_path):
     (root / "dir-link").symlink_to(outside, target_is_directory=True)
     (root / "dangling.txt").symlink_to(tmp_path / "gone.txt")
     return root
+
+
+@pytest.fixture
+def restore_error_details():
+    """Room mode sets Streamlit's process-wide `client.showErrorDetails`; later AppTests must not
+    inherit it."""
+    from streamlit import config as st_config
+
+    before = st_config.get_option("client.showErrorDetails")
+    yield
+    st_config.set_option("client.showErrorDetails", before)

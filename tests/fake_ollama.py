@@ -26,7 +26,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -44,7 +44,8 @@ class ChatReply:
     whole body with these bytes, `cut_off` announces a longer body than it sends
     and hangs up, `delay_s` waits before answering, `drip_s` sends the whole
     response (status line and headers too) one byte every `drip_s` seconds, and
-    `huge_bytes` sends a JSON-looking body of that many bytes.
+    `huge_bytes` sends a JSON-looking body of that many bytes, `headers` are sent with the reply
+    (a `Content-Encoding`, a redirect's `Location`).
     """
 
     content: str | None = "ok"
@@ -59,6 +60,7 @@ class ChatReply:
     delay_s: float = 0.0
     drip_s: float = 0.0
     huge_bytes: int = 0
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -159,11 +161,14 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 return text
 
-        def _send(self, status: int, payload: Any, content_type: str = "application/json") -> None:
+        def _send(self, status: int, payload: Any, content_type: str = "application/json",
+                  headers: dict[str, str] | None = None) -> None:
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
 
@@ -219,7 +224,7 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 time.sleep(reply.delay_s)
             if reply.status != 200:
                 return self._send(reply.status, reply.raw_body if reply.raw_body is not None
-                                  else {"error": reply.content})
+                                  else {"error": reply.content}, headers=reply.headers)
             data = reply.raw_body if reply.raw_body is not None else normal_body
             if reply.huge_bytes:
                 return self._send_huge(reply.huge_bytes)
@@ -235,7 +240,7 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 self.wfile.flush()
                 self.close_connection = True
                 return
-            self._send(200, data)
+            self._send(200, data, headers=reply.headers)
 
         def _drip(self, data: bytes, every_s: float) -> None:
             """The whole response, one byte at a time; ends with the response or the client."""

@@ -67,6 +67,7 @@ class FakeOpenAI:
         self.refuse_json_schema = False
         self.refuse_json_object = False
         self.list_status = 200
+        self.list_reply: Reply | None = None  # GET /models sends this reply's raw_body and headers
         self.embedding_dim = 4
         self.responder: Callable[[dict[str, Any]], Reply] | None = None  # a reply made from the request
         self.in_flight = 0
@@ -147,6 +148,9 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return self._error(404, "File Not Found")
             if fake.list_status != 200:
                 return self._error(fake.list_status, "no model list here")
+            listed = fake.list_reply
+            if listed is not None:
+                return self._send(listed.status, listed.raw_body or b"", listed.headers)
             data = [{"id": m, "object": "model", "owned_by": "fake"} for m in fake.models]
             self._send(200, json.dumps({"object": "list", "data": data}).encode())
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from memrag.app import state as app_state, jobs
+from memrag.app import jobs, param_widgets, session
 from memrag.explain import ablations as compare
 from memrag.config import EcphoryParams, NeuroPathParams
 from memrag.trace import AnswerResult, LLMCallRecord, RankedChunk, Trace
 from test_app_pages import (QUESTION, app, assert_nothing_raw, frames, no_exception, plain, recorded,  # noqa: F401
                             scripted, table_with, tiny, home)
 
-CMP_JOB = app_state.AppState.compare_job.key
+CMP_JOB = session.AppState.compare_job.key
 
 
 def compare_page(memory_dir, llm=None, question: str = QUESTION):
@@ -71,8 +71,8 @@ def test_editing_one_set_by_hand_is_what_runs(tiny):
     at = compare_page(tiny)
     at.segmented_control(key="cmp_method").set_value("ecphory").run()
     assert at.selectbox(key="cmp_preset_ecphory").value == "rounds 2 / 0"
-    at.number_input(key=app_state.param_key("ecphory", "rounds", "cmp_b")).set_value(1).run()
-    at.number_input(key=app_state.param_key("ecphory", "k_final", "cmp_b")).set_value(3).run()
+    at.number_input(key=param_widgets.param_key("ecphory", "rounds", "cmp_b")).set_value(1).run()
+    at.number_input(key=param_widgets.param_key("ecphory", "k_final", "cmp_b")).set_value(3).run()
     at, job = run_compare(no_exception(at))
     a, b = job.result
     assert (a.label, b.label) == ("A", "B")  # no longer the preset's pair
@@ -82,13 +82,13 @@ def test_editing_one_set_by_hand_is_what_runs(tiny):
     assert len(b.trace.ecphory.rounds) == 1 and len(b.trace.ecphory.final) <= 3
     # reset puts the ablation back
     next(x for x in at.button if x.label == "Reset both to the ablation").click().run()
-    assert at.number_input(key=app_state.param_key("ecphory", "rounds", "cmp_b")).value == 0
-    assert at.number_input(key=app_state.param_key("ecphory", "k_final", "cmp_b")).value == 20
+    assert at.number_input(key=param_widgets.param_key("ecphory", "rounds", "cmp_b")).value == 0
+    assert at.number_input(key=param_widgets.param_key("ecphory", "k_final", "cmp_b")).value == 20
 
 
 def test_identical_sets_cannot_be_compared(tiny):
     at = compare_page(tiny)
-    at.checkbox(key=app_state.param_key("neuropath", "completion", "cmp_b")).check().run()
+    at.checkbox(key=param_widgets.param_key("neuropath", "completion", "cmp_b")).check().run()
     assert "The two parameter sets are the same" in plain(no_exception(at))
     assert next(b for b in at.button if b.label == "Compare").disabled
 
@@ -97,8 +97,8 @@ def test_recorded_question_variant_needing_new_calls_says_run_live(recorded):
     live = scripted("Grey Sea")
     at = compare_page(recorded, live, question="")
     # B lists one path at hop 2 (the kept one) where the recording listed two: a new tracking prompt
-    at.checkbox(key=app_state.param_key("neuropath", "completion", "cmp_b")).check().run()
-    at.number_input(key=app_state.param_key("neuropath", "max_listed", "cmp_b")).set_value(1).run()
+    at.checkbox(key=param_widgets.param_key("neuropath", "completion", "cmp_b")).check().run()
+    at.number_input(key=param_widgets.param_key("neuropath", "max_listed", "cmp_b")).set_value(1).run()
     at, job = run_compare(no_exception(at))
     a, b = job.result
     assert live.calls == []  # replayed, not asked

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from memrag.app import state as app_state, estimates, eval_views as ev, jobs
+from memrag.app import estimates, eval_views as ev, jobs, session
 from memrag.eval import report
 from memrag.eval.config import EvalConfig
 from memrag.eval.rundir import RESULTS
@@ -46,8 +46,8 @@ def embedder() -> HashEmbedder:
 
 def app(llm=None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state[app_state.TEST_LLM_KEY] = llm or scripted()
-    at.session_state[app_state.TEST_EMBEDDER_KEY] = embedder()
+    at.session_state[session.TEST_LLM_KEY] = llm or scripted()
+    at.session_state[session.TEST_EMBEDDER_KEY] = embedder()
     at.switch_page("app_pages/evaluate.py")
     return at
 

@@ -8,7 +8,7 @@ from dataclasses import fields, replace
 
 import pytest
 
-from memrag.app import state as app_state
+from memrag.app import param_widgets, session
 from memrag.app.method_views.hipporag2 import fallback_message
 from memrag.config import HippoRAG2Params
 from memrag.explain import ablations as compare
@@ -37,7 +37,7 @@ def retrieval_tab(at):
 def hippo_trace(at):
     from memrag.app import jobs
 
-    job = jobs.get_job(at.session_state[app_state.AppState.ask_job.key])
+    job = jobs.get_job(at.session_state[session.AppState.ask_job.key])
     return next(t for t in job.result if t.method == "hipporag2")
 
 
@@ -92,7 +92,7 @@ def test_no_kept_fact_falls_back_to_dense_and_says_so(tiny):
 def test_the_sidebar_edits_hipporag2s_parameters(tiny):
     llm = scripted()
     at = app(tiny, llm).run()
-    at.checkbox(key=app_state.param_key("hipporag2", "recognition")).uncheck().run()
+    at.checkbox(key=param_widgets.param_key("hipporag2", "recognition")).uncheck().run()
     at.switch_page("app_pages/ask.py").run()
     at = ask(only_hipporag2(at))
     assert [c["stage"] for c in llm.calls] == ["answer"]  # retrieval only: no recognition call
@@ -117,7 +117,7 @@ def test_compare_recognition_on_off_and_the_paper_settings_button(tiny):
     kept_a = sum(f.verdict == "kept" for f in a.trace.hipporag2.facts)
     assert rows["facts kept"][:2] == (str(kept_a), str(len(b.trace.hipporag2.facts)))
     # the paper's settings replace a changed sidebar value in both sets, in one click
-    at.session_state[app_state.value_key("hipporag2", "damping")] = 0.7
+    at.session_state[param_widgets.value_key("hipporag2", "damping")] = 0.7
     at.selectbox(key="cmp_preset_hipporag2").set_value("synonymy threshold 0.8 / 0.9").run()
     assert [s.damping for s in _sets(at)] == [0.7, 0.7]  # the preset starts from the sidebar
     next(b for b in at.button if b.label == "Start both from the paper's settings").click().run()
@@ -130,7 +130,7 @@ def test_compare_recognition_on_off_and_the_paper_settings_button(tiny):
 def _sets(at) -> list[HippoRAG2Params]:
     """Compare mode's two stored parameter sets."""
     def value(scope: str, name: str):
-        return at.session_state[app_state.value_key("hipporag2", name, scope)]
+        return at.session_state[param_widgets.value_key("hipporag2", name, scope)]
     return [HippoRAG2Params(**{f.name: value(scope, f.name) for f in fields(HippoRAG2Params)})
             for scope in ("cmp_a", "cmp_b")]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memrag.app import state as app_state, jobs
+from memrag.app import jobs, session
 from memrag import demo
 from memrag.explain import lessons as learn
 from memrag.index import store
@@ -36,7 +36,7 @@ def asked(tiny_dir, llm=None):
     at.radio(key="ask_kind").set_value("Your own question").run()
     at.text_area(key="ask_free").set_value(QUESTION).run()
     next(b for b in at.button if b.label == "Ask").click().run()
-    job = jobs.get_job(at.session_state[app_state.AppState.ask_job.key])
+    job = jobs.get_job(at.session_state[session.AppState.ask_job.key])
     assert job.wait(60) and job.status == jobs.DONE, job.error
     at.run()  # the Ask page stores the finished result
     at.switch_page(LEARN).run()

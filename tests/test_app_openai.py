@@ -9,9 +9,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fake_openai import running_fake_openai
-from memrag.app import state as app_state
-from memrag.app.state import AppState
-from memrag.llm import openai_backend
+from memrag.app import session
+from memrag.app.session import AppState
+from memrag.llm import egress
 from scripted import HashEmbedder
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -22,7 +22,7 @@ def sidebar(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMRAG_HOME", str(tmp_path / "home"))
     with running_fake_openai(models=["default"]) as fake:
         at = AppTest.from_file(APP, default_timeout=60)
-        at.session_state[app_state.TEST_EMBEDDER_KEY] = HashEmbedder()
+        at.session_state[session.TEST_EMBEDDER_KEY] = HashEmbedder()
         at.session_state[AppState.backend.key] = "openai"
         at.session_state[AppState.openai_base_url.key] = fake.base_url
         yield at, fake
@@ -43,8 +43,7 @@ def test_the_sidebar_picks_the_server_and_offers_its_settings(sidebar) -> None:
 
 def test_a_server_elsewhere_is_announced_in_the_sidebar(sidebar, monkeypatch) -> None:
     at, _ = sidebar
-    monkeypatch.setattr(openai_backend, "egress_warning",
-                        lambda url: openai_backend.EGRESS_WARNING.format(host="gpu-host"))
+    monkeypatch.setattr(egress, "is_loopback", lambda url: False)  # as if the server were elsewhere
     at.session_state[AppState.openai_model.key] = "default"  # another choice: not the cached one
     at.run()
     assert not at.exception, [e.value for e in at.exception]

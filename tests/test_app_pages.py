@@ -17,7 +17,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from memrag import tracefile
-from memrag.app import state as app_state, jobs
+from memrag.app import jobs, param_widgets, session
 from memrag.app.work import build_work
 from memrag import demo
 from memrag.index.build import build_memory, run_build
@@ -89,10 +89,10 @@ def app(memory_dir: Path | None = None, llm=None, page: str | None = "app_pages/
     at = AppTest.from_file(APP, default_timeout=60)
     if page is not None:
         at.switch_page(page)
-    at.session_state[app_state.TEST_LLM_KEY] = llm or scripted()
-    at.session_state[app_state.TEST_EMBEDDER_KEY] = embedder()
+    at.session_state[session.TEST_LLM_KEY] = llm or scripted()
+    at.session_state[session.TEST_EMBEDDER_KEY] = embedder()
     if memory_dir is not None:
-        at.session_state[app_state.AppState.active_memory.key] = str(memory_dir)
+        at.session_state[session.AppState.active_memory.key] = str(memory_dir)
     return at
 
 
@@ -203,10 +203,10 @@ def test_upload_builds_in_the_background_and_opens_the_new_memory(home):
     assert "1 document(s), 1 chunk(s) → memory 'my-notes'" in md
     assert "empty.txt: empty file" in md  # refused with its reason, the other file kept
     click(at, "Build memory")
-    job = wait_for(at, app_state.AppState.build_job.key)
+    job = wait_for(at, session.AppState.build_job.key)
     assert job.status == jobs.DONE, job.error
     at = no_exception(at.run())
-    assert at.session_state[app_state.AppState.active_memory.key] == str(home / "memories" / "my-notes")
+    assert at.session_state[session.AppState.active_memory.key] == str(home / "memories" / "my-notes")
     (nodes, edges), = frames(at)
     assert {n["label"] for n in nodes} >= {"Ada Brennick", "Port Alder"}
     kinds = [e.kind for e in job.events]
@@ -246,7 +246,7 @@ def test_a_build_job_survives_leaving_the_page(tiny):
 
     job = jobs.start_job("build", "building tiny", slow, total=2, meta={"path": str(tiny)})
     at = app(tiny)
-    at.session_state[app_state.AppState.build_job.key] = job.id
+    at.session_state[session.AppState.build_job.key] = job.id
     at = no_exception(at.run())
     assert at.get("progress")[0].proto.value == 50
     at.switch_page("app_pages/ask.py").run()
@@ -282,7 +282,7 @@ def test_a_running_build_shows_the_chunk_being_read_failures_and_the_growing_gra
         while job.state.get("chunks_done", 0) < 2 and time.time() < deadline:
             job.wait(0.05)
         at = app()
-        at.session_state[app_state.AppState.build_job.key] = job.id
+        at.session_state[session.AppState.build_job.key] = job.id
         at = no_exception(at.run())
         assert any(t.value == "Port Alder lies on the Vell River." for t in at.text)  # the chunk being read
         assert any("not JSON" in c.value for c in at.code)  # the failed chunk's raw reply, as code
@@ -305,7 +305,7 @@ def test_cancel_button_stops_a_build_between_steps(home):
 
     job = jobs.start_job("build", "building forever", looping, total=10)
     at = app()
-    at.session_state[app_state.AppState.build_job.key] = job.id
+    at.session_state[session.AppState.build_job.key] = job.id
     at = click(no_exception(at.run()), "Cancel")
     assert job.wait(10) and job.status == jobs.CANCELLED
     at = no_exception(at.run())
@@ -324,7 +324,7 @@ def ask(at: AppTest, question: str = QUESTION) -> AppTest:
         at.radio(key="ask_kind").set_value("Your own question").run()
         at.text_area(key="ask_free").set_value(question).run()
     click(at, "Ask")
-    job = wait_for(at, app_state.AppState.ask_job.key)
+    job = wait_for(at, session.AppState.ask_job.key)
     assert job.status == jobs.DONE, job.error
     return no_exception(at.run())
 
@@ -353,10 +353,10 @@ def test_ask_shows_four_methods_with_graphs_tables_and_costs(tiny):
 def test_ask_widgets_change_what_is_computed(tiny):
     llm = scripted()
     at = app(tiny, llm).run()  # set on the Memory page: parameters live in the session, not the page
-    at.number_input(key=app_state.param_key("neuropath", "max_hops")).set_value(1).run()
+    at.number_input(key=param_widgets.param_key("neuropath", "max_hops")).set_value(1).run()
     at.switch_page("app_pages/ask.py").run()
-    assert at.number_input(key=app_state.param_key("neuropath", "max_hops")).value == 1
-    assert at.session_state[app_state.value_key("neuropath", "max_hops")] == 1
+    assert at.number_input(key=param_widgets.param_key("neuropath", "max_hops")).value == 1
+    assert at.session_state[param_widgets.value_key("neuropath", "max_hops")] == 1
     at.session_state["ask_methods"] = ["neuropath"]
     at = ask(at.run())
     assert [c["stage"] for c in llm.calls] == ["query.entities", "neuropath.track.hop1", "answer"]
@@ -420,7 +420,7 @@ def test_recorded_demo_question_shows_badge_gold_and_a_live_switch(recorded):
 
 def test_traces_download_and_open_again(tiny):
     at = ask(ask_page(tiny))
-    job = jobs.get_job(at.session_state[app_state.AppState.ask_job.key])
+    job = jobs.get_job(at.session_state[session.AppState.ask_job.key])
     data = tracefile.traces_json(job.result, {"question": QUESTION, "mode": "live", "model": "scripted-1"}).encode()
     at.file_uploader(key="ask_trace_file").set_value(("t.json", data, "application/json")).run()
     click(at, "Open these traces")

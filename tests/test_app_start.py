@@ -8,7 +8,7 @@ import re
 import threading
 import time
 
-from memrag.app import estimates, state as app_state, jobs, start_views
+from memrag.app import estimates, jobs, session, start_views
 from memrag.app.work import build_work
 from memrag.config import IndexParams
 from memrag.methods import registry
@@ -37,7 +37,7 @@ def test_try_a_demo_question_lands_on_ask_with_the_sample_and_its_question(recor
     at = app(other, page=None)
     at = no_exception(click(no_exception(at.run()), "Try a demo question"))
     assert at.title[0].value == "Ask"
-    assert at.session_state[app_state.AppState.active_memory.key] == str(recorded)
+    assert at.session_state[session.AppState.active_memory.key] == str(recorded)
     assert at.radio(key="ask_kind").value == "Demo question"
     assert at.selectbox(key="ask_demo").value == 0
     assert "t1: " + QUESTION in [at.selectbox(key="ask_demo").format_func(o) for o in [0]]
@@ -79,7 +79,7 @@ def test_a_running_one_chunk_build_shows_its_graph_and_nothing_of_the_previous_m
         while job.state.get("chunks_done", 0) < 1 and time.time() < deadline:
             job.wait(0.05)
         at = app(tiny)
-        at.session_state[app_state.AppState.build_job.key] = job.id
+        at.session_state[session.AppState.build_job.key] = job.id
         at = no_exception(at.run())
         assert job.status == jobs.RUNNING
         (nodes, _), = frames(at)  # the growing graph of the one chunk read, and no other graph
@@ -99,7 +99,7 @@ def test_build_memory_is_not_clickable_again_until_the_inputs_change(home):
     at = no_exception(at.run())
     assert "first estimate, not yet measured on this machine" in plain(at)
     click(at, "Build memory")
-    assert wait_for(at, app_state.AppState.build_job.key).status == jobs.DONE
+    assert wait_for(at, session.AppState.build_job.key).status == jobs.DONE
     at = no_exception(at.run())
     build = next(b for b in at.button if b.label == "Build memory")
     assert build.disabled and "change the files or the name to build again" in plain(at)
@@ -117,7 +117,7 @@ def test_failed_chunks_are_named_with_their_raw_reply(home):
                                     IndexParams()), total=2, meta={"path": str(path)})
     assert job.wait(30) and job.status == jobs.DONE
     at = app(path)
-    at.session_state[app_state.AppState.build_job.key] = job.id
+    at.session_state[session.AppState.build_job.key] = job.id
     at = no_exception(at.run())
     assert "could not be extracted: chunk 1 (Port Alder)" in plain(at)  # the build's own summary
     at.session_state["mem_tabs"] = "Indexing cost"
@@ -145,7 +145,7 @@ def test_a_build_started_while_the_model_loads_waits_for_it_not_for_chunk_one(ho
                          meta={"backend": "embedded"})
     try:
         at = app()
-        at.session_state[app_state.AppState.build_job.key] = job.id
+        at.session_state[session.AppState.build_job.key] = job.id
         at = no_exception(at.run())
         md = plain(at)
         figure = "building waiting: 0 of 1, waiting for the model to load"

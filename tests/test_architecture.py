@@ -63,9 +63,9 @@ def _in(name: str, package: str) -> bool:
 
 def test_the_scan_sees_the_package():
     # A scan that found nothing would pass every rule below.
-    assert "memrag.app.state" in MODULES and "memrag.index.store" in MODULES
-    assert "memrag.index.store" in GRAPH["memrag.app.state"]
-    assert any(i.startswith("streamlit") for i in imports_of(MODULES["memrag.app.state"]))
+    assert "memrag.app.memory_state" in MODULES and "memrag.index.store" in MODULES
+    assert "memrag.index.store" in GRAPH["memrag.app.memory_state"]
+    assert any(i.startswith("streamlit") for i in imports_of(MODULES["memrag.app.memory_state"]))
 
 
 def test_only_the_app_imports_streamlit():

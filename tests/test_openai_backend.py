@@ -17,13 +17,8 @@ from memrag.llm.base import LLM, LLMCallError, LLMRefused, LLMReplyError, LLMUna
 from memrag.llm.cache import CachedLLM
 from memrag.llm.factory import BackendChoice, choose_backend, extraction_slots
 from memrag.llm.jsoncall import call_json
-from memrag.llm.openai_backend import (
-    OpenAICompatibleLLM,
-    base_url_hash,
-    egress_warning,
-    is_loopback,
-    normalise_base_url,
-)
+from memrag.llm.egress import egress_notice, egress_warning, is_loopback
+from memrag.llm.openai_backend import OpenAICompatibleLLM, base_url_hash, normalise_base_url
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
 MSGS = [{"role": "user", "content": "Reply with JSON {\"a\": 1}."}]
@@ -238,7 +233,9 @@ def test_a_server_elsewhere_is_announced_before_the_first_call() -> None:
     assert is_loopback("http://[::1]:8000/v1") and not is_loopback("https://api.openai.com/v1")
     warning = egress_warning("https://api.openai.com/v1")
     assert "your documents leave this machine" in warning and "api.openai.com" in warning
-    assert OpenAICompatibleLLM(base_url="https://api.openai.com/v1", model="gpt-4o-mini").warning == warning
+    settings = Settings(backend="openai", openai_base_url="https://api.openai.com/v1")
+    notice = egress_notice(settings, "openai")  # what the backend choice shows
+    assert "your documents leave this machine" in notice and "api.openai.com (the LLM)" in notice
     text = BackendChoice("openai", "gpt-4o-mini", "why", warning).describe()
     assert text.splitlines()[1] == f"WARNING: {warning}"
 

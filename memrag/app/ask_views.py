@@ -3,7 +3,7 @@ method's overview graph and detail tabs, the LLM call inspector, the traces down
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -159,37 +159,66 @@ def overview_graph(trace: Trace, gold: Gold | None, height: int = 420) -> None:
     EcphoryRAG's activation, HippoRAG 2's PageRank; dense gets its ranked head as a table (its graph,
     a star of question → passages, says no more, and every graph frame costs the browser ~0.3 s
     while the others draw)."""
-    registry.get(trace.method).views.overview(trace, gold.chunk_ids if gold else None, height)
+    try:
+        registry.get(trace.method).views.overview(trace, gold.chunk_ids if gold else None, height)
+    except (ValueError, TypeError, KeyError, OverflowError) as e:  # a trace from a file the checks let by
+        st.warning(escape_markdown(f"This trace's picture cannot be drawn: {clip(str(e), 300)}"))
 
 
 # ------------------------------------------------------------------ one trace in detail
+DetailTab = Callable[[Trace, Gold | None, Memory | None, Iterable[int] | None, str], None]
+
+
+def _tokens_tab(trace: Trace, gold: Gold | None, memory: Memory | None, ids: Iterable[int] | None, key: str) -> None:
+    st.dataframe(tables.tokens_by_stage(trace), hide_index=True, column_config=SECONDS_HELP)
+    st.plotly_chart(charts.tokens_chart([trace], title=f"Tokens by stage: {trace.method}"), key=f"{key}_tokchart")
+
+
+def _gold_tab(trace: Trace, gold: Gold | None, memory: Memory | None, ids: Iterable[int] | None, key: str) -> None:
+    st.caption("Where each gold passage was found or lost (k = 5).")
+    wrapped_table(gold_fates(trace, gold, memory), ["detail"])
+
+
+def _deviations_tab(trace: Trace, gold: Gold | None, memory: Memory | None, ids: Iterable[int] | None,
+                    key: str) -> None:
+    devs = frame(deviations_for(trace.method))
+    wrapped_table(devs, [c for c in devs.columns if devs[c].map(lambda v: len(str(v))).max() > 40])
+
+
+# The tabs of one trace, in order, each with its view: a label without a view is an error, never
+# another tab's view.
+DETAIL_TABS: dict[str, DetailTab] = {
+    "Retrieval": lambda trace, gold, memory, ids, key: registry.get(trace.method).views.detail(trace, ids, key),
+    "Ranked passages": lambda trace, gold, memory, ids, key: ranked_view(trace, ids, key),
+    "Tokens": _tokens_tab,
+    "LLM calls": lambda trace, gold, memory, ids, key: llm_inspector(trace, key),
+    "Gold": _gold_tab,
+    "Deviations from the paper": _deviations_tab,
+}
+NEEDS_GOLD = {"Gold"}
+
+
+def detail_tab(label: str) -> DetailTab:
+    """The view of the tab called `label`; LookupError for a label no view is registered for."""
+    try:
+        return DETAIL_TABS[label]
+    except KeyError:
+        raise LookupError(f"no view for the tab {label!r}; known: {', '.join(DETAIL_TABS)}") from None
+
+
+def detail_labels(gold: Gold | None) -> list[str]:
+    return [label for label in DETAIL_TABS if gold is not None or label not in NEEDS_GOLD]
+
+
 def trace_details(trace: Trace, gold: Gold | None, memory: Memory | None, key: str) -> None:
     """Everything about one method's run, in lazily computed tabs."""
-    labels = ["Retrieval", "Ranked passages", "Tokens", "LLM calls", "Gold", "Deviations from the paper"]
-    if gold is None:
-        labels.remove("Gold")
+    labels = detail_labels(gold)
     tabs = dict(zip(labels, st.tabs(labels, key=f"{key}_tabs", on_change="rerun")))
     ids = gold.chunk_ids if gold else None
     for label, tab in tabs.items():
         with tab:
-            if not tab.open:
-                continue
-            if label == "Retrieval":
-                registry.get(trace.method).views.detail(trace, ids, key)
-            elif label == "Ranked passages":
-                ranked_view(trace, ids, key)
-            elif label == "Tokens":
-                st.dataframe(tables.tokens_by_stage(trace), hide_index=True, column_config=SECONDS_HELP)
-                st.plotly_chart(charts.tokens_chart([trace], title=f"Tokens by stage: {trace.method}"),
-                                key=f"{key}_tokchart")
-            elif label == "LLM calls":
-                llm_inspector(trace, key)
-            elif label == "Gold":
-                st.caption("Where each gold passage was found or lost (k = 5).")
-                wrapped_table(gold_fates(trace, gold, memory), ["detail"])
-            else:
-                devs = frame(deviations_for(trace.method))
-                wrapped_table(devs, [c for c in devs.columns if devs[c].map(lambda v: len(str(v))).max() > 40])
+            if tab.open:
+                detail_tab(label)(trace, gold, memory, ids, key)
     if trace.flags:
         with st.expander(f"{len(trace.flags)} note(s) from the method"):
             for f in trace.flags:

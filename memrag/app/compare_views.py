@@ -92,8 +92,7 @@ def compare_mode(memory: Memory, question: str, record: dict[str, Any] | None, r
         st.warning("The two parameter sets are the same: change one (or pick an ablation) to compare.")
 
     recorded = rec is not None and bool(question.strip()) and rec.has_question(question)
-    live = not recorded or st.toggle("run live", key="ask_live",
-                                     help="Ask the current backend instead of replaying the recorded replies.")
+    live, live_refusal = widgets.live_switch(recorded)  # room mode may refuse a live run
     _, choice, _ = app_state.backend_choice()
     backend = choice.backend if choice else "?"
     if not live:
@@ -108,7 +107,8 @@ def compare_mode(memory: Memory, question: str, record: dict[str, Any] | None, r
 
     job = jobs.get_job(state.compare_job)
     running = job is not None and not job.finished
-    if st.button("Compare", type="primary", disabled=running or not diff or not question.strip()):
+    if st.button("Compare", type="primary", disabled=running or not diff or not question.strip()
+                 or bool(live_refusal)):
         llm, _, llm_error = (rec.replay_llm(), None, "") if not live else app_state.job_llm()
         if llm is None:
             st.error(escape_markdown(llm_error))
@@ -132,7 +132,7 @@ def compare_mode(memory: Memory, question: str, record: dict[str, Any] | None, r
             state.compare_result = {"variants": job.result, **{k: job.meta[k] for k in
                                                               ("question", "record", "mode", "model", "method")}}
         elif job.status == jobs.FAILED:
-            st.error(escape_markdown(job.error))
+            job_views.job_error_view(job, "The comparison")
         elif job.status == jobs.CANCELLED:
             st.info("The comparison was cancelled.")
     if state.compare_result is not None:

@@ -8,9 +8,9 @@ from typing import Any
 
 import streamlit as st
 
-from memrag.app import jobs
+from memrag.app import jobs, room
 from memrag.app.progress import model_loading, model_state_text, progress_figure
-from memrag.app.state import AppState
+from memrag.app.session import AppState
 from memrag.app.widgets import graph, seconds_text
 from memrag.llm import preload
 from memrag.trace import GraphEdge, GraphNode
@@ -61,18 +61,36 @@ def _job_progress(job_id: str) -> None:
                 st.text(clip(current["title"], 200))
                 st.text(clip(current["text"], 300))
         failures_view(job.state.get("failures", []))
+    refusal = room.live_refusal("cancels", room.current())
     if snap["cancel_requested"]:
         st.info("Cancelling after the current step…")
+    elif refusal:
+        st.caption(escape_markdown(refusal))
     elif st.button("Cancel", key=f"cancel_{job_id}"):
         job.cancel()
+
+
+def job_error_view(job: jobs.Job, what: str, after: str = "") -> None:
+    """A failed job: `what` failed, its message and traceback — in room mode only the kind (the
+    message may quote a server's reply, the traceback the server's files)."""
+    here = room.current()
+    if here.on:
+        st.error(escape_markdown(room.shown_error(job.error, here, what) + (f" {after}" if after else "")))
+        return
+    st.error(escape_markdown(f"{what} failed: {job.error}" + (f". {after}" if after else "")))
+    with st.expander("details"):
+        st.code(job.error_detail, language=None)
 
 
 def failures_view(failures: list[dict[str, Any]]) -> None:
     if not failures:
         return
     named = ", ".join(failure_name(f) for f in failures[:10]) + (" …" if len(failures) > 10 else "")
+    hidden = room.current().on  # a raw reply may be a server's error page
     st.warning(escape_markdown(f"{len(failures)} chunk(s) could not be extracted: {named}. The build goes on "
-                               "without them; their raw replies are below."))
+                               "without them" + ("." if hidden else "; their raw replies are below.")))
+    if hidden:
+        return
     for f in failures[-5:]:
         with st.expander(escape_markdown(f"{failure_name(f)}: the model's raw reply")):
             st.text(clip(f.get("error", ""), 500))

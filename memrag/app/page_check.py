@@ -1,23 +1,43 @@
-"""The demo check's last item: every page of the app renders without an exception."""
+"""The demo check's last item: every page of the app renders without an exception, run the way
+`streamlit run app.py` runs it (inside app.py's st.navigation, with its sidebar)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+ENTRY = "app.py"
+PAGES_DIR = "app_pages"
 
 
 def render_pages(root: Path) -> str:
-    """Render every page once, bare (streamlit.testing); the first exception fails the check."""
+    """Open app.py once, then switch to every page in app_pages/ and render it; the first exception
+    fails the check. A page rendered bare (AppTest.from_file on the page itself) is not how the app
+    runs it: st.page_link and st.switch_page then find no registered pages and raise."""
     from streamlit.testing.v1 import AppTest
 
-    done = []
-    # Pages live in app_pages/, not pages/: a pages/ folder would make Streamlit add its own
-    # navigation beside st.navigation's.
-    for page in sorted((root / "app_pages").glob("*.py")):
-        at = AppTest.from_file(str(page), default_timeout=120)
+    pages = sorted((root / PAGES_DIR).glob("*.py"))
+    if not pages:
+        raise FileNotFoundError(f"no pages found in {root / PAGES_DIR}")
+    previous = os.environ.get("MEMRAG_PRELOAD")
+    os.environ["MEMRAG_PRELOAD"] = "0"  # a check must not start loading a 2 GB model as a side effect
+    try:
+        at = AppTest.from_file(str(root / ENTRY), default_timeout=120)
         at.run()
-        if at.exception:
-            raise RuntimeError(f"{page.name}: {at.exception[0].message}")
-        done.append(page.stem)
-    if not done:
-        raise FileNotFoundError("no pages found")
-    return "rendered without errors: " + ", ".join(done)
+        _raise_first(at, ENTRY)
+        for page in pages:
+            at.switch_page(f"{PAGES_DIR}/{page.name}")
+            at.run()
+            _raise_first(at, page.name)
+    finally:
+        if previous is None:
+            os.environ.pop("MEMRAG_PRELOAD", None)
+        else:
+            os.environ["MEMRAG_PRELOAD"] = previous
+    return "rendered without errors through app.py: " + ", ".join(p.stem for p in pages)
+
+
+def _raise_first(at: object, where: str) -> None:
+    exceptions = at.exception  # type: ignore[attr-defined]
+    if exceptions:
+        raise RuntimeError(f"{where}: {exceptions[0].message}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag.app import state as app_state
+from memrag.app import backend_state, memory_state, session
 from memrag.index import store
 from memrag.methods import registry
 
@@ -35,12 +35,12 @@ def analogies() -> list[str]:
 
 
 def sample_ready() -> bool:
-    return store.is_memory_dir(app_state.sample_memory_dir())
+    return store.is_memory_dir(memory_state.sample_memory_dir())
 
 
 def open_demo_question() -> None:
     """The sample memory, the Ask page on its first demo question (methods side by side)."""
-    app_state.AppState().active_memory = str(app_state.sample_memory_dir())
+    session.AppState().active_memory = str(memory_state.sample_memory_dir())
     st.session_state["ask_kind"] = "Demo question"
     st.session_state["ask_demo"] = 0
 
@@ -51,15 +51,15 @@ def open_upload() -> None:
 
 
 def backend_line() -> str:
-    _, choice, error = app_state.backend_choice()
+    _, choice, error = backend_state.backend_choice()
     if choice is None:
         return f"LLM: not available ({error})"
     return f"LLM: {choice.backend} / {choice.model}"
 
 
 def memory_line() -> str:
-    path, memory, error = app_state.active_memory()
+    path, memory, error = memory_state.active_memory()
     if memory is not None:
-        return (f"Active memory: {app_state.memory_label(path)} — {len(memory.documents)} documents, "
+        return (f"Active memory: {memory_state.memory_label(path)} — {len(memory.documents)} documents, "
                 f"{len(memory.entities)} entities, {len(memory.triples)} triples.")
     return f"Active memory: none ({error})" if error else "Active memory: none yet."

@@ -81,3 +81,19 @@ def wrapped_table(df: pd.DataFrame, wrap: list[str], *, lines: int | None = None
     config.update({c: st.column_config.Column(help=h) for c, h in (help or {}).items() if c not in wrap})
     st.dataframe(df, hide_index=df.index.name is None, column_config=config,
                  row_height=max(lines, 3) * LINE_PX + CELL_PAD_PX, height=height or "auto", key=key)
+
+
+# ------------------------------------------------------------------ live or recorded
+def live_switch(recorded: bool) -> tuple[bool, str | None]:
+    """(live, refusal): whether a question runs on the live model — always when no recording holds
+    it, else when the "run live" toggle is on — and, in room mode without live asks, the sentence
+    saying why it may not (shown here; the caller keeps its button off)."""
+    from memrag.app import room
+
+    refusal = room.live_refusal("asks", room.current())
+    live = not recorded or st.toggle("run live", key="ask_live", disabled=bool(refusal),
+                                     help=refusal or "Ask the current backend instead of replaying the recorded "
+                                                     "replies.")
+    if live and refusal:
+        st.warning(escape_markdown(refusal))
+    return live, (refusal if live else None)

@@ -21,6 +21,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         s.embedder = args.embedder
     if getattr(args, "no_cache", False):
         s.response_cache = False
+    s.check()  # SettingsError naming every bad variable; `main` prints it
     return s
 
 

@@ -8,6 +8,10 @@ import sys
 
 from memrag.cli import ask, demo, eval as eval_command, index
 from memrag.cli.common import add_backend_args, settings_from
+from memrag.config import SettingsError
+from memrag.durable import StorageError
+
+STORAGE_EXIT = 74  # sysexits' EX_IOERR
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -42,3 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except SettingsError as e:
+        print(f"memrag: bad settings: {e}", file=sys.stderr)
+        return 2
+    except StorageError as e:  # disk full, read-only, no access: the message says what was kept
+        print(f"memrag: storage error: {e}", file=sys.stderr)
+        return STORAGE_EXIT

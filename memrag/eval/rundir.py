@@ -8,17 +8,17 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from memrag import jsonsafe
-from memrag.durable import write_atomic
+from memrag.durable import storage_guard, write_atomic, writer_lock
 from memrag.eval.config import EvalConfig
 from memrag.index import store
-from memrag.textsafe import slug
+from memrag.textsafe import slug, with_hash
 
 RESULTS = "results.jsonl"
 RUN = "run.json"
@@ -27,6 +27,24 @@ SUMMARY_MD = "summary.md"
 REPORT_HTML = "report.html"
 MEMORY = "memory"  # a pooled scope's memory, unless --memory names one
 MEMORIES = "memories"  # per-question memories, one folder each
+RECORDS_KEPT = "Questions already finished are kept in the run folder: the same command resumes after them."
+RUN_LOCK_WAIT_S = 5.0  # a second writer of one run folder waits this long, then is refused
+
+
+class RunBusyError(ValueError):
+    """Another evaluation writes this run folder; nothing was changed."""
+
+
+@contextmanager
+def writing_run(out: Path, wait_s: float = RUN_LOCK_WAIT_S) -> Iterator[None]:
+    """Hold the run folder's writer lock for a whole run: a second run into the same folder (another
+    `eval --out`, the Evaluate page) would pay for every question again."""
+    busy = lambda: RunBusyError(  # noqa: E731
+        f"the run folder {out} is being written by another evaluation (another `python -m memrag eval "
+        f"--out`, or the Evaluate page); waited {wait_s:g} s. Nothing was changed: wait for it to finish "
+        "(then the same command resumes), or choose another --out.")
+    with writer_lock(Path(out), wait_s, busy, RECORDS_KEPT):
+        yield
 
 
 def read_results(path: Path, *, repair: bool = True) -> list[dict[str, Any]]:
@@ -40,7 +58,7 @@ def read_results(path: Path, *, repair: bool = True) -> list[dict[str, Any]]:
     data = path.read_bytes()
     complete = data.rfind(b"\n") + 1
     if complete < len(data) and repair:
-        with path.open("r+b") as fh:
+        with storage_guard(path, "repair the run's results", RECORDS_KEPT), path.open("r+b") as fh:
             fh.truncate(complete)
             fh.flush()
             os.fsync(fh.fileno())
@@ -55,28 +73,44 @@ def read_results(path: Path, *, repair: bool = True) -> list[dict[str, Any]]:
                              "remove that line to resume") from e
         if not isinstance(rec, dict) or "qid" not in rec:
             raise ValueError(f"{path}:{lineno}: not a result record")
+        check_record_numbers(rec, f"{path}:{lineno}")
         records.append(rec)
     return records
+
+
+def check_record_numbers(record: dict[str, Any], where: str) -> None:
+    """The numbers a result line shows in tables (metrics, tokens, seconds) within range, as
+    `tracefile.check_numbers` says; its traces are checked whole when opened (`record_traces`)."""
+    from memrag.tracefile import check_numbers
+
+    methods = record.get("methods")
+    shown = {k: v for k, v in record.items() if k != "methods"}
+    if isinstance(methods, dict):
+        shown["methods"] = {m: {k: v for k, v in e.items() if k != "trace"} if isinstance(e, dict) else e
+                            for m, e in methods.items()}
+    check_numbers(shown, where)
 
 
 def append_record(path: Path, record: dict[str, Any]) -> None:
     """One line, written and forced to disk before the run moves on."""
     line = json.dumps(record, ensure_ascii=False) + "\n"
-    with Path(path).open("a", encoding="utf-8") as fh:
+    with storage_guard(path, "record a finished question", RECORDS_KEPT), \
+            Path(path).open("a", encoding="utf-8") as fh:
         fh.write(line)
         fh.flush()
         os.fsync(fh.fileno())
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
-    write_atomic(path, json.dumps(obj, ensure_ascii=False, indent=1))
+    with storage_guard(path, "write the run's files", RECORDS_KEPT):
+        write_atomic(path, json.dumps(obj, ensure_ascii=False, indent=1))
 
 
 def question_memory_dir(out: Path, qid: str) -> Path:
     """A per-question memory's folder; ids that need changing get a hash so two never collide."""
     safe = slug(qid, keep="A-Za-z0-9_.-", sep="_", trim="._", ascii_fold=False, lower=False)[:80]
     if safe != qid or not safe:
-        safe = f"{safe or 'q'}-{hashlib.sha1(qid.encode()).hexdigest()[:8]}"
+        safe = with_hash(safe, qid, "q")
     return Path(out) / MEMORIES / safe
 
 

@@ -172,10 +172,17 @@ def run_eval(config: EvalConfig, *, llm: LLM | None = None, embedder: Embedder |
     """Run (or resume) an evaluation, yielding progress events; see the module docstring.
 
     `llm_factory` is called only if the run needs an LLM and `llm` is not given (a dense,
-    retrieval-only run over an imported memory needs none)."""
+    retrieval-only run over an imported memory needs none). The run folder is locked from the
+    first read of its results to the last write (a second writer is refused: RunBusyError)."""
+    _check_config(config)
+    with rundir.writing_run(Path(config.out)):
+        yield from _run(config, llm, embedder, llm_factory)
+
+
+def _run(config: EvalConfig, llm: LLM | None, embedder: Embedder | None,
+         llm_factory: Callable[[], LLM] | None) -> Iterator[EvalEvent]:
     from memrag.eval import report
 
-    _check_config(config)
     out = Path(config.out)
     ds = load_dataset(config.dataset, config.data, config.corpus)
     questions, passages = scoped_corpus(ds, config.scope, config.limit)

@@ -21,6 +21,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from memrag.durable import storage_guard
 from memrag.index import store
 from memrag.index.cleanup import name_quality
 from memrag.config import IndexParams, params_dict
@@ -52,23 +53,32 @@ class BuildEvent:
 
 
 # ------------------------------------------------------------------ journal
+JOURNAL_KEPT = ("Chunks already extracted are kept in the build journal and the memory's previous version is "
+                "unchanged: make room or fix the folder, then run the same build again to resume.")
+
+
 class Journal:
-    """Per-chunk extraction results, committed one by one (the resume point)."""
+    """Per-chunk extraction results, committed one by one (the resume point). A disk fault is a
+    StorageError naming the journal."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.con = sqlite3.connect(path, timeout=30.0, check_same_thread=False)
-        self.con.execute("PRAGMA journal_mode=WAL")
-        self.con.execute("CREATE TABLE IF NOT EXISTS extracted (key TEXT PRIMARY KEY, outcome TEXT)")
-        self.con.commit()
+        self.path = path
+        with storage_guard(path, "open the build journal", JOURNAL_KEPT):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.con = sqlite3.connect(path, timeout=30.0, check_same_thread=False)
+            self.con.execute("PRAGMA journal_mode=WAL")
+            self.con.execute("CREATE TABLE IF NOT EXISTS extracted (key TEXT PRIMARY KEY, outcome TEXT)")
+            self.con.commit()
 
     def get(self, key: str) -> ExtractOutcome | None:
-        row = self.con.execute("SELECT outcome FROM extracted WHERE key=?", (key,)).fetchone()
+        with storage_guard(self.path, "read the build journal", JOURNAL_KEPT):
+            row = self.con.execute("SELECT outcome FROM extracted WHERE key=?", (key,)).fetchone()
         return None if row is None else _outcome_from_json(row[0])
 
     def put(self, key: str, outcome: ExtractOutcome) -> None:
-        self.con.execute("INSERT OR REPLACE INTO extracted VALUES (?, ?)", (key, _outcome_to_json(outcome)))
-        self.con.commit()
+        with storage_guard(self.path, "write the build journal", JOURNAL_KEPT):
+            self.con.execute("INSERT OR REPLACE INTO extracted VALUES (?, ?)", (key, _outcome_to_json(outcome)))
+            self.con.commit()
 
     def close(self) -> None:
         self.con.close()

@@ -27,9 +27,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
-from filelock import FileLock, Timeout
 
-from memrag.durable import fsync_dir, fsync_file, write_atomic, write_file
+from memrag.durable import fsync_dir, fsync_file, storage_guard, write_atomic, write_file, writer_lock
 from memrag.index import store_format as fmt
 from memrag.index.store_format import MemoryFormatError, MemoryStoreError, damaged
 from memrag.index.memory import (FORMAT_VERSION, ChunkRow, DocRow, EngramRow, ExtractionLog, Memory,
@@ -39,9 +38,9 @@ CURRENT = "CURRENT"
 MANIFEST = "manifest.json"
 VECTORS = ("chunk_vecs", "engram_vecs", "entity_vecs", "triple_vecs")
 KEEP_VERSIONS = 2
-LOCK_FILE = ".writer.lock"
 LOCK_WAIT_S = 10.0  # a second writer waits this long for the first, then is refused
 STALE_TEMP_S = 3600.0  # a save writes its version in seconds; older temporaries are leftovers
+SAVE_KEPT = "The memory's previous version is unchanged (a build's extracted chunks stay in its journal)."
 
 _TABLES = """
 CREATE TABLE documents (doc_id TEXT PRIMARY KEY, ord INTEGER, title TEXT, text TEXT, source TEXT,
@@ -88,20 +87,11 @@ def writing(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
     threads (an OS file lock, so a killed holder releases it). Re-entrant in one thread, so a
     build that holds it from load to save may call `save`. Refuses with MemoryBusyError after
     `wait_s` seconds."""
-    path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str((path / LOCK_FILE).resolve()), is_singleton=True)
-    try:
-        lock.acquire(timeout=wait_s)
-    except Timeout:
-        raise MemoryBusyError(
-            f"memory {path} is being written by another build (another app session, or `python -m memrag "
-            f"index`); waited {wait_s:g} s. Nothing was changed: try again when that build has finished.") \
-            from None
-    try:
+    busy = lambda: MemoryBusyError(  # noqa: E731
+        f"memory {path} is being written by another build (another app session, or `python -m memrag "
+        f"index`); waited {wait_s:g} s. Nothing was changed: try again when that build has finished.")
+    with writer_lock(Path(path), wait_s, busy, SAVE_KEPT):
         yield
-    finally:
-        lock.release()
 
 
 def _next_version(path: Path) -> str:
@@ -115,7 +105,7 @@ def save(memory: Memory, path: Path, _fail_after: str | None = None) -> Path:
     `_fail_after` is for tests: raise right after the named phase to simulate a crash.
     """
     path = Path(path)
-    with writing(path):
+    with writing(path), storage_guard(path, "save the memory", SAVE_KEPT):
         return _save(memory, path, _fail_after)
 
 

@@ -12,7 +12,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-from memrag.textsafe import slug
+from memrag.textsafe import slug, valid_text
 
 _TITLE_MAX_CHARS = 200
 
@@ -24,7 +24,6 @@ class IngestError(ValueError):
 # ---------------------------------------------------------------------------
 # Text normalisation and word counting
 
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufeff]")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
 
@@ -46,7 +45,7 @@ def normalise_text(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     # Page breaks and Unicode separators are line structure, not junk: keep them as breaks.
     text = re.sub(r"[\f\v\u2028\u2029\x85]", "\n", text)
-    text = _CONTROL_CHARS.sub("", text)
+    text = valid_text(text)
     text = _TRAILING_SPACE.sub("\n", text + "\n")
     text = re.sub(r"\n[ \t]+\n", "\n\n", text)
     text = _BLANK_RUNS.sub("\n\n", text)
@@ -60,7 +59,7 @@ def count_words(text: str) -> int:
 
 def clean_line(text: str) -> str:
     """One-line form of a title: controls removed, whitespace collapsed, length capped."""
-    text = _CONTROL_CHARS.sub("", unicodedata.normalize("NFC", text))
+    text = valid_text(unicodedata.normalize("NFC", text))
     text = " ".join(text.split())
     return text[:_TITLE_MAX_CHARS].rstrip()
 
@@ -76,7 +75,7 @@ def base_name(name: str) -> str:
 
 def safe_file_name(name: str) -> str:
     """The base name with only letters, digits, '-', '_' and '.' kept, and no leading dots."""
-    base = _CONTROL_CHARS.sub("", unicodedata.normalize("NFC", base_name(name)))
+    base = valid_text(unicodedata.normalize("NFC", base_name(name)))
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in base)
     safe = re.sub(r"_{2,}", "_", safe)
     # The suffix as Python's Path reads it, before leading dots go: "....txt" is a .txt file,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from memrag.llm.redact import scrub
 from memrag.trace import CallCost
 
 Message = dict[str, str]
@@ -68,11 +69,34 @@ class LLMCallError(LLMError):
     def __init__(self, message: str, completion: "Completion | None" = None, raw: str = "") -> None:
         super().__init__(message)
         self.completion = completion
-        self.raw = completion.text if completion is not None and not raw else raw
+        self.raw = scrub(completion.text if completion is not None and not raw else raw)
 
 
 class LLMReplyError(LLMCallError):
     """The engine's reply broke off or was malformed; nothing is cached."""
+
+
+# A token count outside this range is not a count a server could have made: unknown, not a number.
+MAX_TOKEN_COUNT = 2**53
+
+
+def token_count(value: Any) -> int | None:
+    """A token count as the server gave it; anything else (missing, negative, absurd) is None."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKEN_COUNT
+    return value if ok else None
+
+
+def check_request(messages: list[Message], schema: dict[str, Any] | None, max_tokens: int) -> None:
+    """Catch caller mistakes before a call, so errors later can be blamed on the reply."""
+    if not isinstance(messages, list) or not messages:
+        raise ValueError("messages must be a non-empty list of {'role': ..., 'content': ...} dicts")
+    for i, m in enumerate(messages):
+        if not (isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)):
+            raise ValueError(f"message {i} must be a dict with string 'role' and 'content', got {m!r:.200}")
+    if schema is not None and not isinstance(schema, dict):
+        raise ValueError(f"schema must be a JSON schema dict or None, got {type(schema).__name__}")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
+        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
 
 
 @runtime_checkable

@@ -21,8 +21,9 @@ from typing import Any, Callable, TypeVar
 
 from filelock import FileLock
 
+from memrag.durable import StorageError, storage_guard
 from memrag.llm.ledger import Ledger
-from memrag.llm.base import LLM, Completion, Message
+from memrag.llm.base import LLM, Completion, Message, token_count
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -68,7 +69,6 @@ def cache_key(identity: dict[str, Any], messages: list[Message], schema: dict[st
 class ResponseCache:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self.notice = ""  # says so when a damaged cache was moved aside
         self._disabled = False
@@ -77,6 +77,7 @@ class ResponseCache:
     def _conn(self) -> sqlite3.Connection:
         con = getattr(self._local, "con", None)
         if con is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             try:  # which file this connection reads (stat first: a file replaced meanwhile is fresh)
                 self._local.ino = os.stat(self.path).st_ino
             except FileNotFoundError:
@@ -102,7 +103,12 @@ class ResponseCache:
         if self._disabled:
             return default
         try:
-            return fn(self._conn())
+            with storage_guard(self.path, "use the response cache", "Going on without it (replies are not saved)."):
+                return fn(self._conn())
+        except StorageError as e:  # full, read-only, no access: a cache is only a saving, so off
+            self._disabled = True
+            self._warn(str(e))
+            return default
         except (sqlite3.Error, _Damaged) as e:
             if not _is_damage(e):
                 raise  # busy or locked past the timeout: a real problem, not a damaged file
@@ -158,8 +164,8 @@ class ResponseCache:
         self._guarded(lambda con: con.execute(
             "INSERT OR IGNORE INTO responses (key, stage, model, backend, text, prompt_tokens,"
             " prompt_tokens_cached, completion_tokens, seconds) VALUES (?,?,?,?,?,?,?,?,?)",
-            (key, c.stage, c.model, c.backend, c.text, c.prompt_tokens, c.prompt_tokens_cached,
-             c.completion_tokens, c.seconds)))
+            (key, c.stage, c.model, c.backend, c.text, token_count(c.prompt_tokens),
+             token_count(c.prompt_tokens_cached), token_count(c.completion_tokens), c.seconds)))
 
     def __len__(self) -> int:
         return self._guarded(lambda con: con.execute("SELECT COUNT(*) FROM responses").fetchone()[0], 0)

@@ -7,6 +7,12 @@ deadline and counts the bytes read against the call's bound. The limits are per 
 variable set by `limited_call`), so pooled connections and parallel extraction threads each keep
 their own.
 
+The bound is on the reply as it will be read, not as it crossed the wire: every request asks for
+no compression (`Accept-Encoding: identity`), and a reply compressed anyway (gzip, deflate, any
+number of times over) is decoded here, a slice at a time, each decoded byte counted against the
+same bound, so a 2 KB reply that inflates to 1 GB stops at the bound (issue 27, probe 3). An
+encoding memrag does not decode (br, zstd, anything else) is refused before a byte is read.
+
 The `ollama` client runs on httpx/httpcore and the `openai` client on httpx2/httpcore2, which
 share one API; `limited_transport(httpx, httpcore)` builds the transport for either pair.
 """
@@ -15,7 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import ModuleType
@@ -33,6 +40,17 @@ _limits: ContextVar[_CallLimits | None] = ContextVar("memrag_http_call_limits", 
 
 class ReplyTooLarge(Exception):
     """The reply passed the call's byte bound (raised inside the HTTP stack; backends map it)."""
+
+
+class UnreadableReply(Exception):
+    """The reply's encoding is one memrag does not decode, or its compressed data is broken
+    (raised inside the HTTP stack; the message says which; backends map it)."""
+
+
+# Content-Encodings decoded here; zlib's 32 + MAX_WBITS reads both gzip and zlib headers.
+_DECODED_ENCODINGS = ("gzip", "x-gzip", "deflate")
+_AUTO_HEADER_WBITS = 32 + zlib.MAX_WBITS
+_SLICE = 64 * 1024  # decoded bytes produced per step: memory stays this small per stage
 
 
 @contextlib.contextmanager
@@ -63,6 +81,43 @@ def _count(data: bytes) -> bytes:
         if limits.bytes_left < 0:
             raise ReplyTooLarge()
     return data
+
+
+def _encodings(header: str) -> list[str]:
+    """The codings applied to a reply, first applied first; identity dropped."""
+    return [c.strip().lower() for c in header.split(",") if c.strip() and c.strip().lower() != "identity"]
+
+
+def _inflate(stages: list[Any], i: int, data: bytes) -> Iterator[bytes]:
+    """`data` through decoders `stages[i:]`, a slice at a time, each final slice counted."""
+    if i == len(stages):
+        yield _count(data)
+        return
+    while True:
+        out = stages[i].decompress(data, _SLICE)
+        data = stages[i].unconsumed_tail
+        if out:
+            yield from _inflate(stages, i + 1, out)
+        elif not data:
+            return
+
+
+def decoded(chunks: Iterable[bytes], codings: list[str]) -> Iterator[bytes]:
+    """The body `chunks` with `codings` (as `_encodings` gives them) undone, under the call's bound."""
+    unknown = [c for c in codings if c not in _DECODED_ENCODINGS]
+    if unknown:
+        raise UnreadableReply(f"it came compressed as {', '.join(unknown)!r}, which memrag does not "
+                              "decode (it asks for uncompressed replies)")
+    stages = [zlib.decompressobj(_AUTO_HEADER_WBITS) for _ in codings]  # the last coding is undone first
+    try:
+        for chunk in chunks:
+            yield from _inflate(stages, 0, chunk)
+        for i, stage in enumerate(stages):
+            yield from _inflate(stages, i + 1, stage.flush())
+            if not stage.eof:
+                raise UnreadableReply("its compressed data ends before it is complete")
+    except zlib.error as e:
+        raise UnreadableReply(f"its compressed data is broken ({e})") from e
 
 
 _built: dict[str, type] = {}
@@ -127,5 +182,26 @@ def _transport_class(httpx: ModuleType, httpcore: ModuleType) -> type:
                 max_connections=limits.max_connections,
                 max_keepalive_connections=limits.max_keepalive_connections,
                 keepalive_expiry=limits.keepalive_expiry, network_backend=LimitedBackend())
+
+        def handle_request(self, request: Any) -> Any:
+            request.headers["Accept-Encoding"] = "identity"
+            response = super().handle_request(request)
+            codings = _encodings(response.headers.get("content-encoding", ""))
+            if codings:
+                # Decoded here, bounded; httpx must not decode it again (unbounded).
+                del response.headers["content-encoding"]
+                response.stream = DecodedStream(response.stream, codings)
+            return response
+
+    class DecodedStream(httpx.SyncByteStream):
+        def __init__(self, inner: Any, codings: list[str]) -> None:
+            self._inner = inner
+            self._codings = codings
+
+        def __iter__(self) -> Iterator[bytes]:
+            return decoded(self._inner, self._codings)
+
+        def close(self) -> None:
+            self._inner.close()
 
     return LimitedTransport

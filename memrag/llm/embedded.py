@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memrag.config import threads_setting
 from memrag.llm.base import Completion, LLMError, LLMReplyError, LLMUnavailable, Message
 from memrag.llm.model_file import MODEL_FILE, MODEL_NAME, MODEL_SHA256, ensure_model
 
@@ -77,8 +78,7 @@ def _load(path: Path, n_ctx: int, threads: int) -> _Engine:
 
 
 def default_threads() -> int:
-    env = os.environ.get("MEMRAG_THREADS")
-    return int(env) if env else max(1, os.cpu_count() or 1)
+    return threads_setting() or max(1, os.cpu_count() or 1)
 
 
 class EmbeddedLLM:

@@ -12,6 +12,7 @@ from typing import Any
 from memrag.config import Settings
 from memrag.llm.ledger import Ledger
 from memrag.llm.base import LLM, LLMUnavailable
+from memrag.llm.egress import egress_notice
 from memrag.llm.cache import CachedLLM, ResponseCache
 
 
@@ -20,7 +21,7 @@ class BackendChoice:
     backend: str  # "ollama" | "embedded" | "openai"
     model: str
     reason: str
-    warning: str = ""  # shown before the first call: documents leave this machine
+    warning: str = ""  # shown before the first call: documents leave this machine (egress_notice)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -57,13 +58,24 @@ def _openai(settings: Settings) -> LLM:
 
 
 def choose_backend(settings: Settings) -> tuple[LLM, BackendChoice]:
-    """Return the backend to use and why. Never loads the embedded model (that is lazy)."""
+    """Return the backend to use and why, with the notice naming every host documents go to
+    (the LLM's and the embedder's). Never loads the embedded model (that is lazy).
+    Raises only LLMError: bad settings are refused here with the checker's messages."""
+    problems = settings.problems()
+    if problems:
+        raise LLMUnavailable("settings: " + "; ".join(problems))
+    llm, choice = _choose(settings)
+    choice.warning = egress_notice(settings, choice.backend)
+    return llm, choice
+
+
+def _choose(settings: Settings) -> tuple[LLM, BackendChoice]:
     if settings.backend == "openai":
         server = _openai(settings)
         ok, why = server.check()  # type: ignore[attr-defined]
         if not ok:
             raise LLMUnavailable(why)
-        return server, BackendChoice("openai", server.model, why, server.warning)  # type: ignore[attr-defined]
+        return server, BackendChoice("openai", server.model, why)
     if settings.backend == "embedded":
         llm = _embedded(settings)
         return llm, BackendChoice("embedded", llm.model, "embedded model chosen in settings")

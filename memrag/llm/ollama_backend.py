@@ -22,7 +22,7 @@ import ollama
 import pydantic
 
 from memrag import jsonsafe
-from memrag.llm.call_limits import ReplyTooLarge, limited_call, limited_transport
+from memrag.llm.call_limits import ReplyTooLarge, UnreadableReply, limited_call, limited_transport
 from memrag.llm.base import (
     Completion,
     LLMCallError,
@@ -32,7 +32,11 @@ from memrag.llm.base import (
     LLMUnavailable,
     Message,
     ModelNotFound,
+    check_request,
+    token_count,
 )
+from memrag.llm.http_errors import never_raising, redirect_error, tls_error
+from memrag.llm.redact import key_problem, register_secret, shown_url
 
 T = TypeVar("T")
 
@@ -82,10 +86,11 @@ class _NotOllama(Exception):
 class _StatusError(Exception):
     """An HTTP error status, with the server's own words (mapped in `_call`)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, location: str = "") -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.location = location  # where a 3xx points
 
 
 def _read_reply(response: httpx.Response) -> None:
@@ -106,7 +111,8 @@ def _read_reply(response: httpx.Response) -> None:
     if not response.is_success:
         said = body.get("error") if isinstance(body, dict) else None
         text = said if isinstance(said, str) else raw.decode("utf-8", "replace")
-        raise _StatusError(response.status_code, " ".join(text.split())[:2000] or response.reason_phrase)
+        raise _StatusError(response.status_code, " ".join(text.split())[:2000] or response.reason_phrase,
+                           response.headers.get("location", ""))
     if problem:
         raise _NotOllama(problem, raw)
 
@@ -170,15 +176,25 @@ class OllamaLLM:
         if timeout <= 0:
             raise LLMError(f"The Ollama timeout must be positive, got {timeout}.")
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
+        # How messages name the server: no password, no query (a bare host:port stays bare).
+        self.shown = shown_url(self.host) if "://" in self.host else \
+            shown_url(f"http://{self.host}").removeprefix("http://")
         self.model = model.strip()
         self.seed = seed
         self.timeout = timeout
+        # The `ollama` client sends OLLAMA_API_KEY to this host by itself: checked and guarded like ours.
+        key = os.environ.get("OLLAMA_API_KEY", "")
+        problem = key_problem(key)
+        if problem:
+            raise LLMRefused(f"The API key for Ollama at {self.shown} (OLLAMA_API_KEY) {problem}.")
+        register_secret(key)
         # A short connect timeout: an unreachable host should not hold a call for minutes.
         # Every call's total deadline and size bound come from `_call` through the transport.
         self._client = ollama.Client(
             host=self.host,
             timeout=httpx.Timeout(timeout, connect=min(timeout, _CONNECT_TIMEOUT_S)),
             transport=limited_transport(httpx, httpcore),
+            follow_redirects=False,  # a redirect is reported, never followed (it may lead elsewhere)
             event_hooks={"response": [_read_reply]},
         )
 
@@ -199,7 +215,7 @@ class OllamaLLM:
         max_tokens: int,
         stage: str,
     ) -> Completion:
-        _check_request(messages, schema, max_tokens)
+        check_request(messages, schema, max_tokens)
         needed = estimate_prompt_tokens(messages, schema) + max_tokens
         num_ctx = choose_num_ctx(self.host, self.model, needed)
         options = {
@@ -214,9 +230,9 @@ class OllamaLLM:
         completion = Completion(
             text=reply.message.content or "",
             # Counts only as Ollama reports them; a missing count stays unknown.
-            prompt_tokens=reply.prompt_eval_count,
+            prompt_tokens=token_count(reply.prompt_eval_count),
             prompt_tokens_cached=None,  # Ollama does not say how much of the prompt it reused
-            completion_tokens=reply.eval_count,
+            completion_tokens=token_count(reply.eval_count),
             seconds=time.perf_counter() - started,
             cached=False,
             model=self.model,
@@ -235,6 +251,9 @@ class OllamaLLM:
 
     def check(self) -> tuple[bool, str]:
         """Is the server up and does it have the model? Quick (its own short deadline); never raises."""
+        return never_raising(self._check, self.shown)
+
+    def _check(self) -> tuple[bool, str]:
         try:
             listed = self._call(self._client.list, CHECK_TIMEOUT_S, _LIST_MAX_BYTES, "the model list")
         except LLMError as e:
@@ -242,9 +261,9 @@ class OllamaLLM:
         wanted = _model_with_tag(self.model)
         present = {_model_with_tag(m.model) for m in listed.models if m.model}
         if wanted in present:
-            return True, f"Ollama at {self.host} has {self.model}"
+            return True, f"Ollama at {self.shown} has {self.model}"
         return False, (
-            f"Ollama is running at {self.host} but {self.model} is not pulled: "
+            f"Ollama is running at {self.shown} but {self.model} is not pulled: "
             f"run `ollama pull {self.model}`"
         )
 
@@ -257,38 +276,43 @@ class OllamaLLM:
             with limited_call(seconds, max_bytes):
                 return request()
         except _StatusError as e:
+            if 300 <= e.status < 400:
+                raise redirect_error(self.shown, e.status, e.location, "OLLAMA_HOST") from e
             raise self._response_error(e.status, e.message) from e
         except ollama.ResponseError as e:  # not raised while `_read_reply` runs first; kept as a guard
             raise self._response_error(e.status_code, str(e.error)) from e
         except _UNREACHABLE as e:
-            raise LLMUnavailable(
-                f"Ollama is not reachable at {self.host}: is it running? Start it with `ollama serve`, "
+            raise tls_error(self.shown, e) or LLMUnavailable(
+                f"Ollama is not reachable at {self.shown}: is it running? Start it with `ollama serve`, "
                 "or set OLLAMA_HOST to where it runs."
             ) from e
         except httpx.TimeoutException as e:
             raise LLMCallError(
-                f"Ollama at {self.host} did not finish answering within {seconds:g} s "
+                f"Ollama at {self.shown} did not finish answering within {seconds:g} s "
                 f"(model {self.model}, {what}). The model may still be loading or the "
                 "machine is too slow for it; try again, or raise the timeout."
             ) from e
         except ReplyTooLarge as e:
             raise LLMReplyError(
-                f"The reply from {self.host} ({what}) was larger than {max_bytes:,} bytes, far more "
+                f"The reply from {self.shown} ({what}) was larger than {max_bytes:,} bytes, far more "
                 "than was asked for; it was not read further and nothing was kept."
             ) from e
+        except UnreadableReply as e:
+            raise LLMReplyError(f"The reply from {self.shown} ({what}) could not be read: {e}. "
+                                "Nothing was kept.") from e
         except _NotOllama as e:
             raise LLMReplyError(
-                f"The server at {self.host} did not answer like Ollama ({what}): it sent {e.what}. "
+                f"The server at {self.shown} did not answer like Ollama ({what}): it sent {e.what}. "
                 "Is OLLAMA_HOST pointing at an Ollama server?", raw=e.raw
             ) from e
         except httpx.TransportError as e:
             raise LLMReplyError(
-                f"The reply from Ollama at {self.host} broke off before it was complete ({e}). "
+                f"The reply from Ollama at {self.shown} broke off before it was complete ({e}). "
                 "Nothing was kept; try again."
             ) from e
         except pydantic.ValidationError as e:
             raise LLMReplyError(
-                f"The server at {self.host} did not answer like Ollama ({what}): its reply lacks "
+                f"The server at {self.shown} did not answer like Ollama ({what}): its reply lacks "
                 f"what Ollama sends ({e.errors()[0].get('loc', '')}). "
                 "Is OLLAMA_HOST pointing at an Ollama server?"
             ) from e
@@ -297,39 +321,22 @@ class OllamaLLM:
         """An HTTP error status: which ones stop everything, which fail only this call."""
         if _is_missing_model(error):
             return ModelNotFound(
-                f"Ollama at {self.host} does not have the model {self.model}: "
+                f"Ollama at {self.shown} does not have the model {self.model}: "
                 f"run `ollama pull {self.model}` and try again."
             )
         if status == 404:
             return LLMUnavailable(
-                f"{self.host} answered 404 ({error}); is OLLAMA_HOST pointing at an Ollama server?"
+                f"{self.shown} answered 404 ({error}); is OLLAMA_HOST pointing at an Ollama server?"
             )
         if status in (401, 403):
             return LLMRefused(
-                f"Ollama at {self.host} refused access (HTTP {status}: {error}); "
+                f"Ollama at {self.shown} refused access (HTTP {status}: {error}); "
                 "check OLLAMA_API_KEY or the proxy in front of it."
             )
         return LLMCallError(
-            f"Ollama at {self.host} refused the request for {self.model}: {error} (HTTP {status})",
+            f"Ollama at {self.shown} refused the request for {self.model}: {error} (HTTP {status})",
             raw=error,
         )
-
-
-def _check_request(
-    messages: list[Message], schema: dict[str, Any] | None, max_tokens: int
-) -> None:
-    """Catch caller mistakes here, so errors later can be blamed on the reply."""
-    if not isinstance(messages, list) or not messages:
-        raise ValueError("messages must be a non-empty list of {'role': ..., 'content': ...} dicts")
-    for i, m in enumerate(messages):
-        if not (isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)):
-            raise ValueError(
-                f"message {i} must be a dict with string 'role' and 'content', got {m!r:.200}"
-            )
-    if schema is not None and not isinstance(schema, dict):
-        raise ValueError(f"schema must be a JSON schema dict or None, got {type(schema).__name__}")
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
-        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
 
 
 def _check_reply(

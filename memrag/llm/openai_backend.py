@@ -6,10 +6,11 @@ What shapes this module:
   takes it, else JSON mode, else plain text — memrag's parser reads the last two. The server's
   own reply decides (a 400/422 naming `response_format` moves one step down, remembered per
   server and model for the process), and every completion says which mode served it;
-- the API key is a secret: it goes in the Authorization header and nowhere else — not in the
-  identity (cache keys, stamps, recordings), not in messages, not in a trace. A server's
-  identity is the model id plus a hash of its base URL, so two servers that both call their
-  model "default" never share cached replies;
+- the API key is a secret: it goes in the Authorization header to the one base URL it was given
+  for and nowhere else — not in the identity (cache keys, stamps, recordings), not in messages
+  (every error passes `memrag.llm.redact`), not in a trace; it is checked when the backend is
+  built. A server's identity is the model id plus a hash of its base URL, so two servers that
+  both call their model "default" never share cached replies;
 - the same deadlines, size bounds and error families as the Ollama backend
   (`memrag.llm.call_limits`, `memrag.llm.base`).
 """
@@ -17,9 +18,6 @@ What shapes this module:
 from __future__ import annotations
 
 import hashlib
-import ipaddress
-import os
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -40,10 +38,14 @@ from memrag.llm.base import (
     LLMUnavailable,
     Message,
     ModelNotFound,
+    check_request,
+    token_count,
 )
-from memrag.llm.call_limits import ReplyTooLarge, limited_call, limited_transport
+from memrag.llm.call_limits import ReplyTooLarge, UnreadableReply, limited_call, limited_transport
+from memrag.llm.http_errors import never_raising, redirect_error, tls_error
 from memrag.llm.jsoncall import parse_json
-from memrag.llm.ollama_backend import EMBED_BYTES_PER_TEXT, _check_request, reply_byte_bound
+from memrag.llm.ollama_backend import EMBED_BYTES_PER_TEXT, reply_byte_bound
+from memrag.llm.redact import key_problem, register_secret, scrub, shown_url
 
 T = TypeVar("T")
 
@@ -53,11 +55,12 @@ _CONNECT_TIMEOUT_S = 5.0
 _LIST_MAX_BYTES = 4 * 1024 * 1024
 # llama.cpp and vLLM need no key, but the client insists on one; this one says so if it shows up.
 _NO_KEY = "no-key-set"
+# The settings each key comes from (a key belongs to one base URL: memrag.llm.egress.embed_server).
+LLM_KEY_NAME = "OPENAI_API_KEY"
+EMBED_KEY_NAME = "MEMRAG_OPENAI_EMBED_API_KEY"
 # A 429 asks us to wait; waits that fit in the call's deadline are taken, this many at most.
 _RATE_LIMIT_WAITS = 3
 _MAX_RATE_LIMIT_WAIT_S = 60.0
-EGRESS_WARNING = ("your documents leave this machine: every chunk and question is sent to {host}, "
-                  "which is not this computer")
 
 # Structured-output modes, strongest first. "json_schema": the server constrains the reply to the
 # schema; "json_object": JSON mode (valid JSON, any shape); "text": no response_format at all.
@@ -67,8 +70,6 @@ _mode_lock = threading.Lock()
 
 # What "nobody answers at that address" looks like under the openai client's APIConnectionError.
 _UNREACHABLE = (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.UnsupportedProtocol)
-# OpenAI-style keys inside a server's error text ("Incorrect API key provided: sk-ab***yz").
-_KEY_LIKE = re.compile(r"\b(?:sk|key)-[A-Za-z0-9_*.\-]{3,}")
 
 
 def normalise_base_url(url: str) -> str:
@@ -80,7 +81,7 @@ def normalise_base_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise LLMError(f"The OpenAI-compatible base URL must start with http:// or https:// and "
-                       f"name a host, got {url!r}.")
+                       f"name a host, got {shown_url(url)!r}.")
     return url if parts.path not in ("", "/") else url + "/v1"
 
 
@@ -89,37 +90,28 @@ def base_url_hash(url: str) -> str:
     return hashlib.sha256(normalise_base_url(url).encode("utf-8")).hexdigest()[:16]
 
 
-def is_loopback(url: str) -> bool:
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def egress_warning(url: str) -> str:
-    """The notice shown before the first call to a server that is not this machine ('' if local)."""
-    return "" if is_loopback(url) else EGRESS_WARNING.format(host=urlsplit(url).hostname)
-
-
 class OpenAICompatibleLLM:
     """The `LLM` protocol over an OpenAI-compatible chat-completions API (temperature 0, fixed seed)."""
 
     backend = BACKEND
 
     def __init__(self, base_url: str, model: str = "", api_key: str | None = None, seed: int = 42,
-                 timeout: float = 600.0) -> None:
+                 timeout: float = 600.0, key_name: str = LLM_KEY_NAME) -> None:
+        """`api_key` goes to `base_url` and nowhere else (none is read from the environment here:
+        the settings pair each key with its server); `key_name` is the setting it came from."""
         if timeout <= 0:
             raise LLMError(f"The OpenAI-compatible server's timeout must be positive, got {timeout}.")
         self.base_url = normalise_base_url(base_url)
+        self.shown = shown_url(self.base_url)  # how messages name the server: no password, no query
         self.model = (model or "").strip()
         self.seed = seed
         self.timeout = timeout
-        key = api_key if api_key else os.environ.get("OPENAI_API_KEY", "")
-        self._secrets = [key] if key else []
-        self.warning = egress_warning(self.base_url)
+        self.key_name = key_name
+        key = api_key or ""
+        problem = key_problem(key)
+        if problem:
+            raise LLMRefused(f"The API key for {self.shown} ({key_name}) {problem}.")
+        register_secret(key)
         # No retries inside the client: every wait (429) is taken here, inside the call's deadline.
         self._client = openai.OpenAI(
             base_url=self.base_url, api_key=key or _NO_KEY, max_retries=0,
@@ -129,7 +121,7 @@ class OpenAICompatibleLLM:
         )
 
     def __repr__(self) -> str:  # never the key
-        return f"OpenAICompatibleLLM(base_url={self.base_url!r}, model={self.model!r})"
+        return f"OpenAICompatibleLLM(base_url={self.shown!r}, model={self.model!r})"
 
     def close(self) -> None:
         self._client.close()
@@ -147,9 +139,9 @@ class OpenAICompatibleLLM:
     # ------------------------------------------------------------------ calls
     def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
                  max_tokens: int, stage: str) -> Completion:
-        _check_request(messages, schema, max_tokens)
+        check_request(messages, schema, max_tokens)
         if not self.model:
-            raise LLMError(f"No model was named for the OpenAI-compatible server at {self.base_url} "
+            raise LLMError(f"No model was named for the OpenAI-compatible server at {self.shown} "
                            "(MEMRAG_OPENAI_MODEL, --model, or the sidebar).")
         started = time.perf_counter()
         deadline = time.monotonic() + self.timeout
@@ -165,8 +157,8 @@ class OpenAICompatibleLLM:
                 continue
             break
         completion = _to_completion(body, time.perf_counter() - started, self.model, stage, mode,
-                                    self.base_url)
-        _check_reply(body, completion, schema, mode, max_tokens, stage, self.base_url)
+                                    self.shown)
+        _check_reply(body, completion, schema, mode, max_tokens, stage, self.shown)
         return completion
 
     def _step_down(self, mode: str) -> None:
@@ -186,7 +178,7 @@ class OpenAICompatibleLLM:
             if isinstance(data, list) else []
         vectors = [d.get("embedding") for d in rows]
         if len(vectors) != len(texts) or not all(isinstance(v, list) and v for v in vectors):
-            raise LLMReplyError(f"The server at {self.base_url} sent {len(vectors)} embeddings for "
+            raise LLMReplyError(f"The server at {self.shown} sent {len(vectors)} embeddings for "
                                 f"{len(texts)} texts, or empty ones; is {self.model} an embedding model?")
         return vectors  # type: ignore[return-value]
 
@@ -200,7 +192,7 @@ class OpenAICompatibleLLM:
             return None
         data = body.get("data") if isinstance(body, dict) else None
         if not isinstance(data, list):
-            raise LLMReplyError(f"The server at {self.base_url} did not answer GET /models like an "
+            raise LLMReplyError(f"The server at {self.shown} did not answer GET /models like an "
                                 "OpenAI-compatible server (no 'data' list). Is the base URL right?")
         return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
 
@@ -208,24 +200,27 @@ class OpenAICompatibleLLM:
         """Is the server up and does it serve the model? Quick (its own short deadline); never raises.
 
         A server that serves exactly one model and was given none uses that one."""
+        return never_raising(self._check, self.shown)
+
+    def _check(self) -> tuple[bool, str]:
         try:
             ids = self.list_models()
         except LLMError as e:
             return False, str(e)
         if ids is None:
             if not self.model:
-                return False, (f"The server at {self.base_url} does not list its models; name the model "
+                return False, (f"The server at {self.shown} does not list its models; name the model "
                                "(MEMRAG_OPENAI_MODEL, --model, or the sidebar).")
-            return True, f"{self.base_url} answers (it does not list models; using {self.model})"
+            return True, f"{self.shown} answers (it does not list models; using {self.model})"
         if not self.model:
             if len(ids) == 1:
                 self.model = ids[0]
-                return True, f"{self.base_url} serves one model, {self.model}: using it"
-            return False, (f"The server at {self.base_url} serves {_listing(ids)}; name the one to use "
+                return True, f"{self.shown} serves one model, {self.model}: using it"
+            return False, (f"The server at {self.shown} serves {_listing(ids)}; name the one to use "
                            "(MEMRAG_OPENAI_MODEL, --model, or the sidebar).")
         if self.model in ids:
-            return True, f"{self.base_url} serves {self.model}"
-        return False, (f"The server at {self.base_url} does not serve the model {self.model}; it serves "
+            return True, f"{self.shown} serves {self.model}"
+        return False, (f"The server at {self.shown} does not serve the model {self.model}; it serves "
                        f"{_listing(ids)}. Set MEMRAG_OPENAI_MODEL (or --model) to one of them.")
 
     def _call(self, request: Callable[[], Any], deadline: float, max_bytes: int, what: str,
@@ -248,7 +243,7 @@ class OpenAICompatibleLLM:
             except openai.RateLimitError as e:
                 wait = _retry_after_s(e.response)
                 if _is_quota(e):
-                    raise LLMRefused(f"The server at {self.base_url} says the account's quota is used up "
+                    raise LLMRefused(f"The server at {self.shown} says the account's quota is used up "
                                      f"(HTTP 429: {self._said(e)}); check the plan and billing of the "
                                      "API key.") from e
                 fits = wait is not None and wait <= _MAX_RATE_LIMIT_WAIT_S and time.monotonic() + wait < deadline
@@ -258,7 +253,7 @@ class OpenAICompatibleLLM:
                     continue
                 after = f"; it asks to wait {wait:g} s before the next request" if wait is not None else ""
                 raise LLMCallError(
-                    f"The server at {self.base_url} is limiting requests (HTTP 429: {self._said(e)}){after}. "
+                    f"The server at {self.shown} is limiting requests (HTTP 429: {self._said(e)}){after}. "
                     "Try again later, or keep fewer requests in flight (--parallel).", raw=self._said(e)) from e
             except openai.APIStatusError as e:
                 said = self._said(e)
@@ -266,6 +261,9 @@ class OpenAICompatibleLLM:
                     raise _StructuredRefused() from e
                 if listing and e.status_code in (404, 405):
                     raise _NoModelList() from e
+                if 300 <= e.status_code < 400:
+                    raise redirect_error(self.shown, e.status_code, e.response.headers.get("location", ""),
+                                         "MEMRAG_OPENAI_BASE_URL") from e
                 raise self._status_error(e.status_code, said) from e
             except openai.APITimeoutError as e:
                 if isinstance(e.__cause__, httpx2.ConnectTimeout):
@@ -273,13 +271,16 @@ class OpenAICompatibleLLM:
                 raise self._too_slow(what) from e
             except openai.APIConnectionError as e:
                 if isinstance(e.__cause__, _UNREACHABLE):
-                    raise self._unreachable() from e
+                    raise tls_error(self.shown, e) or self._unreachable() from e
                 raise LLMReplyError(
-                    f"The reply from the server at {self.base_url} broke off before it was complete "
+                    f"The reply from the server at {self.shown} broke off before it was complete "
                     f"({type(e.__cause__).__name__}). Nothing was kept; try again.") from e
+            except UnreadableReply as e:
+                raise LLMReplyError(f"The reply from {self.shown} ({what}) could not be read: {e}. "
+                                    "Nothing was kept.") from e
             except ReplyTooLarge as e:
                 raise LLMReplyError(
-                    f"The reply from {self.base_url} ({what}) was larger than {max_bytes:,} bytes, far more "
+                    f"The reply from {self.shown} ({what}) was larger than {max_bytes:,} bytes, far more "
                     "than was asked for; it was not read further and nothing was kept.") from e
 
     def _json_object(self, content: bytes, what: str) -> dict[str, Any]:
@@ -292,9 +293,9 @@ class OpenAICompatibleLLM:
                 return body
             problem = f"a JSON {type(body).__name__.replace('NoneType', 'null')} where an object belongs"
         raise LLMReplyError(
-            f"The server at {self.base_url} did not answer like an OpenAI-compatible server ({what}): "
+            f"The server at {self.shown} did not answer like an OpenAI-compatible server ({what}): "
             f"it sent {problem}. Is the base URL right (it usually ends in /v1)?",
-            raw=self._scrub(content.decode("utf-8", "replace")))
+            raw=content.decode("utf-8", "replace"))
 
     def _said(self, e: openai.APIStatusError) -> str:
         """The server's own words for an error status: its error message, else the body's text."""
@@ -308,23 +309,17 @@ class OpenAICompatibleLLM:
                 said = e.response.text
             except Exception:  # noqa: BLE001 - an undecodable body: say what status it was
                 said = ""
-        return self._scrub(" ".join(said.split())[:2000]) or e.response.reason_phrase or "no reason given"
-
-    def _scrub(self, text: str) -> str:
-        """Text that may echo the key (an error body) with every trace of it removed."""
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return _KEY_LIKE.sub("***", text)
+        return scrub(" ".join(said.split())[:2000]) or e.response.reason_phrase or "no reason given"
 
     def _unreachable(self) -> LLMUnavailable:
         return LLMUnavailable(
-            f"The OpenAI-compatible server is not reachable at {self.base_url}: is it running? "
+            f"The OpenAI-compatible server is not reachable at {self.shown}: is it running? "
             "Start it (for example `vllm serve MODEL` or `llama-server -m FILE`), or set "
             "MEMRAG_OPENAI_BASE_URL to where it runs.")
 
     def _too_slow(self, what: str) -> LLMCallError:
         return LLMCallError(
-            f"The server at {self.base_url} did not finish answering within {self.timeout:g} s "
+            f"The server at {self.shown} did not finish answering within {self.timeout:g} s "
             f"(model {self.model}, {what}). The server may be overloaded or the model still loading; "
             "try again, or raise the timeout.")
 
@@ -332,15 +327,15 @@ class OpenAICompatibleLLM:
         """An HTTP error status: which ones stop everything, which fail only this call."""
         if status == 404 and "model" in said.lower():
             return ModelNotFound(
-                f"The server at {self.base_url} does not have the model {self.model} ({said}): check the "
+                f"The server at {self.shown} does not have the model {self.model} ({said}): check the "
                 "model name (GET /models lists what it serves) and MEMRAG_OPENAI_MODEL.")
         if status == 404:
-            return LLMUnavailable(f"{self.base_url} answered 404 ({said}); is the base URL right "
+            return LLMUnavailable(f"{self.shown} answered 404 ({said}); is the base URL right "
                                   "(it usually ends in /v1)?")
         if status in (401, 403):
-            return LLMRefused(f"The server at {self.base_url} refused access (HTTP {status}: {said}); "
-                              "check OPENAI_API_KEY (or the key typed in the sidebar).")
-        return LLMCallError(f"The server at {self.base_url} refused the request for {self.model}: {said} "
+            return LLMRefused(f"The server at {self.shown} refused access (HTTP {status}: {said}); "
+                              f"check {self.key_name} (or the key typed in the sidebar).")
+        return LLMCallError(f"The server at {self.shown} refused the request for {self.model}: {said} "
                             f"(HTTP {status})", raw=said)
 
 
@@ -391,13 +386,8 @@ def _retry_after_s(response: Any) -> float | None:
 def _listing(ids: list[str]) -> str:
     if not ids:
         return "no models"
-    shown = ", ".join(ids[:8])
+    shown = ", ".join(i if len(i) <= 100 else i[:100] + "…" for i in ids[:8])
     return shown + (f" and {len(ids) - 8} more" if len(ids) > 8 else "")
-
-
-def _count(value: Any) -> int | None:
-    """A token count as the server gave it; anything else is unknown, not 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _first_choice(body: dict[str, Any]) -> dict[str, Any]:
@@ -406,21 +396,38 @@ def _first_choice(body: dict[str, Any]) -> dict[str, Any]:
     return choice if isinstance(choice, dict) else {}
 
 
+def _content_text(content: Any) -> str | None:
+    """The reply's text: a string as it is, a list of parts as its text parts joined; None if neither."""
+    if content is None or isinstance(content, str):
+        return content or ""
+    if isinstance(content, list):
+        texts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return "".join(texts) if texts else None
+    return None
+
+
 def _to_completion(body: dict[str, Any], seconds: float, model: str, stage: str, mode: str,
                    base_url: str) -> Completion:
     choice = _first_choice(body)
     message = choice.get("message")
-    if not isinstance(message, dict) or not isinstance(message.get("content", ""), (str, type(None))):
+    if not isinstance(message, dict):
         raise LLMReplyError(f"The server at {base_url} did not answer like an OpenAI-compatible server "
                             f"(stage {stage}): its reply has no choices[0].message.", raw=str(body)[:2000])
+    text = _content_text(message.get("content"))
+    if text is None:
+        content = message.get("content")
+        what = (f"a list of {len(content)} parts, none of them text" if isinstance(content, list)
+                else f"a JSON {type(content).__name__}")
+        raise LLMReplyError(f"The server at {base_url} sent choices[0].message.content as {what}, where "
+                            f"text belongs (stage {stage}).", raw=str(body)[:2000])
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
     details = usage.get("prompt_tokens_details") if isinstance(usage.get("prompt_tokens_details"), dict) else {}
     return Completion(
-        text=message.get("content") or "",
+        text=text,
         # Counts only as the server reports them: the whole prompt, and the part it reused.
-        prompt_tokens=_count(usage.get("prompt_tokens")),
-        prompt_tokens_cached=_count(details.get("cached_tokens")),
-        completion_tokens=_count(usage.get("completion_tokens")),
+        prompt_tokens=token_count(usage.get("prompt_tokens")),
+        prompt_tokens_cached=token_count(details.get("cached_tokens")),
+        completion_tokens=token_count(usage.get("completion_tokens")),
         seconds=seconds, cached=False, model=model, backend=BACKEND, stage=stage, raw=body,
         structured=mode)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memrag.durable import write_atomic
-from memrag.llm.base import LLM, Completion, LLMError, LLMReplyError, Message
+from memrag.llm.base import LLM, Completion, LLMError, LLMReplyError, Message, token_count
 from memrag.llm.cache import cache_key, call_params
 from memrag.index.store_format import MemoryFormatError
 
@@ -52,9 +52,11 @@ class RecordedResponse:
     error: str = ""
 
     def completion(self, model: str, backend: str, stage: str) -> Completion:
-        return Completion(text=self.text, model=model, backend=backend, stage=stage, prompt_tokens=self.prompt_tokens,
-                          prompt_tokens_cached=self.prompt_tokens_cached, completion_tokens=self.completion_tokens,
-                          seconds=self.seconds, cached=True)
+        # A recordings file travels with a shared memory: its counts are checked like a server's.
+        return Completion(text=self.text, model=model, backend=backend, stage=stage,
+                          prompt_tokens=token_count(self.prompt_tokens),
+                          prompt_tokens_cached=token_count(self.prompt_tokens_cached),
+                          completion_tokens=token_count(self.completion_tokens), seconds=self.seconds, cached=True)
 
 
 _OPT_INT = (int, type(None))

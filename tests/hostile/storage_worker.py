@@ -4,6 +4,7 @@ or let it go on.
 
     python storage_worker.py build MEM FIRST COUNT WAIT_S [STOP_AT_CALL MARKER [GO]]
     python storage_worker.py save-stalls MEM MARKER
+    python storage_worker.py cli-index MEM DOCS_DIR FILE_SIZE_LIMIT   (the CLI, under `ulimit -f`)
 
 Exit status 0 when done, 3 when the memory was busy (the message on stderr)."""
 
@@ -75,9 +76,30 @@ def save_stalls(mem: str, marker: str) -> None:
     store.save(m, Path(mem))
 
 
+def cli_index(mem: str, docs_dir: str, limit: str) -> None:
+    """`python -m memrag index DOCS_DIR --memory MEM` with the scripted LLM and the hash embedder,
+    every file this process writes limited to `limit` bytes (as `ulimit -f` does)."""
+    import resource
+
+    from memrag import embed
+    from memrag.cli.main import main
+    from memrag.llm import factory
+    from memrag.llm.cache import CachedLLM
+
+    def extract(messages, stage):
+        return reply(int(messages[-1]["content"].split("Alder", 1)[1].split(" ", 1)[0]))
+
+    embed._shared[embed.DEFAULT_EMBEDDER] = HashEmbedder()
+    factory.make_llm = lambda settings, ledger=None: (
+        CachedLLM(ScriptedLLM({"index.extract": extract}), None),
+        factory.BackendChoice("scripted", "scripted", "the storage probe's scripted LLM"))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (int(limit), int(limit)))
+    sys.exit(main(["index", docs_dir, "--memory", mem, "--backend", "embedded"]))
+
+
 if __name__ == "__main__":
     try:
-        {"build": build, "save-stalls": save_stalls}[sys.argv[1]](*sys.argv[2:])
+        {"build": build, "save-stalls": save_stalls, "cli-index": cli_index}[sys.argv[1]](*sys.argv[2:])
     except store.MemoryBusyError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(3)

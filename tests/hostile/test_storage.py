@@ -173,7 +173,7 @@ def test_an_undamaged_folder_still_opens_and_old_memories_without_counts_too(mem
 def test_the_saved_memory_list_marks_a_damaged_folder_and_keeps_the_others(tmp_path, monkeypatch):
     import shutil
 
-    from memrag.app import state as app_state
+    from memrag.app import memory_state
 
     root = tmp_path / "memories"
     build(root / "good")
@@ -181,8 +181,8 @@ def test_the_saved_memory_list_marks_a_damaged_folder_and_keeps_the_others(tmp_p
         shutil.copytree(root / "good", root / name)
     DAMAGE["manifest is a JSON list"](root / "list-manifest")
     DAMAGE["sqlite is garbage"](root / "garbage-sqlite")
-    monkeypatch.setattr(app_state, "memories_dir", lambda: root)
-    listed = {m["folder"]: m for m in app_state.saved_memories()}
+    monkeypatch.setattr(memory_state, "memories_dir", lambda: root)
+    listed = {m["folder"]: m for m in memory_state.saved_memories()}
     assert set(listed) == {"good", "list-manifest", "garbage-sqlite"}
     assert listed["good"]["error"] == "" and listed["good"]["manifest"]["counts"]["chunks"] == 3
     for bad in ("list-manifest", "garbage-sqlite"):

@@ -1,0 +1,121 @@
+"""Memory folders as the app sees them: where saved memories live, which one is active, opened
+once per (path, fingerprint) for the whole process, and the upload batch read for a build."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Sequence, TypedDict
+
+import streamlit as st
+
+from memrag.app.backend_state import embedder_id, settings
+from memrag.app.session import AppState
+from memrag.index import store
+from memrag.index.memory import Memory
+from memrag.index.readers import IngestReport
+from memrag.textsafe import distinct_slug
+
+
+class SavedMemory(TypedDict):
+    path: str
+    folder: str
+    manifest: dict[str, Any]  # empty when unreadable
+    error: str  # why the manifest could not be read; "" when it could
+
+
+def safe_memory_name(name: str) -> str:
+    """A folder name from user text: lower-case ASCII letters, digits, '-' and '_' only (a name that
+    loses its letters on the way, 研究ノート, gets a hash of itself: two such names never merge)."""
+    return distinct_slug(name, "memory", keep="a-z0-9_-", trim="-_", limit=60)
+
+
+def read_upload_batch(files: Sequence[Any], params: Any) -> tuple[IngestReport, int]:
+    """The ingest report and chunk count of uploaded files (objects with .name, .size, .getvalue()),
+    read once per batch: every rerun of the page (any widget touched) would otherwise parse and
+    chunk every file again. Keyed by each file's name, size and content hash, and the parameters."""
+    from memrag.index.chunk import estimate_chunks
+    from memrag.index.readers import read_uploads
+
+    blobs = [(f.name, f.getvalue()) for f in files]
+    key = (tuple((name, len(data), hashlib.sha256(data).hexdigest()) for name, data in blobs), repr(params))
+    state = AppState()
+    memo = state.upload_memo
+    if memo.get("key") != key:
+        report = read_uploads(blobs, params)
+        memo = {"key": key, "report": report, "chunks": estimate_chunks(report.documents, params)}
+        state.upload_memo = memo  # only the latest batch: an old one would hold its files in memory
+    return memo["report"], memo["chunks"]
+
+
+def memories_dir() -> Path:
+    return settings().data_dir / "memories"
+
+
+def memory_path(name: str) -> Path:
+    """The folder of a saved memory called `name` (always inside the app's memories folder)."""
+    root = memories_dir().resolve()
+    path = (root / safe_memory_name(name)).resolve()
+    if path.parent != root:  # cannot happen with a sanitised name; checked anyway
+        raise ValueError(f"memory name {name!r} does not make a folder inside {root}")
+    return path
+
+
+def sample_memory_dir() -> Path:
+    from memrag import demo
+
+    return demo.sample_memory_dir()
+
+
+def is_sample(path: str | Path | None) -> bool:
+    return path is not None and Path(path).resolve() == sample_memory_dir().resolve()
+
+
+def saved_memories() -> list[SavedMemory]:
+    """Memories under the app's data folder, with their manifests (unreadable ones say why)."""
+    root = memories_dir()
+    out: list[SavedMemory] = []
+    if not root.is_dir():
+        return out
+    for p in sorted(root.iterdir()):
+        if not p.is_dir() or not store.is_memory_dir(p):
+            continue
+        try:
+            out.append({"path": str(p), "folder": p.name, "manifest": store.check(p), "error": ""})
+        except store.MemoryFormatError as e:
+            out.append({"path": str(p), "folder": p.name, "manifest": {}, "error": str(e)})
+    return out
+
+
+def memory_label(path: str | Path) -> str:
+    if is_sample(path):
+        return "Sample corpus: the Varrow Coast"
+    try:
+        name = store.read_manifest(Path(path)).get("name") or ""
+    except store.MemoryFormatError:
+        name = ""
+    return f"{name} ({Path(path).name})" if name and name != Path(path).name else Path(path).name
+
+
+@st.cache_resource(show_spinner="opening the memory…", max_entries=6)
+def _open(path: str, fingerprint: str, embedder: str) -> Memory:
+    return store.load(Path(path), embedder)
+
+
+def open_memory(path: str | Path) -> Memory:
+    """The memory at `path`, opened once per (path, fingerprint) for the whole process."""
+    manifest = store.read_manifest(Path(path))
+    return _open(str(Path(path).resolve()), str(manifest.get("fingerprint", "")), embedder_id())
+
+
+def active_memory() -> tuple[str | None, Memory | None, str]:
+    """(path, memory, error): the memory pages work on; the sample when none was chosen."""
+    s = AppState()
+    if s.active_memory is None and store.is_memory_dir(sample_memory_dir()):
+        s.active_memory = str(sample_memory_dir())
+    if s.active_memory is None:
+        return None, None, ""
+    try:
+        return s.active_memory, open_memory(s.active_memory), ""
+    except (store.MemoryFormatError, OSError, ValueError) as e:
+        return s.active_memory, None, str(e)

@@ -1,0 +1,111 @@
+"""The app's session keys, declared once, and widgets whose values survive an interrupted run.
+
+Every `st.session_state` key the app shares is declared on `AppState` with its default, so pages
+read typed attributes instead of string keys; a page with entries of its own subclasses it.
+
+Tests may inject a scripted LLM and a test embedder by setting `TEST_LLM_KEY` /
+`TEST_EMBEDDER_KEY` in the session before a run; nothing in the UI sets them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Generic, Sequence, TypeVar
+
+import streamlit as st
+
+from memrag.app.ask_result import AskResult
+from memrag.config import Settings
+
+TEST_LLM_KEY = "_memrag_test_llm"
+TEST_EMBEDDER_KEY = "_memrag_test_embedder"
+PREFIX = "memrag_"
+WIDGET_PREFIX = "w_"  # widget keys are WIDGET_PREFIX + the session key that stores the value
+
+T = TypeVar("T")
+
+
+class SessionKey(Generic[T]):
+    """A session-state entry with a default; the attribute name is the key (prefixed)."""
+
+    def __init__(self, default: Callable[[], T]) -> None:
+        self.default = default
+        self.key = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.key = PREFIX + name
+
+    def __get__(self, obj: "AppState | None", owner: type) -> T:
+        if obj is None:
+            return self  # type: ignore[return-value]
+        ss = obj._ss
+        if self.key not in ss:
+            ss[self.key] = self.default()
+        return ss[self.key]
+
+    def __set__(self, obj: "AppState", value: T) -> None:
+        obj._ss[self.key] = value
+
+
+_Key = SessionKey  # the name eval_views.py still imports
+
+
+class AppState:
+    """Typed view of the session; `AppState.<name>.key` is the session key of an entry."""
+
+    backend: SessionKey[str] = SessionKey(lambda: Settings().backend)  # auto | ollama | embedded | openai
+    ollama_model: SessionKey[str] = SessionKey(lambda: Settings().ollama_model)
+    openai_base_url: SessionKey[str] = SessionKey(lambda: Settings().openai_base_url)
+    openai_model: SessionKey[str] = SessionKey(lambda: Settings().openai_model)
+    openai_api_key: SessionKey[str] = SessionKey(lambda: Settings().openai_api_key)  # held in memory, never written
+    extract_parallel: SessionKey[int] = SessionKey(lambda: Settings().extract_parallel)
+    llm_check: SessionKey[int] = SessionKey(lambda: 0)  # bumped by "check again": a new backend probe
+    active_memory: SessionKey[str | None] = SessionKey(lambda: None)  # memory folder path
+    build_job: SessionKey[str | None] = SessionKey(lambda: None)
+    # (upload batch key, memory folder) of the last finished build
+    built_inputs: SessionKey[tuple[Any, str] | None] = SessionKey(lambda: None)
+    ask_job: SessionKey[str | None] = SessionKey(lambda: None)
+    ask_result: SessionKey[AskResult | None] = SessionKey(lambda: None)  # finished ask shown on the Ask page
+    loaded_traces: SessionKey[AskResult | None] = SessionKey(lambda: None)  # traces opened from a JSON file
+    graph_memo: SessionKey[dict[str, Any]] = SessionKey(dict)  # job id → (what was drawn, the build's growing graph)
+    compare_job: SessionKey[str | None] = SessionKey(lambda: None)  # the Ask page's compare mode
+    compare_result: SessionKey[dict[str, Any] | None] = SessionKey(lambda: None)
+    upload_memo: SessionKey[dict[str, Any]] = SessionKey(dict)  # the last upload batch read: its key, report, chunks
+
+    def __init__(self, ss: Any | None = None) -> None:
+        self._ss = st.session_state if ss is None else ss
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return [v.key for v in vars(cls).values() if isinstance(v, SessionKey)]
+
+
+def init_state() -> AppState:
+    """Give every declared key its default (once per session)."""
+    s = AppState()
+    for v in vars(AppState).values():
+        if isinstance(v, SessionKey):
+            v.__get__(s, AppState)
+    return s
+
+
+def _copy_widget(widget_key: str, store_key: str) -> None:
+    st.session_state[store_key] = st.session_state[widget_key]
+
+
+def bound(widget: Callable[..., Any], label: str, store_key: str, *, options: Sequence[Any] | None = None,
+          **kwargs: Any) -> Any:
+    """A widget whose value lives in a plain session key, not in the widget's own state.
+
+    Streamlit drops a widget's state when a run does not draw it — which happens when a page
+    switch interrupts the first run of a session — and the widget would come back empty.
+    The plain key survives; the widget starts from it and copies every change back.
+    """
+    widget_key = WIDGET_PREFIX + store_key
+    current = st.session_state[store_key]
+    if options is not None:
+        kwargs["index"] = list(options).index(current) if current in options else 0
+        args: tuple = (label, options)
+    else:
+        kwargs["value"] = current
+        args = (label,)
+    return widget(*args, key=widget_key, on_change=_copy_widget, args=(widget_key, store_key), **kwargs)
