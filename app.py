@@ -56,6 +56,8 @@ with st.sidebar:
                         help="The server's model id; empty = the one model a single-model server lists.")
         session.bound(st.text_input, "API key", AppState.openai_api_key.key, type="password",
                         help="Sent to that server only; never saved in traces, recordings or caches.")
+        if backend_state.withheld_key_note():
+            st.caption(escape_markdown(backend_state.withheld_key_note()))
     elif state.backend != "embedded":
         session.bound(st.text_input, "Ollama model", AppState.ollama_model.key,
                         help="Any model pulled into your Ollama.")

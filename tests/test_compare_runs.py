@@ -9,11 +9,19 @@ import pytest
 from memrag.eval.compare_runs import compare, main, read_records
 
 
+def _record(qid: str, recall2: float) -> dict:
+    """A results line as the runner writes it (memrag.eval.records.QuestionRecord), trace left empty."""
+    tokens = {"prompt_tokens": 10, "completion_tokens": 2, "llm_calls": 1, "cached_calls": 0, "llm_seconds": 0.1}
+    method = {"metrics": {"recall@2": recall2, "em": None}, "gold_fate": [], "tokens": tokens, "seconds": 0.1,
+              "trace": {}}
+    return {"qid": qid, "question": f"question {qid}?", "answers": ["a"], "gold_units": ["u"],
+            "methods": {"neuropath": method}, "all_methods": tokens}
+
+
 def _write(path, rows):
     path.mkdir()
-    (path / "results.jsonl").write_text(
-        "\n".join(json.dumps({"qid": q, "methods": {"neuropath": {"metrics": {"recall@2": v, "em": None}}}})
-                  for q, v in rows) + "\n", encoding="utf-8")
+    (path / "results.jsonl").write_text("\n".join(json.dumps(_record(q, v)) for q, v in rows) + "\n",
+                                        encoding="utf-8")
     return path
 
 

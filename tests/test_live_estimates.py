@@ -174,7 +174,8 @@ def _summary(replies: str) -> dict:
              "f1": 0.6, "prompt_tokens_per_query": 900.0, "completion_tokens_per_query": 80.0,
              "llm_calls_per_query": 3.0, "seconds_per_query": 0.07, "llm_seconds_per_query": 41.5,
              "gold_fate": {}, "ci95": {}}
-    return {"stamp": {"replies": replies, "llm_model": "m"}, "methods": {"neuropath": entry}}
+    return {"stamp": {"replies": replies, "llm_model": "m"}, "scope": "pooled", "methods": {"neuropath": entry},
+            "indexing": {}, "paired": {}}
 
 
 def test_a_replayed_run_names_its_seconds_as_the_replay_and_shows_the_original():

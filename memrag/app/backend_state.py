@@ -11,9 +11,16 @@ from memrag.app.session import TEST_EMBEDDER_KEY, TEST_LLM_KEY, AppState
 from memrag.config import Settings
 from memrag.embed import Embedder
 from memrag.llm.base import LLM, LLMError
+from memrag.llm.egress import key_for_server
 from memrag.llm.factory import BackendChoice
 
 Choice = tuple[LLM | None, BackendChoice | None, str]  # (engine, choice, error)
+
+
+def withheld_key_note() -> str:
+    """Why the environment's key is not sent to the base URL typed in the sidebar ('' when it is)."""
+    s = AppState()
+    return key_for_server((s.openai_base_url or "").strip(), (s.openai_api_key or "").strip())[1]
 
 
 def settings() -> Settings:
@@ -24,7 +31,8 @@ def settings() -> Settings:
     cfg.ollama_model = (s.ollama_model or "").strip() or "phi4"
     cfg.openai_base_url = (s.openai_base_url or "").strip()
     cfg.openai_model = (s.openai_model or "").strip()
-    cfg.openai_api_key = (s.openai_api_key or "").strip()
+    # the environment's key goes only to the environment's base URL (llm/egress.py)
+    cfg.openai_api_key, _ = key_for_server(cfg.openai_base_url, (s.openai_api_key or "").strip())
     cfg.extract_parallel = max(1, int(s.extract_parallel or 1))
     return cfg
 

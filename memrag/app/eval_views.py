@@ -30,6 +30,7 @@ from memrag.eval import report
 from memrag.eval.datasets import Dataset, load_dataset, scoped_corpus
 from memrag.eval import rundir
 from memrag.eval.config import EvalConfig, dense_only
+from memrag.eval.records import QuestionRecord, RunSummary, check_indexing
 from memrag.eval.rundir import RESULTS, RUN, SUMMARY, read_results
 from memrag.eval.runner import run_eval, run_identity
 from memrag.llm.base import LLM
@@ -267,102 +268,20 @@ def start_eval(config: EvalConfig, llm: LLM | None, embedder: Any, plan: Plan, l
 @dataclass
 class EvalRun:
     folder: Path
-    summary: dict[str, Any]
+    summary: dict[str, Any]  # summary.json as written (the export carries it unchanged)
+    typed_summary: RunSummary  # the same, checked and typed: what the views read
     records: list[dict[str, Any]]  # finished questions, in question order
     run: dict[str, Any] = field(default_factory=dict)  # run.json ({} when the folder has none)
 
     @property
     def methods(self) -> list[str]:
-        return list(self.summary["methods"])
+        return list(self.typed_summary.methods)
 
 
 # ------------------------------------------------------------------ reading a run's files defensively
 # A run folder may come from anywhere (another machine, another version, a damaged disk): every
-# field the views read is checked here, once, so a bad file is a sentence on the page, never a
-# TypeError deep inside a chart.
-_SCORE_KEYS = ("recall@1", "recall@2", "recall@5", "recall@10", "em", "raw_em", "f1")
-_COST_KEYS = ("prompt_tokens_per_query", "completion_tokens_per_query", "llm_calls_per_query", "seconds_per_query")
-
-
-def _number(v: Any, *, none: bool = True) -> bool:
-    return (v is None and none) or (isinstance(v, (int, float)) and not isinstance(v, bool))
-
-
-def _interval(v: Any) -> bool:
-    return v is None or (isinstance(v, list) and len(v) == 2 and all(_number(x, none=False) for x in v))
-
-
-def _require(ok: bool, where: str, what: str) -> None:
-    if not ok:
-        raise ValueError(f"{where}: {what}")
-
-
-def _check_method_summary(e: Any, where: str) -> None:
-    _require(isinstance(e, dict), where, "not an object")
-    _require(isinstance(e.get("n"), int) and not isinstance(e.get("n"), bool), where, "'n' is not a count")
-    for k in _SCORE_KEYS + _COST_KEYS:
-        _require(k in e and _number(e[k]), where, f"{k!r} is missing or not a number")
-    ci = e.get("ci95")
-    _require(isinstance(ci, dict) and all(_interval(v) for v in ci.values()), where,
-             "'ci95' is not a set of [low, high] intervals")
-    fates = e.get("gold_fate")
-    _require(isinstance(fates, dict) and all(_number(n, none=False) for n in fates.values()), where,
-             "'gold_fate' is not a set of counts")
-
-
-def _check_paired(paired: Any, where: str) -> None:
-    _require(isinstance(paired, dict), where, "'paired' is not an object")
-    for pair, metrics in paired.items():
-        _require(isinstance(metrics, dict), where, f"paired {pair!r} is not an object")
-        for metric, p in metrics.items():
-            _require(metric in report.LABELS and isinstance(p, dict) and _number(p.get("mean_diff"), none=False)
-                     and _interval(p.get("diff_ci95")) and p.get("diff_ci95") is not None, where,
-                     f"paired {pair!r} {metric!r} is not a comparison")
-
-
-def check_summary(summary: Any, path: Path) -> dict[str, Any]:
-    """`summary` unchanged when it has every field the Evaluate page reads, else ValueError
-    naming the file and the first bad field."""
-    where = f"{path}: not an evaluation summary"
-    _require(isinstance(summary, dict), where, f"a JSON {type(summary).__name__}, not an object")
-    for key in ("stamp", "scope", "methods", "indexing", "paired"):
-        _require(key in summary, where, f"no {key!r}")
-    stamp = summary["stamp"]
-    _require(isinstance(stamp, dict), where, "'stamp' is not an object")
-    for key in ("questions", "fate_k"):
-        v = stamp.get(key)
-        _require(v is None or (isinstance(v, int) and not isinstance(v, bool)), where, f"stamp {key!r} is not a count")
-    _require(isinstance(summary["scope"], str), where, "'scope' is not text")
-    methods = summary["methods"]
-    _require(isinstance(methods, dict) and bool(methods), where, "'methods' is not an object of methods")
-    for m, e in methods.items():
-        _check_method_summary(e, f"{where} (method {m!r})")
-    _check_indexing(summary["indexing"], where)
-    _check_paired(summary["paired"], where)
-    return summary
-
-
-def _check_indexing(info: Any, where: str) -> None:
-    _require(info is None or (isinstance(info, dict) and isinstance(info.get("path") or "", str)), where,
-             "'indexing' is not an object with a text 'path'")
-
-
-def _check_record(r: dict[str, Any], methods: list[str], n: int) -> None:
-    where = f"results line {n}"
-    _require(isinstance(r.get("methods"), dict) and isinstance(r.get("answers"), list)
-             and isinstance(r.get("qid"), str) and isinstance(r.get("question"), str), where,
-             "not an evaluation result")
-    _check_indexing(r.get("indexing"), where)
-    for m in methods:
-        e = r["methods"].get(m)
-        _require(isinstance(e, dict) and {"metrics", "tokens", "gold_fate", "trace"} <= set(e), where,
-                 f"no complete result for method {m!r}")
-        tokens = e["tokens"]
-        _require(isinstance(e["metrics"], dict) and isinstance(e["trace"], dict) and isinstance(tokens, dict)
-                 and all(k in tokens and _number(tokens[k]) for k in ("prompt_tokens", "completion_tokens"))
-                 and _number(e.get("seconds"))
-                 and isinstance(e["gold_fate"], list) and all(isinstance(f, dict) for f in e["gold_fate"]),
-                 where, f"the result of method {m!r} has fields of the wrong type")
+# file is checked against the schema (memrag.eval.records) once, so a bad file is a sentence on
+# the page, never a TypeError deep inside a chart. report.load_summary checks summary.json.
 
 
 def _parse(path: Path, read: Callable[[], Any]) -> Any:
@@ -401,7 +320,7 @@ def typed_run_folder(text: str) -> Path:
 def load_run(folder: str | Path) -> EvalRun:
     """An `eval --out` folder, read without changing it (a run may still be writing there); read
     again only when its files change (a results file holds every trace: megabytes). Every file is
-    checked (`check_summary`, `_check_record`): a damaged one raises ValueError saying what is wrong."""
+    checked against the schema (memrag.eval.records): a damaged one raises ValueError saying what is wrong."""
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder")
@@ -412,23 +331,24 @@ def load_run(folder: str | Path) -> EvalRun:
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _load_run(folder_name: str, stamp: tuple[float, ...]) -> EvalRun:
     folder = Path(folder_name)
-    summary = check_summary(report.load_summary(folder), folder / SUMMARY)
+    summary = report.load_summary(folder)
+    typed = RunSummary.from_json(summary, str(folder / SUMMARY))
     lines = _parse(folder / RESULTS, lambda: read_results(folder / RESULTS, repair=False))
     seen: set[str] = set()
     records = [r for r in lines if not (r["qid"] in seen or seen.add(r["qid"]))]  # the first line of a qid wins
     if not records:
         raise ValueError(f"{folder / RESULTS} holds no finished question")
     # A rerun with a smaller N keeps the earlier lines; the summary counts the first N, as the runner does.
-    n = int(summary["stamp"].get("questions") or len(records))
+    n = int(typed.stamp.get("questions") or len(records))
     records = records[:n]
     for i, r in enumerate(records, start=1):
-        _check_record(r, list(summary["methods"]), i)
+        QuestionRecord.from_json(r, f"results line {i}", list(typed.methods))
     run_file = folder / RUN
     run = _parse(run_file, lambda: json.loads(run_file.read_text(encoding="utf-8"))) if run_file.is_file() else {}
     if not isinstance(run, dict):
         run = {}
-    _check_indexing(run.get("indexing"), f"{run_file}: not a run description")
-    return EvalRun(folder, summary, records, run)
+    check_indexing(run.get("indexing"), f"{run_file}: not a run description")
+    return EvalRun(folder, summary, typed, records, run)
 
 
 def saved_runs(root: Path | None = None) -> list[tuple[Path, str]]:
@@ -437,19 +357,19 @@ def saved_runs(root: Path | None = None) -> list[tuple[Path, str]]:
     out = []
     for p in sorted(root.glob("*/summary.json"), key=lambda f: f.stat().st_mtime, reverse=True):
         try:
-            s = check_summary(report.load_summary(p.parent), p)
+            s = report.read_summary(p.parent)
         except (OSError, ValueError):
             continue  # a damaged run is not offered; typed in, it says what is wrong
-        n = max((e.get("n", 0) for e in s["methods"].values()), default=0)
-        out.append((p.parent, f"{s['stamp'].get('dataset')} · {s['scope']} · {n} question(s) · "
-                              f"{', '.join(s['methods'])} · {s['stamp'].get('started', '')}"))
+        n = max((e.n for e in s.methods.values()), default=0)
+        out.append((p.parent, f"{s.stamp.get('dataset')} · {s.scope} · {n} question(s) · "
+                              f"{', '.join(s.methods)} · {s.stamp.get('started', '')}"))
     return out
 
 
-def stamp_line(summary: dict[str, Any]) -> str:
-    s = summary["stamp"]
+def stamp_line(summary: RunSummary) -> str:
+    s = summary.stamp
     model = f"{s.get('llm_backend')}/{s.get('llm_model')}" if s.get("llm_model") else "none (retrieval only)"
-    return (f"{s.get('dataset')} · scope {summary['scope']} · corpus {s.get('corpus_size')} passage(s) · "
+    return (f"{s.get('dataset')} · scope {summary.scope} · corpus {s.get('corpus_size')} passage(s) · "
             f"LLM {model} · embedder {s.get('embedder')} · answers {'on' if s.get('answers') else 'off'} · "
             f"memrag {s.get('memrag_revision')} · prompts {s.get('prompt_version')} · started {s.get('started')}")
 
@@ -462,7 +382,7 @@ def question_table(run: EvalRun) -> pd.DataFrame:
     """One row per question: per method R@2 / R@5 / EM / F1 (percent), tokens, seconds, answer and
     where its gold passages ended up."""
     rows = []
-    seconds_col = "replay s" if report.replayed(run.summary) else "s"  # a replay's time is not the method's
+    seconds_col = "replay s" if run.typed_summary.replayed else "s"  # a replay's time is not the method's
     for r in run.records:
         row: dict[str, Any] = {"id": r["qid"], "question": r["question"], "gold answer": " / ".join(r["answers"]),
                                "hops": r.get("hops")}
@@ -490,7 +410,7 @@ def export_json(run: EvalRun) -> str:
 
 def memory_path_of(run: EvalRun, record: dict[str, Any]) -> Path | None:
     """The memory a question was asked over: its own (per-question scope) or the run's."""
-    info = record.get("indexing") or run.run.get("indexing") or run.summary.get("indexing") or {}
+    info = record.get("indexing") or run.run.get("indexing") or run.typed_summary.indexing or {}
     return Path(info["path"]) if info.get("path") else None
 
 
@@ -499,7 +419,7 @@ def drill_result(record: dict[str, Any], run: EvalRun, memory: Memory | None) ->
     the sample's gold units are document ids; elsewhere the gold chunks the fates name are mapped
     to their documents through the memory (or the traces' own passages)."""
     traces = record_traces(record)
-    if run.summary["stamp"].get("dataset") == "sample":
+    if run.typed_summary.stamp.get("dataset") == "sample":
         gold_docs = [str(u) for u in record.get("gold_units", [])]
     else:
         ids = {f["chunk_id"] for e in record["methods"].values() for f in e["gold_fate"] if f.get("chunk_id") is not None}
@@ -513,7 +433,7 @@ def drill_result(record: dict[str, Any], run: EvalRun, memory: Memory | None) ->
     answers = [str(a) for a in record["answers"]] or [""]
     gold = {"id": record["qid"], "question": record["question"], "answer": answers[0],
             "answer_aliases": answers[1:], "gold_docs": list(dict.fromkeys(gold_docs))}
-    return AskResult(traces, record["question"], gold, "eval", run.summary["stamp"].get("llm_model", ""))
+    return AskResult(traces, record["question"], gold, "eval", run.typed_summary.stamp.get("llm_model", ""))
 
 
 def _open_memory(path: Path | None) -> tuple[Any, str]:
@@ -534,7 +454,7 @@ def _table(t: report.Table) -> pd.DataFrame:
 def run_view(run: EvalRun, key: str = "eval") -> None:
     """Scores with 95% intervals, the report's charts, gold fates, paired comparison, per-question
     table with exports, and one question's traces in the Ask page's views."""
-    s = run.summary
+    s = run.typed_summary
     st.caption(escape_markdown(f"{len(run.records)} question(s) · {stamp_line(s)}"))
     st.caption(escape_markdown(f"folder: {run.folder}"))
     st.dataframe(_table(report.score_rows(s)), hide_index=True)
@@ -547,7 +467,7 @@ def run_view(run: EvalRun, key: str = "eval") -> None:
                 st.plotly_chart(fig, key=f"{key}_{name}")
     left, right = st.columns(2)
     with left:
-        st.markdown(f"**Gold passage fates** (k = {int(s['stamp'].get('fate_k') or 5)})")
+        st.markdown(f"**Gold passage fates** (k = {int(s.stamp.get('fate_k') or 5)})")
         st.dataframe(_table(report.fate_rows(s)), hide_index=True)
     paired = report.paired_rows(s)
     if paired[1]:
@@ -593,4 +513,4 @@ __all__ = ["Benchmark", "EvalRun", "EvalState", "Plan", "bench_dir", "bench_file
            "export_json", "load_benchmark", "load_run", "memory_path_of", "plan_run", "question_table",
            "recorded_prefix", "run_folder", "run_view", "runs_dir", "sample_benchmark", "save_upload",
            "saved_runs", "stamp_line", "start_eval", "UPLOAD_FORMATS", "SCOPE_HELP", "RUN_PATHS_ENV",
-           "RUN_PATHS_HELP", "check_summary", "typed_run_folder"]
+           "RUN_PATHS_HELP", "typed_run_folder"]

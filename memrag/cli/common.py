@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from memrag.config import Settings
+from memrag.llm.egress import key_for_server
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -15,6 +17,9 @@ def settings_from(args: argparse.Namespace) -> Settings:
         s.ollama_model = s.openai_model = args.model  # each backend reads its own
     if getattr(args, "base_url", None):
         s.openai_base_url = args.base_url
+        s.openai_api_key, withheld = key_for_server(s.openai_base_url, s.openai_api_key)
+        if withheld:
+            print(withheld, file=sys.stderr)
     if getattr(args, "parallel", None):
         s.extract_parallel = args.parallel
     if getattr(args, "embedder", None):

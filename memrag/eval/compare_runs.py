@@ -15,36 +15,37 @@ import json
 from pathlib import Path
 from typing import Any
 
+from memrag.eval.records import QuestionRecord
 from memrag.eval.rundir import RESULTS, read_results
 from memrag.eval.stats import bootstrap_ci, mean, paired_win_loss
 
 DEFAULT_METRICS = ("recall@2", "recall@5", "em", "f1")
 
 
-def read_records(run_dir: Path) -> dict[str, dict[str, Any]]:
+def read_records(run_dir: Path) -> dict[str, QuestionRecord]:
     """qid → record, from a run folder's results.jsonl (read as the runner reads it, never
-    repaired: a viewer must not change a run; the last record of a qid wins)."""
+    repaired: a viewer must not change a run; the last record of a qid wins), each checked
+    against the schema (memrag.eval.records)."""
     path = Path(run_dir) / RESULTS
     if not path.is_file():
         raise ValueError(f"no {RESULTS} in {run_dir}")
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, QuestionRecord] = {}
     for n, rec in enumerate(read_results(path, repair=False), start=1):
-        if not isinstance(rec.get("methods"), dict):
-            raise ValueError(f"{path}, record {n}: not a question record (no methods)")
-        out[str(rec["qid"])] = rec
+        record = QuestionRecord.from_json(rec, f"{path}, record {n}")
+        out[record.qid] = record
     return out
 
 
-def compare(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]],
+def compare(before: dict[str, QuestionRecord], after: dict[str, QuestionRecord],
             metrics: tuple[str, ...] = DEFAULT_METRICS) -> list[dict[str, Any]]:
     """One row per (method, metric) present in both runs, over the questions both answered."""
     qids = [q for q in before if q in after]
     rows = []
-    methods = [m for m in (after[qids[0]]["methods"] if qids else {}) if qids and m in before[qids[0]]["methods"]]
+    methods = [m for m in (after[qids[0]].methods if qids else {}) if qids and m in before[qids[0]].methods]
     for m in methods:
         for metric in metrics:
-            a = [before[q]["methods"][m]["metrics"].get(metric) for q in qids]
-            b = [after[q]["methods"][m]["metrics"].get(metric) for q in qids]
+            a = [before[q].methods[m].metrics.get(metric) for q in qids]
+            b = [after[q].methods[m].metrics.get(metric) for q in qids]
             if any(v is None for v in a + b):
                 continue
             diffs = [y - x for x, y in zip(a, b)]

@@ -24,12 +24,9 @@ from memrag.assets import asset_text
 from memrag.eval.stats import bootstrap_ci, mean, paired_win_loss
 from memrag.eval.rundir import REPORT_HTML, SUMMARY, SUMMARY_MD, write_json_atomic
 from memrag.eval.gold import fate_family, fate_order
+from memrag.eval.records import (LABELS, PAIRED_SCORES, SCORES, CostPerQuery, MethodSummary, PairedScore,
+                                  RunSummary)
 from memrag.methods import registry
-
-SCORES = ("recall@1", "recall@2", "recall@5", "recall@10", "em", "raw_em", "f1")
-PAIRED_SCORES = ("recall@2", "recall@5", "em", "f1")
-LABELS = {"recall@1": "R@1", "recall@2": "R@2", "recall@5": "R@5", "recall@10": "R@10", "em": "EM",
-          "raw_em": "raw EM", "f1": "F1"}
 
 
 # ------------------------------------------------------------------ summary.json
@@ -54,23 +51,22 @@ def _fate_counts(method: str, rows: list[dict[str, Any]]) -> dict[str, int]:
     return {f: counts[f] for f in sorted(counts, key=lambda f: (fate_order(f), f))}
 
 
-def _method_summary(method: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    entry: dict[str, Any] = {"n": len(rows)}
-    ci: dict[str, list[float]] = {}
+def _method_summary(method: str, rows: list[dict[str, Any]]) -> MethodSummary:
+    scores: dict[str, float | None] = {}
+    ci: dict[str, tuple[float, float]] = {}
     for metric in SCORES:
         vals = _scores(rows, metric)
-        entry[metric] = mean(vals) if vals else None
+        scores[metric] = mean(vals) if vals else None
         if vals:
-            ci[metric] = list(bootstrap_ci(vals))
-    entry["prompt_tokens_per_query"] = _mean_or_none([r["tokens"]["prompt_tokens"] for r in rows])
-    entry["completion_tokens_per_query"] = _mean_or_none([r["tokens"]["completion_tokens"] for r in rows])
-    entry["llm_calls_per_query"] = _mean_or_none([r["tokens"]["llm_calls"] for r in rows])
-    entry["seconds_per_query"] = _mean_or_none([r["seconds"] for r in rows])
-    entry["llm_seconds_per_query"] = _mean_or_none([r["tokens"].get("llm_seconds") for r in rows])
-    entry["gold_fate"] = _fate_counts(method, rows)
-    entry["answers_capped"] = sum(1 for r in rows if r.get("answer_capped"))
-    entry["ci95"] = ci
-    return entry
+            ci[metric] = bootstrap_ci(vals)
+    return MethodSummary(
+        n=len(rows), scores=scores,
+        prompt_tokens_per_query=_mean_or_none([r["tokens"]["prompt_tokens"] for r in rows]),
+        completion_tokens_per_query=_mean_or_none([r["tokens"]["completion_tokens"] for r in rows]),
+        llm_calls_per_query=_mean_or_none([r["tokens"]["llm_calls"] for r in rows]),
+        seconds_per_query=_mean_or_none([r["seconds"] for r in rows]),
+        llm_seconds_per_query=_mean_or_none([r["tokens"].get("llm_seconds") for r in rows]),
+        gold_fate=_fate_counts(method, rows), answers_capped=sum(1 for r in rows if r.get("answer_capped")), ci95=ci)
 
 
 def _same_top5_as_dense(methods: list[str], records: list[dict[str, Any]]) -> dict[str, int]:
@@ -89,20 +85,20 @@ def _same_top5_as_dense(methods: list[str], records: list[dict[str, Any]]) -> di
     return out
 
 
-def _paired(methods: list[str], records: list[dict[str, Any]]) -> dict[str, Any]:
+def _paired(methods: list[str], records: list[dict[str, Any]]) -> dict[str, dict[str, PairedScore]]:
     """For each pair (a vs b): per question, does a score above, below or level with b;
     the mean difference a − b and its bootstrap 95% interval."""
-    out: dict[str, Any] = {}
+    out: dict[str, dict[str, PairedScore]] = {}
     for a, b in itertools.combinations(methods, 2):
-        pair: dict[str, Any] = {}
+        pair: dict[str, PairedScore] = {}
         for metric in PAIRED_SCORES:
             va = _scores([r["methods"][a] for r in records], metric)
             vb = _scores([r["methods"][b] for r in records], metric)
             if va is None or vb is None:
                 continue
             diffs = [x - y for x, y in zip(va, vb)]
-            pair[metric] = {**paired_win_loss(va, vb), "mean_diff": mean(diffs),
-                            "diff_ci95": list(bootstrap_ci(diffs))}
+            pair[metric] = PairedScore(**paired_win_loss(va, vb), mean_diff=mean(diffs),
+                                       diff_ci95=bootstrap_ci(diffs))
         out[f"{a} vs {b}"] = pair
     return out
 
@@ -128,23 +124,19 @@ def _deviations(methods: list[str]) -> list[dict[str, str]]:
 
 
 def summarise(records: list[dict[str, Any]], run: dict[str, Any]) -> dict[str, Any]:
-    """summary.json from the finished questions (in question order) and run.json."""
+    """summary.json (memrag.eval.records.RunSummary) from the finished questions (in question order)
+    and run.json."""
     methods = list(run["identity"]["methods"])
-    summary: dict[str, Any] = {
-        "stamp": run["stamp"],
-        "scope": run["identity"]["scope"],
-        "methods": {m: _method_summary(m, [r["methods"][m] for r in records]) for m in methods},
-        "same_top5_as_dense": _same_top5_as_dense(methods, records),
-        "indexing": _indexing(run, records),
-        "paired": _paired(methods, records),
-        "all_methods": {
-            "prompt_tokens_per_query": _mean_or_none([r["all_methods"]["prompt_tokens"] for r in records]),
-            "completion_tokens_per_query": _mean_or_none([r["all_methods"]["completion_tokens"] for r in records]),
-            "llm_calls_per_query": _mean_or_none([r["all_methods"]["llm_calls"] for r in records]),
-        },
-    }
-    summary["deviations"] = _deviations(methods)
-    return summary
+    return RunSummary(
+        stamp=run["stamp"], scope=run["identity"]["scope"],
+        methods={m: _method_summary(m, [r["methods"][m] for r in records]) for m in methods},
+        same_top5_as_dense=_same_top5_as_dense(methods, records), indexing=_indexing(run, records),
+        paired=_paired(methods, records),
+        all_methods=CostPerQuery(
+            prompt_tokens_per_query=_mean_or_none([r["all_methods"]["prompt_tokens"] for r in records]),
+            completion_tokens_per_query=_mean_or_none([r["all_methods"]["completion_tokens"] for r in records]),
+            llm_calls_per_query=_mean_or_none([r["all_methods"]["llm_calls"] for r in records])),
+        deviations=_deviations(methods)).to_json()
 
 
 def write_summary(out: Path, run: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -180,9 +172,9 @@ def _num(v: float | None, digits: int = 1) -> str:
     return "–" if v is None else f"{v:,.{digits}f}"
 
 
-def _with_ci(entry: dict[str, Any], metric: str) -> str:
-    v = entry.get(metric)
-    ci = entry.get("ci95", {}).get(metric)
+def _with_ci(entry: MethodSummary, metric: str) -> str:
+    v = entry.figure(metric)
+    ci = entry.ci95.get(metric)
     if v is None:
         return "–"
     return f"{_pct(v)} [{_pct(ci[0])}–{_pct(ci[1])}]" if ci else _pct(v)
@@ -207,60 +199,60 @@ def _html_table(table: Table) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def replayed(summary: dict[str, Any]) -> bool:
+def replayed(summary: RunSummary | dict[str, Any]) -> bool:
     """True when the run's replies came from recordings: its seconds are the replay's, not a method's."""
-    return summary.get("stamp", {}).get("replies") == "recorded"
+    return RunSummary.of(summary).replayed
 
 
-def score_rows(summary: dict[str, Any]) -> Table:
+def score_rows(summary: RunSummary | dict[str, Any]) -> Table:
     """One row per method: recall@k, EM / raw EM / F1 (percent, 95% bootstrap intervals for
     R@2, R@5, EM and F1), then the cost per query."""
+    s = RunSummary.of(summary)
     header = ["method", "n", "R@1", "R@2", "R@5", "R@10", "EM", "raw EM", "F1", "capped answers",
               "top 5 = dense's", "prompt tok/q", "completion tok/q", "LLM calls/q", "s/q"]
-    replay = replayed(summary)
-    if replay:  # the replay's seconds are named as such, beside what the recorded calls took
+    if s.replayed:  # the replay's seconds are named as such, beside what the recorded calls took
         header[-1:] = ["replay s/q", "original LLM s/q"]
     rows = []
-    same = summary.get("same_top5_as_dense", {})
-    for m, e in summary["methods"].items():
-        rows.append([str(m), str(e["n"]), _pct(e["recall@1"]), _with_ci(e, "recall@2"), _with_ci(e, "recall@5"),
-                     _pct(e["recall@10"]), _with_ci(e, "em"), _pct(e["raw_em"]), _with_ci(e, "f1"),
-                     str(e.get("answers_capped", "–")), str(same[m]) if m in same else "–",
-                     _num(e["prompt_tokens_per_query"], 0), _num(e["completion_tokens_per_query"], 0),
-                     _num(e["llm_calls_per_query"], 2), _num(e["seconds_per_query"], 2)]
-                    + ([_num(e.get("llm_seconds_per_query"), 2)] if replay else []))
+    same = s.same_top5_as_dense or {}
+    for m, e in s.methods.items():
+        rows.append([str(m), str(e.n), _pct(e.figure("recall@1")), _with_ci(e, "recall@2"), _with_ci(e, "recall@5"),
+                     _pct(e.figure("recall@10")), _with_ci(e, "em"), _pct(e.figure("raw_em")), _with_ci(e, "f1"),
+                     "–" if e.answers_capped is None else str(e.answers_capped), str(same[m]) if m in same else "–",
+                     _num(e.prompt_tokens_per_query, 0), _num(e.completion_tokens_per_query, 0),
+                     _num(e.llm_calls_per_query, 2), _num(e.seconds_per_query, 2)]
+                    + ([_num(e.llm_seconds_per_query, 2)] if s.replayed else []))
     return header, rows, (0,)
 
 
-def fate_rows(summary: dict[str, Any]) -> Table:
+def fate_rows(summary: RunSummary | dict[str, Any]) -> Table:
     """Gold passages by fate, per method."""
     rows = []
-    for m, e in summary["methods"].items():
-        total = sum(e["gold_fate"].values())
-        for fate, n in e["gold_fate"].items():
+    for m, e in RunSummary.of(summary).methods.items():
+        total = sum(e.gold_fate.values())
+        for fate, n in e.gold_fate.items():
             rows.append([str(m), str(fate), str(n), f"{100 * n / total:.1f}" if total else "–"])
     return ["method", "gold passage fate", "count", "%"], rows, (0, 1)
 
 
-def paired_rows(summary: dict[str, Any]) -> Table:
+def paired_rows(summary: RunSummary | dict[str, Any]) -> Table:
     rows = []
-    for pair, metrics in summary["paired"].items():
+    for pair, metrics in RunSummary.of(summary).paired.items():
         for metric, p in metrics.items():
-            lo, hi = p["diff_ci95"]
-            rows.append([str(pair), LABELS[metric], str(p["wins"]), str(p["losses"]), str(p["ties"]),
-                         f"{100 * p['mean_diff']:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"])
+            lo, hi = p.diff_ci95
+            rows.append([str(pair), LABELS[metric], str(p.wins), str(p.losses), str(p.ties),
+                         f"{100 * p.mean_diff:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"])
     return ["pair (a vs b)", "score", "a wins", "a loses", "ties", "mean a − b (95% CI), points"], rows, (0,)
 
 
-def markdown_table(summary: dict[str, Any]) -> str:
+def markdown_table(summary: RunSummary | dict[str, Any]) -> str:
     return _markdown(score_rows(summary))
 
 
-def fate_table(summary: dict[str, Any]) -> str:
+def fate_table(summary: RunSummary | dict[str, Any]) -> str:
     return _markdown(fate_rows(summary))
 
 
-def paired_table(summary: dict[str, Any]) -> str:
+def paired_table(summary: RunSummary | dict[str, Any]) -> str:
     return _markdown(paired_rows(summary))
 
 
@@ -292,34 +284,37 @@ def _stamp_lines(stamp: dict[str, Any]) -> list[str]:
     return lines
 
 
-def deviations_table(summary: dict[str, Any]) -> str:
-    rows = [[d["method"], d["what"], d["paper"], d["memrag"]] for d in summary.get("deviations") or []]
+def deviations_table(summary: RunSummary | dict[str, Any]) -> str:
+    rows = [[d.get(k, "") for k in ("method", "what", "paper", "memrag")]
+            for d in RunSummary.of(summary).deviations]
     return _markdown((["method", "what", "papers", "memrag"], rows, (0, 1, 2, 3))) if rows else ""
 
 
-def _replay_note(summary: dict[str, Any]) -> str:
-    if summary["stamp"].get("replies") != "recorded":
+def _replay_note(s: RunSummary) -> str:
+    if not s.replayed:
         return ""
-    return (f" Replies were replayed from recordings made with {_md(summary['stamp'].get('llm_model'))}: "
+    return (f" Replies were replayed from recordings made with {_md(s.stamp.get('llm_model'))}: "
             "s/q is the replay's time (retrieval recomputed, no model), not the model's.")
 
 
-def summary_markdown(summary: dict[str, Any], title: str | None = None, heading: str = "#",
+def summary_markdown(summary: RunSummary | dict[str, Any], title: str | None = None, heading: str = "#",
                      deviations: bool = True) -> str:
-    stamp = summary["stamp"]
-    title = title or f"{stamp.get('dataset')} — {summary['scope']}"
-    parts = [f"{heading} {_md(title)}", "", *_stamp_lines(stamp), "", markdown_table(summary), "",
+    s = RunSummary.of(summary)
+    stamp = s.stamp
+    across = s.all_methods or CostPerQuery(None, None, None)
+    title = title or f"{stamp.get('dataset')} — {s.scope}"
+    parts = [f"{heading} {_md(title)}", "", *_stamp_lines(stamp), "", markdown_table(s), "",
              "Percent; [95% bootstrap interval over questions]. Tokens and calls per query bill the shared "
              "query-entity call to each method; across methods (counted once): "
-             f"{_num(summary['all_methods']['prompt_tokens_per_query'], 0)} prompt / "
-             f"{_num(summary['all_methods']['completion_tokens_per_query'], 0)} completion tokens, "
-             f"{_num(summary['all_methods']['llm_calls_per_query'], 2)} calls per question." + _replay_note(summary),
+             f"{_num(across.prompt_tokens_per_query, 0)} prompt / "
+             f"{_num(across.completion_tokens_per_query, 0)} completion tokens, "
+             f"{_num(across.llm_calls_per_query, 2)} calls per question." + _replay_note(s),
              "",
-             _indexing_line(summary["indexing"]), "",
-             f"{heading}# Gold passage fates (k = {stamp.get('fate_k')})", "", fate_table(summary), ""]
-    if any(summary["paired"].values()):
-        parts += [f"{heading}# Paired comparison", "", paired_table(summary), ""]
-    dev = deviations_table(summary) if deviations else ""
+             _indexing_line(s.indexing), "",
+             f"{heading}# Gold passage fates (k = {stamp.get('fate_k')})", "", fate_table(s), ""]
+    if any(s.paired.values()):
+        parts += [f"{heading}# Paired comparison", "", paired_table(s), ""]
+    dev = deviations_table(s) if deviations else ""
     if dev:
         parts += [f"{heading}# Deviations from the papers", "", dev, ""]
     return "\n".join(parts)
@@ -331,16 +326,16 @@ def _label(text: Any) -> str:
     return str(text).replace("<", "‹").replace(">", "›")
 
 
-def _bars(summary: dict[str, Any], metrics: Sequence[str], title: str):
+def _bars(s: RunSummary, metrics: Sequence[str], title: str):
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    for m, e in summary["methods"].items():
-        shown = [k for k in metrics if e.get(k) is not None]
+    for m, e in s.methods.items():
+        shown = [k for k in metrics if e.figure(k) is not None]
         if not shown:
             continue
-        y = [100 * e[k] for k in shown]
-        ci = [e["ci95"].get(k) for k in shown]
+        y = [100 * e.figure(k) for k in shown]
+        ci = [e.ci95.get(k) for k in shown]
         fig.add_trace(go.Bar(
             name=_label(m), x=[LABELS[k] for k in shown], y=y,
             error_y={"type": "data", "symmetric": False,
@@ -375,30 +370,30 @@ def _error_bars(value: float | None, ci: Sequence[float] | None) -> tuple[float,
     return max(0.0, ci[1] - value), max(0.0, value - ci[0])
 
 
-def _cost(summary: dict[str, Any], records: Sequence[dict[str, Any]] | None = None):
+def _cost(summary: RunSummary | dict[str, Any], records: Sequence[dict[str, Any]] | None = None):
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    names = list(summary["methods"])
-    e = summary["methods"]
+    s = RunSummary.of(summary)
+    names = list(s.methods)
+    e = s.methods
     ci = cost_intervals(records, names) if records else {m: {} for m in names}
-    replay = replayed(summary)
-    seconds_key = "llm_seconds_per_query" if replay else "seconds_per_query"  # never the replay's own time
+    seconds_key = "llm_seconds_per_query" if s.replayed else "seconds_per_query"  # never the replay's own time
     fig = make_subplots(rows=1, cols=2, subplot_titles=(
-        "tokens per query", "LLM seconds per query in the original run" if replay else "seconds per query"))
-    totals = [None if e[m]["prompt_tokens_per_query"] is None or e[m]["completion_tokens_per_query"] is None
-              else e[m]["prompt_tokens_per_query"] + e[m]["completion_tokens_per_query"] for m in names]
+        "tokens per query", "LLM seconds per query in the original run" if s.replayed else "seconds per query"))
+    totals = [None if e[m].prompt_tokens_per_query is None or e[m].completion_tokens_per_query is None
+              else e[m].prompt_tokens_per_query + e[m].completion_tokens_per_query for m in names]
     for key, label in (("prompt_tokens_per_query", "prompt"), ("completion_tokens_per_query", "completion")):
         bar: dict[str, Any] = {}
         if key == "completion_tokens_per_query" and records:
             # stacked: the top segment ends at the total, so the total's interval hangs from it
             up, down = zip(*(_error_bars(t, ci[m].get("tokens_per_query")) for t, m in zip(totals, names)))
             bar["error_y"] = {"type": "data", "symmetric": False, "array": list(up), "arrayminus": list(down)}
-        fig.add_trace(go.Bar(name=label, x=[_label(m) for m in names], y=[e[m][key] for m in names], **bar),
+        fig.add_trace(go.Bar(name=label, x=[_label(m) for m in names], y=[e[m].figure(key) for m in names], **bar),
                       row=1, col=1)
-    up, down = zip(*(_error_bars(e[m].get(seconds_key), None if replay else ci[m].get("seconds_per_query"))
+    up, down = zip(*(_error_bars(e[m].figure(seconds_key), None if s.replayed else ci[m].get("seconds_per_query"))
                      for m in names))
-    fig.add_trace(go.Bar(name="seconds", x=[_label(m) for m in names], y=[e[m].get(seconds_key) for m in names],
+    fig.add_trace(go.Bar(name="seconds", x=[_label(m) for m in names], y=[e[m].figure(seconds_key) for m in names],
                          showlegend=False, error_y={"type": "data", "symmetric": False, "array": list(up),
                                                     "arrayminus": list(down)}), row=1, col=2)
     title = "Cost per query" + (" (95% bootstrap intervals)" if records else "")
@@ -406,36 +401,39 @@ def _cost(summary: dict[str, Any], records: Sequence[dict[str, Any]] | None = No
     return fig
 
 
-def _fates(summary: dict[str, Any]):
+def _fates(s: RunSummary):
     import plotly.graph_objects as go
 
-    names = list(summary["methods"])
+    names = list(s.methods)
     fates: list[str] = []
     for m in names:
-        fates += [f for f in summary["methods"][m]["gold_fate"] if f not in fates]
+        fates += [f for f in s.methods[m].gold_fate if f not in fates]
     fig = go.Figure()
     for fate in sorted(fates, key=fate_order):
-        counts = [summary["methods"][m]["gold_fate"].get(fate, 0) for m in names]
+        counts = [s.methods[m].gold_fate.get(fate, 0) for m in names]
         if any(counts):
             fig.add_trace(go.Bar(name=_label(fate), y=[_label(m) for m in names], x=counts, orientation="h"))
-    fig.update_layout(title=f"Gold passage fates (k = {summary['stamp'].get('fate_k')})", barmode="stack",
+    fig.update_layout(title=f"Gold passage fates (k = {s.stamp.get('fate_k')})", barmode="stack",
                       xaxis_title="gold passages", height=120 + 60 * len(names), margin={"t": 50, "b": 40})
     return fig
 
 
-def figures(summary: dict[str, Any], records: Sequence[dict[str, Any]] | None = None) -> list[tuple[str, Any]]:
+def figures(summary: RunSummary | dict[str, Any],
+            records: Sequence[dict[str, Any]] | None = None) -> list[tuple[str, Any]]:
     """The run's plotly figures, named: recall@k and (with answers) EM / F1 with 95% intervals, cost per
     query (with intervals when the question lines are given), gold fates. The HTML report and the
     app's Evaluate page both draw these."""
-    figs = [("recall", _bars(summary, ("recall@1", "recall@2", "recall@5", "recall@10"), "Recall@k"))]
-    if any(e.get("f1") is not None for e in summary["methods"].values()):
-        figs.append(("answers", _bars(summary, ("em", "raw_em", "f1"), "Answers")))
-    return figs + [("cost", _cost(summary, records)), ("fates", _fates(summary))]
+    s = RunSummary.of(summary)
+    figs = [("recall", _bars(s, ("recall@1", "recall@2", "recall@5", "recall@10"), "Recall@k"))]
+    if any(e.figure("f1") is not None for e in s.methods.values()):
+        figs.append(("answers", _bars(s, ("em", "raw_em", "f1"), "Answers")))
+    return figs + [("cost", _cost(s, records)), ("fates", _fates(s))]
 
 
-def html_report(summary: dict[str, Any], records: Sequence[dict[str, Any]] | None = None) -> str:
+def html_report(summary: RunSummary | dict[str, Any], records: Sequence[dict[str, Any]] | None = None) -> str:
     """A standalone page: plotly is embedded (no remote loads); every text is escaped."""
-    stamp = summary["stamp"]
+    summary = RunSummary.of(summary)
+    stamp = summary.stamp
     figs = [f for _, f in figures(summary, records)]
     plots = "".join(f.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, f in enumerate(figs))
     tables = "".join(f"<h2>{html.escape(name)}</h2>" + _html_table(t)
@@ -443,7 +441,7 @@ def html_report(summary: dict[str, Any], records: Sequence[dict[str, Any]] | Non
                                      ("Paired comparison", paired_rows(summary))) if t[1])
     facts = "".join(f"<li>{html.escape(f'{k}: {v}')}</li>" for k, v in stamp.items()
                     if k not in ("params", "index_params", "stage_versions"))
-    title = html.escape(f"memrag evaluation — {stamp.get('dataset')} / {summary['scope']}")
+    title = html.escape(f"memrag evaluation — {stamp.get('dataset')} / {summary.scope}")
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>" + title + "</title>"
             f"<style>{asset_text('report.css')}</style></head><body>"
             f"<h1>{title}</h1><ul>{facts}</ul>{plots}{tables}"
@@ -452,6 +450,8 @@ def html_report(summary: dict[str, Any], records: Sequence[dict[str, Any]] | Non
 
 # ------------------------------------------------------------------ docs/results.md
 def load_summary(run_dir: Path) -> dict[str, Any]:
+    """A run's summary.json, checked against the schema (memrag.eval.records.RunSummary): a
+    malformed file is a ValueError naming the file and the field. `read_summary` gives it typed."""
     path = Path(run_dir) / SUMMARY
     if not path.is_file():
         raise FileNotFoundError(f"no summary.json in {run_dir}: give the --out folder of an evaluation run")
@@ -461,31 +461,32 @@ def load_summary(run_dir: Path) -> dict[str, Any]:
         raise ValueError(f"{path}: not valid JSON ({e})") from e
     except RecursionError:
         raise ValueError(f"{path}: nested too deeply to be an evaluation summary") from None
-    if not isinstance(summary, dict):
-        raise ValueError(f"{path}: not an evaluation summary (a JSON {type(summary).__name__}, not an object)")
-    for key in ("stamp", "scope", "methods", "indexing"):
-        if key not in summary:
-            raise ValueError(f"{path}: not an evaluation summary (no {key!r})")
+    RunSummary.from_json(summary, str(path))
     return summary
+
+
+def read_summary(run_dir: Path) -> RunSummary:
+    """A run's summary.json as the typed record (checked as load_summary checks it)."""
+    return RunSummary.from_json(load_summary(run_dir), str(Path(run_dir) / SUMMARY))
 
 
 def results_page(run_dirs: Sequence[Path], notes: str = "") -> str:
     """The results page: one section per run, every figure read from its summary.json; `notes`
     (hand-written Markdown: commands, a reading of the runs) goes after the introduction."""
-    summaries = [(Path(d), load_summary(d)) for d in run_dirs]
+    summaries = [(Path(d), read_summary(d)) for d in run_dirs]
     parts = ["# Results", "",
              "Generated by `python -m memrag.eval.report` from the `summary.json` of each run below; "
              "no figure in its tables is typed by hand. Percent; [95% bootstrap interval over questions].", ""]
     if notes.strip():
         parts += [notes.strip(), ""]
     for run_dir, s in summaries:
-        st = s["stamp"]
+        st = s.stamp
         # the folder name tells runs of one scope apart (a change and the previous default)
-        title = f"{st.get('dataset')} — {s['scope']}, {st.get('questions')} questions ({run_dir.name})"
+        title = f"{st.get('dataset')} — {s.scope}, {st.get('questions')} questions ({run_dir.name})"
         body = summary_markdown(s, title=title, heading="##", deviations=False)
         parts += [body.rstrip(), "", f"Source: `{_md(run_dir.name)}/summary.json`", ""]
     # The deviations are the same for every run: shown once, at the end of the page.
-    dev = next((deviations_table(s) for _, s in summaries if s.get("deviations")), "")
+    dev = next((deviations_table(s) for _, s in summaries if s.deviations), "")
     if dev:
         parts += ["## Deviations from the papers", "", dev, ""]
     return "\n".join(parts)
@@ -501,9 +502,9 @@ def _replace_section(page_path: Path, heading_prefix: str, run_dirs: Sequence[Pa
     body: list[str] = []
     n = None
     for run_dir in run_dirs:
-        s = json.loads((Path(run_dir) / SUMMARY).read_text(encoding="utf-8"))
-        n = max(v["n"] for v in s["methods"].values())
-        cmd = (s.get("stamp") or {}).get("command", "")
+        s = read_summary(Path(run_dir))
+        n = max(v.n for v in s.methods.values())
+        cmd = s.stamp.get("command", "")
         body += [f"Generated from `{_md(Path(run_dir).name)}/summary.json` by `{cmd}` and "
                  f"`python -m memrag.eval.report --section Results --out {page_path} {run_dir}`. "
                  "Illustrative only: a small sample, one small model." + _replay_note(s), "",

@@ -7,14 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import pandas as pd
-
 from memrag.eval.datasets import Dataset, Passage, Question
 from memrag.eval.gold import NOT_IN_MEMORY, best_fate, gold_fate
 from memrag.eval.metrics import exact_match, f1_score, raw_exact_match, recall_at_k
 from memrag.index.memory import Memory
-from memrag.trace import Trace
-from memrag.viz.tables import ALL_METHODS, ORIGINAL_S, totals_across
+from memrag.eval.records import CallTotals
+from memrag.trace import LLMCallRecord, Trace
+from memrag.viz.tables import calls_counted_once
 
 RECALL_KS = (1, 2, 5, 10)
 RANKED_KEPT = 100  # ranked entries kept in each stored trace; recall and fates are computed before the cut
@@ -66,22 +65,14 @@ def map_chunks(memory: Memory, ds: Dataset, passages: list[Passage]) -> ChunkUni
 
 
 # ------------------------------------------------------------------ scoring one question
-def _count(v: Any) -> int | None:
-    return None if v is None or pd.isna(v) else int(v)
-
-
-def call_totals(traces: list[Trace]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+def call_totals(traces: list[Trace]) -> tuple[dict[str, CallTotals], CallTotals]:
     """Per method (the shared query-entity call billed to each) and across methods (counted once),
-    with the app's own rules (memrag.viz.tables.totals_across)."""
-    rows = {r["method"]: r for r in totals_across(traces).to_dict("records")}
-
-    def pick(r: dict[str, Any]) -> dict[str, Any]:
-        return {"prompt_tokens": _count(r["prompt tokens"]), "completion_tokens": _count(r["completion tokens"]),
-                "llm_calls": int(r["calls"]), "cached_calls": int(r["recorded calls"]),
-                # the calls' own seconds: for replayed replies, what the original run's model took
-                "llm_seconds": None if pd.isna(r.get(ORIGINAL_S)) else round(float(r[ORIGINAL_S]), 3)}
-
-    return {t.method: pick(rows[t.method]) for t in traces}, pick(rows[ALL_METHODS])
+    summed from the traces' calls."""
+    by_method: dict[str, list[LLMCallRecord]] = {}
+    for t in traces:
+        by_method.setdefault(t.method, []).extend(t.llm_calls)
+    return ({m: CallTotals.of(calls) for m, calls in by_method.items()},
+            CallTotals.of(calls_counted_once(traces)))
 
 
 def _answer_scores(trace: Trace, answers: list[str]) -> dict[str, float | None]:
@@ -128,7 +119,7 @@ def score_question(q: Question, traces: list[Trace], units: ChunkUnits, fate_k: 
         methods[t.method] = {
             "metrics": metrics,
             "gold_fate": unit_fates(t, q, units, fate_k),
-            "tokens": per_method[t.method],
+            "tokens": per_method[t.method].to_json(),
             "seconds": t.seconds,
             "retrieval_seconds": t.retrieval_seconds,
             "answer": t.answer.answer if t.answer is not None else None,
@@ -138,4 +129,4 @@ def score_question(q: Question, traces: list[Trace], units: ChunkUnits, fate_k: 
             "trace": trace,
         }
     return {"qid": q.qid, "question": q.question, "answers": q.answers, "gold_units": q.gold_units,
-            "hops": q.meta.get("hops"), "methods": methods, "all_methods": across}
+            "hops": q.meta.get("hops"), "methods": methods, "all_methods": across.to_json()}

@@ -13,6 +13,7 @@ receives the LLM's key (`embed_server`).
 from __future__ import annotations
 
 import ipaddress
+import os
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -64,6 +65,30 @@ def embed_server(settings: Any) -> tuple[str, str, str]:
     if same and not settings.openai_embed_api_key:
         return url, settings.openai_api_key, LLM_KEY_NAME
     return url, settings.openai_embed_api_key, EMBED_KEY_NAME
+
+
+def key_for_server(base_url: str, key: str) -> tuple[str, str]:
+    """(the key that may go to `base_url`, why a key was withheld or '').
+
+    OPENAI_API_KEY from the environment belongs to MEMRAG_OPENAI_BASE_URL when that is set: a base
+    URL named elsewhere (--base-url, the sidebar) does not receive it. A key that is not the
+    environment's (typed into the sidebar beside its URL) is the user's for that URL, and with no
+    MEMRAG_OPENAI_BASE_URL the environment's key goes with the base URL named in the same command."""
+    from memrag.llm.openai_backend import LLM_KEY_NAME, normalise_base_url
+
+    env_key = os.environ.get(LLM_KEY_NAME, "").strip()
+    env_url = os.environ.get("MEMRAG_OPENAI_BASE_URL", "").strip()
+    if not key or key.strip() != env_key or not env_url or not (base_url or "").strip():
+        return key, ""
+    try:
+        same = normalise_base_url(base_url) == normalise_base_url(env_url)
+    except Exception:  # noqa: BLE001 - a malformed URL is reported when the backend is built
+        same = False
+    if same:
+        return key, ""
+    return "", (f"{LLM_KEY_NAME} belongs to MEMRAG_OPENAI_BASE_URL ({_host(env_url)}); it is not sent to "
+                f"{_host(base_url)}. Give that server its own key (the sidebar's key box), or set "
+                f"MEMRAG_OPENAI_BASE_URL to it.")
 
 
 def document_servers(settings: Any, llm_backend: str) -> list[tuple[str, str]]:

@@ -177,6 +177,22 @@ def call_identity(call: LLMCallRecord) -> str:
     return "h:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def calls_counted_once(traces: Sequence[Trace]) -> list[LLMCallRecord]:
+    """Every call of the traces, a call shared by several methods (same identity, `shared=True`)
+    once: what the question cost across methods."""
+    out: list[LLMCallRecord] = []
+    seen_shared: set[str] = set()
+    for t in traces:
+        for c in t.llm_calls:
+            if c.shared:
+                ident = call_identity(c)
+                if ident in seen_shared:
+                    continue
+                seen_shared.add(ident)
+            out.append(c)
+    return out
+
+
 def _totals_row(label: str, calls: Sequence[LLMCallRecord], traces: int) -> dict:
     row = {"method": label, "traces": traces, "calls": len(calls),
            "recorded calls": sum(1 for c in calls if c.cached), "prompt tokens": 0, "cached-prefix tokens": 0,
@@ -204,17 +220,7 @@ def totals_across(traces: Sequence[Trace]) -> pd.DataFrame:
     for t in traces:
         by_method.setdefault(t.method, []).append(t)
     rows = [_totals_row(m, [c for t in ts for c in t.llm_calls], len(ts)) for m, ts in by_method.items()]
-    everything: list[LLMCallRecord] = []
-    seen_shared: set[str] = set()
-    for t in traces:
-        for c in t.llm_calls:
-            if c.shared:
-                ident = call_identity(c)
-                if ident in seen_shared:
-                    continue
-                seen_shared.add(ident)
-            everything.append(c)
-    rows.append(_totals_row(ALL_METHODS, everything, len(traces)))
+    rows.append(_totals_row(ALL_METHODS, calls_counted_once(traces), len(traces)))
     return _frame(rows, ["method", "traces", "calls", "recorded calls", "prompt tokens", "cached-prefix tokens",
                          "completion tokens", "total tokens", ORIGINAL_S, MADE_NOW])
 

@@ -75,6 +75,27 @@ def test_the_same_server_keeps_its_key(clean_env: pytest.MonkeyPatch) -> None:
         assert _auth_headers(host) == [f"Bearer {KEY}"]
 
 
+@probe("MEMRAG_OPENAI_BASE_URL and OPENAI_API_KEY are set; --base-url (or the sidebar) names another server",
+       "the other server never receives the environment's key, and the CLI says it was withheld", group="secrets")
+def test_the_environments_key_stays_with_the_environments_server(clean_env: pytest.MonkeyPatch, capsys) -> None:
+    import argparse
+
+    from memrag.cli.common import settings_from
+
+    with running_fake_openai(models=["default"]) as own, running_fake_openai(models=["default"]) as other:
+        clean_env.setenv("MEMRAG_OPENAI_BASE_URL", own.base_url)
+        clean_env.setenv("OPENAI_API_KEY", KEY)
+        typed = settings_from(argparse.Namespace(backend="openai", base_url=other.base_url))
+        llm, _ = choose_backend(typed)
+        llm.complete(MSGS, max_tokens=20, stage="answer")
+        assert other.requests and not any(KEY in h for h in _auth_headers(other))
+        assert "OPENAI_API_KEY" in capsys.readouterr().err
+        # the same server named again (a trailing slash) keeps its key
+        same = settings_from(argparse.Namespace(backend="openai", base_url=own.base_url + "/"))
+        choose_backend(same)[0].complete(MSGS, max_tokens=20, stage="answer")
+        assert _auth_headers(own)[-1] == f"Bearer {KEY}"
+
+
 @probe("the LLM on loopback, the embedder on another host",
        "the egress notice names the embedder's host: in the backend choice (CLI, sidebar) and in doctor",
        group="secrets")

@@ -1,0 +1,221 @@
+"""Replay every committed run that kept its raw replies and say whether it still gives its figures.
+
+    # the MuSiQue memory (the OpenIE import, no model; ~10-20 min of embedding once), then the check:
+    python -m memrag eval --dataset musique --data ../shared/bench/musique/musique_train.json \
+        --corpus ../shared/bench/musique/musique_train_corpus.json \
+        --import-openie ../shared/bench/musique/openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json \
+        --memory data/mem-musique --scope pooled --limit 1 --methods dense --no-answer --out /tmp/mem-probe
+    python bench/replay_check.py --musique-memory data/mem-musique --work data/replay-check
+    # after a refactor: the same, plus a per-question comparison with the replays made before it
+    python bench/replay_check.py --musique-memory data/mem-musique --work data/replay-after \
+        --baseline data/replay-check
+    # the MuSiQue runs whose NeuroPath replies no longer match the memory (see below), without it
+    python bench/replay_check.py --musique-memory data/mem-musique --without neuropath \
+        --runs musique-pooled-1-30,musique-pooled-1-30-four-methods,musique-pooled-30-retrieval \
+        --work data/replay-check-without-neuropath
+
+For each docs/runs/<run>/ with a replies.jsonl (and each sample run: it replays from the shipped
+memory's recordings, sample_corpus/memory/responses.jsonl), the run's own settings are read from its
+summary's stamp (dataset, scope, limit, methods, parameters, answers on or off, fate k) and the
+run is made again with `--recorded --replies` into WORK/<run> (emptied first: a resumed run would
+keep the old results). Per-question runs rebuild their small memories from the extraction replies
+in the same file (cache hits, no model); pooled MuSiQue runs open --musique-memory. Then:
+
+- against the committed summary.json: every figure (memrag.eval.replay.summary_figures: the
+  summary without the stamp, the deviations table and the replay's own seconds) must be equal
+  (a figure summaries gained after the run was made is listed, not compared);
+- with --baseline: each question's ranked chunk ids, answer, fates and tokens, and the figures,
+  against WORK/<run>/digest.json of an earlier check (written by every check), e.g. one made
+  before a refactor.
+
+MuSiQue: a memory imported today holds the content the committed runs used (the same fingerprint,
+bde4deaa7650c69e), but its vectors can differ in the last bits from that memory's, and near-tied
+candidates then order differently (the code of a run's own commit gives the same differences on
+today's memory). NeuroPath's hop-2 tracker prompt of the third question then has no recorded reply
+and the replay stops ("no recorded response"): `--without neuropath` replays the other methods.
+A --baseline made on the same memory compares two versions of the code exactly, whatever the memory.
+
+A run made at an older commit may legitimately differ from its summary (a prompt, default or
+fix since); its line names the first differences, or why it could not replay (a changed prompt
+misses the recorded replies). Exit status 0 when every run was identical (with --baseline: to
+the baseline), 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from memrag.eval.replay import differences, run_digest, summary_figures  # noqa: E402
+
+RUNS = REPO / "docs" / "runs"
+DEFAULT_BENCH = REPO.parent / "shared" / "bench"
+DATA_FILES = {"musique": "musique/musique_train.json", "2wiki": "2wikimultihopqa/2wiki_subset.jsonl",
+              "hotpotqa": "hotpotqa/hotpotqa_subset.jsonl"}
+MUSIQUE_CORPUS = "musique/musique_train_corpus.json"
+MUSIQUE_OPENIE = "musique/openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"
+SHOWN = 6  # differences printed per run
+
+
+def _replayable(run: Path) -> bool:
+    """A run that kept its replies, or a sample run (it replays from the shipped memory's recordings)."""
+    if not (run / "summary.json").is_file():
+        return False
+    return (run / "replies.jsonl").is_file() or \
+        json.loads((run / "summary.json").read_text(encoding="utf-8"))["stamp"].get("dataset") == "sample"
+
+
+def committed_runs() -> list[Path]:
+    return sorted(d for d in RUNS.iterdir() if _replayable(d))
+
+
+def _questions_file(stamp: dict[str, Any], bench: Path, work: Path) -> Path:
+    """The run's questions file: the shared one, or (MuSiQue 31-60, made from a scratch file) the
+    shared file's entries cut the way docs/results.md says."""
+    if stamp["dataset"] == "sample":
+        return REPO / "sample_corpus"
+    shared = bench / DATA_FILES[stamp["dataset"]]
+    if Path(stamp["data"]).name == Path(shared).name:
+        return shared
+    if Path(stamp["data"]).name == "musique_31_60.json":
+        cut = work / "musique_31_60.json"
+        cut.write_text(json.dumps(json.loads(shared.read_text(encoding="utf-8"))[30:60]), encoding="utf-8")
+        return cut
+    raise ValueError(f"unknown questions file {stamp['data']}")
+
+
+def kept_methods(run: Path, without: tuple[str, ...] = ()) -> list[str]:
+    """The run's methods (its stamp's parameters name them), less `without`."""
+    stamp = json.loads((run / "summary.json").read_text(encoding="utf-8"))["stamp"]
+    return [m for m in stamp["params"] if m not in without]
+
+
+def replay_command(run: Path, bench: Path, work: Path, musique_memory: Path,
+                   without: tuple[str, ...] = ()) -> list[str]:
+    """The `python -m memrag eval` command that replays `run` from its replies into WORK/<run>
+    (less the methods `without` names)."""
+    stamp = json.loads((run / "summary.json").read_text(encoding="utf-8"))["stamp"]
+    methods = kept_methods(run, without)
+    params = work / f"{run.name}.params.json"
+    params.write_text(json.dumps({m: stamp["params"][m] for m in methods}), encoding="utf-8")
+    cmd = [sys.executable, "-m", "memrag", "eval", "--dataset", stamp["dataset"],
+           "--data", str(_questions_file(stamp, bench, work)), "--scope", stamp["scope"],
+           "--methods", ",".join(methods), "--params", str(params), "--fate-k", str(stamp["fate_k"]),
+           "--recorded", "--out", str(work / run.name)]
+    if (run / "replies.jsonl").is_file():  # else a sample run: the shipped memory's recordings
+        cmd += ["--replies", str(run / "replies.jsonl")]
+    if stamp.get("limit"):
+        cmd += ["--limit", str(stamp["limit"])]
+    if not stamp["answers"]:
+        cmd.append("--no-answer")
+    if stamp.get("import_openie"):
+        cmd += ["--corpus", str(bench / MUSIQUE_CORPUS), "--import-openie", str(bench / MUSIQUE_OPENIE),
+                "--memory", str(musique_memory)]
+    return cmd
+
+
+def _keys_of(committed: Any, replayed: Any, at: str, added: list[str]) -> Any:
+    """`replayed` without the keys `committed` lacks (figures added to summaries after that run was
+    made), each dropped key's name put in `added`."""
+    if isinstance(committed, dict) and isinstance(replayed, dict):
+        added += [k for k in replayed if k not in committed]
+        return {k: _keys_of(committed[k], v, f"{at}/{k}", added) for k, v in replayed.items() if k in committed}
+    return replayed
+
+
+def only_methods(figures: dict[str, Any], methods: list[str]) -> dict[str, Any]:
+    """A summary's figures about `methods` alone: their entries, the pairs among them, their overlap
+    with dense; the cost across methods (it sums every method's calls) is left out."""
+    keep = set(methods)
+    out = {k: v for k, v in figures.items() if k != "all_methods"}
+    out["methods"] = {m: e for m, e in figures.get("methods", {}).items() if m in keep}
+    out["paired"] = {p: v for p, v in figures.get("paired", {}).items() if set(p.split(" vs ")) <= keep}
+    if "same_top5_as_dense" in figures:
+        out["same_top5_as_dense"] = {m: n for m, n in figures["same_top5_as_dense"].items() if m in keep}
+    return out
+
+
+def check(run: Path, args: argparse.Namespace) -> str:
+    """Replay one run; its verdict: 'identical', 'differs', 'could not replay' (to the committed
+    summary), and with --baseline '; baseline identical' or '; baseline DIFFERS'."""
+    out = args.work / run.name
+    if out.exists():
+        shutil.rmtree(out)
+    without = tuple(args.without)
+    methods = kept_methods(run, without)
+    if not methods:
+        print(f"{run.name}: skipped (no method left)\n")
+        return "skipped"
+    cmd = replay_command(run, args.bench, args.work, args.musique_memory, without)
+    print(f"## {run.name}\n$ {' '.join(cmd[1:])}", flush=True)
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if done.returncode != 0:
+        last = [x for x in done.stderr.splitlines() if x.strip()][-3:]
+        print(f"{run.name}: could not replay (exit {done.returncode}): " + " | ".join(last) + "\n", flush=True)
+        return "could not replay"
+    digest = run_digest(out)
+    (out / "digest.json").write_text(json.dumps(digest, ensure_ascii=False), encoding="utf-8")
+    committed = summary_figures(json.loads((run / "summary.json").read_text(encoding="utf-8")))
+    replayed = digest["summary"]
+    if len(methods) < len(kept_methods(run)):
+        committed, replayed = only_methods(committed, methods), only_methods(replayed, methods)
+    added: list[str] = []
+    diff = differences(committed, _keys_of(committed, replayed, "summary", added), "summary", limit=1000)
+    verdict = "identical" if not diff else "differs"
+    print(f"{run.name}: {'identical' if not diff else f'differs ({len(diff)} figures)'} to its committed summary.json"
+          + (f" (and {len(added)} figures it predates: {', '.join(sorted(set(added)))})" if added else ""))
+    for line in diff[:SHOWN]:
+        print(f"  {line}")
+    if args.baseline is not None:
+        base = args.baseline / run.name / "digest.json"
+        bdiff = differences(json.loads(base.read_text(encoding="utf-8")), digest, "", limit=1000) \
+            if base.is_file() else [f"no {base}"]
+        print(f"  against the baseline {base}: {'identical' if not bdiff else f'DIFFERS ({len(bdiff)})'}")
+        for line in bdiff[:SHOWN]:
+            print(f"    {line}")
+        verdict += "; baseline " + ("identical" if not bdiff else "DIFFERS")
+    print(flush=True)
+    return verdict
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--work", type=Path, default=REPO / "data" / "replay-check",
+                    help="replays go to WORK/<run> (each emptied first)")
+    ap.add_argument("--bench", type=Path, default=DEFAULT_BENCH, help="the shared benchmark folder")
+    ap.add_argument("--musique-memory", type=Path, default=REPO / "data" / "mem-musique",
+                    help="the pooled MuSiQue memory built from the OpenIE import")
+    ap.add_argument("--baseline", type=Path, help="an earlier check's WORK: compare each question too")
+    ap.add_argument("--runs", help="comma-separated run names (default: every run with replies)")
+    ap.add_argument("--without", default="", help="comma-separated methods to leave out of every replay "
+                    "(one whose replies no longer match, e.g. neuropath on MuSiQue: see the docstring)")
+    args = ap.parse_args(argv)
+    args.without = [m.strip() for m in args.without.split(",") if m.strip()]
+    missing = [str(args.bench / f) for f in (*DATA_FILES.values(), MUSIQUE_CORPUS, MUSIQUE_OPENIE)
+               if not (args.bench / f).is_file()]
+    if missing:
+        raise SystemExit("benchmark data not found: " + ", ".join(missing) + " (give --bench DIR)")
+    args.work.mkdir(parents=True, exist_ok=True)
+    runs = committed_runs()
+    if args.runs:
+        wanted = set(args.runs.split(","))
+        runs = [r for r in runs if r.name in wanted]
+    results = {r.name: check(r, args) for r in runs}
+    print("summary:\n" + "\n".join(f"  {n}: {v}" for n, v in results.items()))
+    # with a baseline, the question is whether the code changed anything; without, the committed figures
+    ok = [v.endswith("baseline identical") if args.baseline else v in ("identical", "skipped")
+          for v in results.values()]
+    return 0 if all(ok) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,75 @@
+"""bench/replay_check.py remakes each committed run with that run's own settings, read from its stamp."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _replay_check():
+    spec = importlib.util.spec_from_file_location("replay_check_under_test", BENCH / "replay_check.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+RC = _replay_check()
+
+
+def test_every_run_that_kept_its_replies_is_checked_and_every_sample_run():
+    names = {r.name for r in RC.committed_runs()}
+    kept = {p.parent.name for p in RC.RUNS.glob("*/replies.jsonl")}
+    assert kept and kept <= names
+    assert {n for n in names - kept} == {n for n in names if n.startswith("sample-")}
+
+
+@pytest.mark.parametrize("run", RC.committed_runs(), ids=lambda p: p.name)
+def test_the_replay_command_asks_for_the_runs_own_settings(run, tmp_path):
+    from memrag.cli.eval import config_from_args, register
+
+    bench = tmp_path / "bench"
+    (bench / "musique").mkdir(parents=True)
+    (bench / "musique" / "musique_train.json").write_text(json.dumps([{"id": i} for i in range(60)]))
+    cmd = RC.replay_command(run, bench, tmp_path, tmp_path / "mem")
+    assert cmd[1:4] == ["-m", "memrag", "eval"] and "--recorded" in cmd
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    config = config_from_args(parser.parse_args(cmd[3:]))
+    stamp = json.loads((run / "summary.json").read_text(encoding="utf-8"))["stamp"]
+    assert (config.dataset, config.scope, config.limit, config.answer, config.fate_k) == \
+        (stamp["dataset"], stamp["scope"], stamp["limit"], stamp["answers"], stamp["fate_k"])
+    assert list(config.methods) == list(stamp["params"]) and config.params == stamp["params"]
+    assert config.out == tmp_path / run.name
+    assert ("--replies" in cmd) == (run / "replies.jsonl").is_file()
+    if stamp.get("import_openie"):
+        assert config.memory == tmp_path / "mem" and config.import_openie.name == Path(stamp["import_openie"]).name
+    if Path(stamp["data"]).name == "musique_31_60.json":  # the shared file's entries 31-60
+        assert [q["id"] for q in json.loads(config.data.read_text())] == list(range(30, 60))
+
+
+def test_figures_a_summary_predates_are_listed_not_compared():
+    added: list[str] = []
+    kept = RC._keys_of({"m": {"a": 1}}, {"m": {"a": 2, "new": 3}, "x": 4}, "s", added)
+    assert kept == {"m": {"a": 2}} and sorted(added) == ["new", "x"]
+
+
+def test_a_replay_without_a_method_asks_for_the_others_and_compares_their_figures_only(tmp_path):
+    run = RC.RUNS / "musique-pooled-1-30-four-methods"
+    cmd = RC.replay_command(run, tmp_path, tmp_path, tmp_path / "mem", ("neuropath",))
+    assert cmd[cmd.index("--methods") + 1] == "dense,ecphory,hipporag2"
+    params = json.loads(Path(cmd[cmd.index("--params") + 1]).read_text())
+    assert list(params) == ["dense", "ecphory", "hipporag2"]
+    figures = RC.summary_figures(json.loads((run / "summary.json").read_text()))
+    kept = RC.only_methods(figures, ["dense", "ecphory", "hipporag2"])
+    assert list(kept["methods"]) == ["dense", "ecphory", "hipporag2"] and "all_methods" not in kept
+    assert sorted(kept["paired"]) == ["dense vs ecphory", "dense vs hipporag2", "ecphory vs hipporag2"]
+    assert set(kept["same_top5_as_dense"]) == {"ecphory", "hipporag2"}
+    assert kept["indexing"] == figures["indexing"]
