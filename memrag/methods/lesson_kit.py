@@ -3,13 +3,15 @@ the paper's brain analogy as pairs, an introduction, and one lesson builder per 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from memrag.trace import Step, Trace
 from memrag.viz.safe_text import clip
 
 NAMES_SHOWN = 5  # concrete names quoted per list in a lesson
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,12 @@ class LessonPlan:
 def nth_of_kind(trace: Trace, step: Step) -> int:
     """Position of the step among the trace's steps of its kind (hop 1 → 0, round 2 → 1)."""
     return [s.index for s in trace.steps if s.kind == step.kind].index(step.index)
+
+
+def step_item(trace: Trace, step: Step, items: Sequence[T]) -> T | None:
+    """What a step shows of its kind's records (the second hop step → the second hop), or None."""
+    n = nth_of_kind(trace, step)
+    return items[n] if n < len(items) else None
 
 
 def quote(names: list[str], limit: int = NAMES_SHOWN) -> str:

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from memrag.explain import activation
-from memrag.methods.lesson_kit import Lesson, LessonPlan, Pair, NAMES_SHOWN, dedupe, nth_of_kind, quote
+from memrag.methods.lesson_kit import Lesson, LessonPlan, Pair, NAMES_SHOWN, dedupe, quote, step_item
 from memrag.trace import Step, Trace
 from memrag.viz.safe_text import clip
 
@@ -54,8 +54,7 @@ def _ec_initial(trace: Trace, step: Step) -> Lesson:
 def _ec_round(trace: Trace, step: Step) -> Lesson:
     d = trace.ecphory
     assert d is not None
-    n = nth_of_kind(trace, step)
-    r = d.rounds[n] if n < len(d.rounds) else None
+    r = step_item(trace, step, d.rounds)
     brain = ("One recollection calls up others linked to it: activation spreads along associations. "
              "Each round takes the most question-like active engrams as seeds, blends them into one "
              "weighted centre, and activates what lies near that centre and what co-occurs with the seeds.")

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from memrag.methods.lesson_kit import Lesson, LessonPlan, Pair, NAMES_SHOWN, dedupe, nth_of_kind, quote
+from memrag.methods.lesson_kit import Lesson, LessonPlan, Pair, NAMES_SHOWN, dedupe, quote, step_item
 from memrag.trace import Step, Trace
 from memrag.viz.safe_text import clip
 
@@ -34,8 +34,7 @@ def _np_seeds(trace: Trace, step: Step) -> Lesson:
 def _np_hop(trace: Trace, step: Step) -> Lesson:
     d = trace.neuropath
     assert d is not None
-    n = nth_of_kind(trace, step)
-    h = d.hops[n] if n < len(d.hops) else None
+    h = step_item(trace, step, d.hops)
     brain = ("Before moving, place cells can fire in quick sequences that sketch routes the animal has not "
              "taken yet, as if trying them out (preplay). Each step of such a route crosses from one place "
              "field to the next; in the graph a step is a triple linking two entities. NeuroPath lets the model "
