@@ -59,9 +59,9 @@ if not live:
         st.warning(escape_markdown(f"The recordings were made with default parameters and you changed {changed}: "
                                    "calls the recordings lack will fail. Switch on 'run live' to ask the model."))
 elif methods:
-    hops = param_widgets.method_params("neuropath").max_hops
-    eta = estimates.ask_estimate(methods, backend, hops)
-    st.caption(escape_markdown(f"A live ask makes about {estimates.expected_ask_calls(methods, hops)} LLM calls: "
+    chosen = {m: param_widgets.method_params(m) for m in methods}
+    eta = estimates.ask_estimate(methods, backend, chosen)
+    st.caption(escape_markdown(f"A live ask makes about {estimates.expected_ask_calls(methods, chosen)} LLM calls: "
                                f"{eta.text()} on {backend}."))
 
 job = jobs.get_job(state.ask_job)
@@ -76,8 +76,7 @@ if st.button("Ask", type="primary", disabled=running or not methods or not quest
         mode, model = ("live", llm.model) if live else ("recorded", rec.model)
         work = ask_work(memory, question, llm, backend_state.embedder(), methods, params)
         job = job_owner.start_job("ask", f"asking {len(methods)} method(s)", work,
-                             estimate_s=estimates.ask_estimate(methods, backend, params["neuropath"].max_hops
-                                                               if "neuropath" in params else 2).seconds
+                             estimate_s=estimates.ask_estimate(methods, backend, params).seconds
                              if live else 5.0,
                              meta={"backend": llm.backend, "question": question, "record": record,
                                    "mode": mode, "model": model})

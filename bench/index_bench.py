@@ -93,7 +93,7 @@ def load_child(path: str) -> None:
     """Run in a fresh interpreter: time imports, load, and each structure the first query builds."""
     t0 = time.perf_counter()
     from memrag.index import store
-    from memrag.methods import ecphory
+    from memrag.methods.ecphory import search as ecphory
     t_imports = time.perf_counter() - t0
     steps: dict[str, float] = {}
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from memrag.methods import answer as answer_step
-from memrag.config import EcphoryParams, from_dict
 from memrag.embed import Embedder
 from memrag.llm.base import LLM
 from memrag.index.memory import Memory
@@ -22,7 +21,12 @@ from memrag.index.passages_only import is_passages_only
 from memrag.prompts import PROMPT_VERSION
 from memrag.trace import Stamp, Trace
 
-METHODS = registry.NAMES
+
+
+def __getattr__(attr: str) -> Any:
+    if attr == "METHODS":  # the older constant, read now: a method registered later is in it
+        return registry.names()
+    raise AttributeError(attr)
 
 
 @lru_cache(maxsize=1)
@@ -52,31 +56,27 @@ def make_stamp(memory: Memory, llm: LLM | None, embedder: Embedder, corpus: str 
     return stamp_for(llm, embedder.model_id, corpus=corpus or f"{memory.name or 'memory'}@{memory.fingerprint()}")
 
 
-def context_size(params: Any) -> int:
+def context_size(method: str, params: Any) -> int:
     """How many chunks from the head of the ranked list the answer step reads."""
-    return params.context_chunks if isinstance(params, EcphoryParams) else params.answer_passages
+    return registry.get(method).context_size(params)
 
 
 def resolve_params(method: str, params: dict[str, Any] | Any | None) -> Any:
-    cls = registry.get(method).params
-    if params is None:
-        return cls()
-    if isinstance(params, cls):
-        return params
-    return from_dict(cls, params)
+    return registry.params_of(method, params)
 
 
 def ask(memory: Memory, question: str, *, llm: LLM | None, embedder: Embedder,
-        methods: tuple[str, ...] | list[str] = METHODS, params: dict[str, Any] | None = None,
+        methods: tuple[str, ...] | list[str] | None = None, params: dict[str, Any] | None = None,
         answer: bool = True, corpus: str = "") -> list[Trace]:
     """Run each method on the question; `params` maps method name → params (dataclass or dict).
 
     The query-entity call is made once and shared between methods.
     """
-    unknown = [m for m in methods if m not in registry.BY_NAME]
+    methods = registry.names() if methods is None else methods
+    unknown = [m for m in methods if m not in registry.names()]
     if unknown:
-        raise ValueError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
-    if is_passages_only(memory) and (answer or any(m != "dense" for m in methods)):
+        raise ValueError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(registry.names())}")
+    if is_passages_only(memory) and (answer or any(not registry.get(m).vectors_only for m in methods)):
         raise ValueError("this memory holds passages only (built for a dense evaluation, no extraction): "
                          "it supports dense retrieval without an answer step; build it with extraction "
                          "for NeuroPath, EcphoryRAG or answers")
@@ -92,6 +92,6 @@ def run_method(ctx: QueryContext, method: str, params: dict[str, Any] | Any | No
     t0 = time.perf_counter()
     trace = registry.get(method).retrieve(ctx, p)
     if answer:
-        answer_step.answer(ctx, trace, context_size(p), facts=trace.context_facts)
+        answer_step.answer(ctx, trace, context_size(method, p), facts=trace.context_facts)
     trace.seconds = time.perf_counter() - t0
     return trace

@@ -1,4 +1,6 @@
-"""Every tunable in one place; each field carries its own help text.
+"""The shared settings (backend, model, folders) and the index parameters; each field carries its
+own help text. Each method's parameters live in its wing (memrag/methods/<name>/params.py) and are
+re-exported here for older imports.
 
 Use `help_of(SomeParams, "field")` to show it in the app or CLI.
 """
@@ -6,21 +8,20 @@ Use `help_of(SomeParams, "field")` to show it in the app or CLI.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal
 from urllib.parse import urlsplit
 
+from memrag.fields import from_dict, help_of, helped as _f, params_dict
+from memrag.methods.dense.params import DenseParams
+from memrag.methods.ecphory.params import EcphoryParams
+from memrag.methods.hipporag2.params import HippoRAG2Params
+from memrag.methods.neuropath.params import DpPosition, NeuroPathParams
 
-def _f(default: Any, help: str) -> Any:
-    return field(default=default, metadata={"help": help})
-
-
-def help_of(cls: type, name: str) -> str:
-    for f in fields(cls):
-        if f.name == name:
-            return f.metadata.get("help", "")
-    raise KeyError(name)
+__all__ = ["Settings", "IndexParams", "help_of", "params_dict", "from_dict", "default_data_dir",
+           "default_cache_dir", "default_backend", "DenseParams", "EcphoryParams", "HippoRAG2Params",
+           "NeuroPathParams", "DpPosition"]
 
 
 def default_data_dir() -> Path:
@@ -309,116 +310,3 @@ class IndexParams:
     pdf_max_seconds: float = _f(30.0, "Seconds spent parsing one PDF at most.")
     coref_top: int = _f(5, "Coreference candidates per entity (others only; official code: 4).")
     coref_threshold: float = _f(0.8, "Minimum cosine of entity-name vectors for a candidate.")
-
-
-# Where NeuroPath puts the valid paths' chunks; the method reads its choices from here.
-DpPosition = Literal["first", "after_head", "interleave", "fused"]
-
-
-@dataclass
-class NeuroPathParams:
-    max_hops: int = _f(2, "Tracking hops at most.")
-    prune_top: int | None = _f(30, "New paths kept per hop by similarity to the goal; None = no pruning.")
-    max_listed: int = _f(200, "Hard cap on paths listed in one prompt (applies when prune_top is None).")
-    coref_top: int = _f(5, "Coreference candidates per entity at query time.")
-    coref_threshold: float = _f(0.8, "Coreference cosine threshold at query time.")
-    completion: bool = _f(True, "Post-retrieval completion ('replay'): fill with dense retrieval.")
-    dp_position: DpPosition = _f(
-        "fused", "Where the valid paths' chunks (D_p) go in the ranked list: first = the paper's and the "
-        "official code's order (D_p, then completion); after_head = after the first dp_head completion chunks; "
-        "interleave = completion and D_p alternate, completion first; fused = by evidence: reciprocal-rank "
-        "fusion of the path order and the completion rank, so a path chunk that completion also ranks high "
-        "leads and a lone tracker pick competes with completion's head (a deviation: a small tracker marks "
-        "most listed paths valid).")
-    dp_head: int = _f(2, "With dp_position=after_head: completion chunks placed before D_p.")
-    dp_fusion_k: int = _f(5, "With dp_position=fused: the constant k in Σ 1/(k + rank); on the order of the "
-                          "answer's passage count, so the heads of both lists decide the top ranks.")
-    answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
-    seed_floor: float = _f(0.0, "Deviation: minimum similarity for a query entity's seed (0 = paper).")
-    verbatim_seeds: bool = _f(False, "Deviation: also seed graph phrases named verbatim (capitalised) in the question.")
-    force_hops: bool = _f(False, "Deviation: run every hop even after the model says stop.")
-
-
-@dataclass
-class EcphoryParams:
-    k_initial: int = _f(20, "Engrams in the initial activation (by cosine to the question).")
-    depth: int = _f(2, "Associative rounds.")
-    seeds: int = _f(10, "Seed engrams per round.")
-    seed_policy: Literal["moving", "paper"] = _f(
-        "moving", "paper = Algorithm 1 as written (rounds repeat); moving = seeds from the newly activated."
-    )
-    k_final: int = _f(20, "Engrams kept after re-ranking (one per entity).")
-    direct_chunks: int = _f(10, "Chunks retrieved directly by cosine to the question (C_direct).")
-    context_chunks: int = _f(5, "Chunks given to the answer step.")
-    context_source: Literal["c_init", "activated", "fused"] = _f(
-        "fused", "c_init = C_assoc then C_direct (Algorithm 1 as written); activated = chunks of E_final first; "
-        "fused = reciprocal-rank fusion of the activation ranking (each chunk at its best activated engram, "
-        "rounds ≥ 1 included) and the chunk's own similarity to the question (a deviation)."
-    )
-    fusion_k: int = _f(5, "With context_source=fused: the reciprocal-rank constant k in 1/(k + rank); on the "
-                          "order of context_chunks, so the heads of both lists decide the 5-chunk context "
-                          "(chosen on the sample corpus and MuSiQue questions 31–60).")
-    answer_facts: int = _f(10, "E_final fact lines given to the answer step, after the passages (0 = none).")
-    cue_k: int = _f(5, "Nearest engrams added per cue entity (memrag addition).")
-    graph_expansion: bool = _f(True, "Also activate co-occurrence neighbours of the seeds.")
-    graph_neighbours: int = _f(10, "Co-occurrence neighbours per seed at most.")
-
-
-@dataclass
-class HippoRAG2Params:
-    linking_top_k: int = _f(5, "Facts retrieved by cosine between the question and the triple vectors, and phrase "
-                               "nodes kept as seeds at most (official linking_top_k).")
-    recognition: bool = _f(True, "Recognition memory: one LLM call keeps the retrieved facts relevant to the "
-                                 "question. Off = the retrieval-only variant (every retrieved fact seeds, no LLM "
-                                 "call at query time).")
-    passage_node_weight: float = _f(0.05, "Each passage node's seed = its min-max-normalised dense score times "
-                                          "this (official passage_node_weight).")
-    damping: float = _f(0.5, "Personalised PageRank damping: the chance of following an edge rather than jumping "
-                             "back to a seed (official damping).")
-    synonymy_threshold: float = _f(0.8, "Minimum cosine of two phrase nodes' stored name vectors for a synonymy "
-                                        "edge (official synonymy_edge_sim_threshold).")
-    synonymy_neighbours: int = _f(100, "Synonymy edges per phrase node at most, nearest first (the official "
-                                       "code stops after about 100).")
-    answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
-
-
-@dataclass
-class DenseParams:
-    answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
-
-
-# "As the papers wrote it": the overrides that turn every memrag deviation with a parameter off
-# (each is a row of `python -m memrag.deviations`). One home, read by Compare mode's preset and by
-# `eval --params paper`. Deviations without a switch (one extraction pass, MiniLM, one engram per
-# entity) stay; the deviations table says so.
-PAPER_SETTINGS: dict[str, dict[str, Any]] = {
-    "neuropath": {"dp_position": "first", "coref_top": 4, "seed_floor": 0.0, "verbatim_seeds": False,
-                  "force_hops": False},
-    "ecphory": {"seed_policy": "paper", "context_source": "c_init", "cue_k": 0, "answer_facts": 20},
-    "hipporag2": {},  # its defaults are the paper's settings (linking_top_k 5, damping 0.5, weight 0.05)
-    "dense": {},
-}
-
-
-def settings_preset(name: str, methods: tuple[str, ...] | list[str]) -> dict[str, dict[str, Any]]:
-    """Named parameter sets for every method: 'paper' (PAPER_SETTINGS) or 'defaults' (none)."""
-    if name == "paper":
-        return {m: dict(PAPER_SETTINGS.get(m, {})) for m in methods}
-    if name == "defaults":
-        return {m: {} for m in methods}
-    raise ValueError(f"unknown preset {name!r}: choose 'paper' or 'defaults'")
-
-
-def params_dict(obj: Any) -> dict[str, Any]:
-    d = asdict(obj)
-    return {k: (str(v) if isinstance(v, Path) else v) for k, v in d.items()}
-
-
-def from_dict(cls: type, data: dict[str, Any] | None) -> Any:
-    """Build a params dataclass from a dict, refusing unknown keys (no silently ignored parameters)."""
-    data = dict(data or {})
-    names = {f.name for f in fields(cls)}
-    unknown = sorted(set(data) - names)
-    if unknown:
-        raise ValueError(f"unknown {cls.__name__} parameter(s): {', '.join(unknown)}")
-    return cls(**data)

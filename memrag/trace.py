@@ -217,6 +217,8 @@ class NeuroPathSeed:
 @dataclass
 class NeuroPathHop:
     hop: int
+    # what this hop's new paths were pruned against: the previous hop's expansion requirement, or
+    # the question at hop 1 (the JSON key stays "goal" so older traces read)
     goal: str
     candidates: list[PathCandidate] = field(default_factory=list)
     new_count: int = 0

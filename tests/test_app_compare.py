@@ -70,19 +70,19 @@ def test_compare_completion_on_off_then_max_hops_changes_the_table(tiny):
 def test_editing_one_set_by_hand_is_what_runs(tiny):
     at = compare_page(tiny)
     at.segmented_control(key="cmp_method").set_value("ecphory").run()
-    assert at.selectbox(key="cmp_preset_ecphory").value == "depth 2 / 0"
-    at.number_input(key=param_widgets.param_key("ecphory", "depth", "cmp_b")).set_value(1).run()
+    assert at.selectbox(key="cmp_preset_ecphory").value == "rounds 2 / 0"
+    at.number_input(key=param_widgets.param_key("ecphory", "rounds", "cmp_b")).set_value(1).run()
     at.number_input(key=param_widgets.param_key("ecphory", "k_final", "cmp_b")).set_value(3).run()
     at, job = run_compare(no_exception(at))
     a, b = job.result
     assert (a.label, b.label) == ("A", "B")  # no longer the preset's pair
-    assert b.params.depth == 1 and b.params.k_final == 3 and a.params == EcphoryParams()
+    assert b.params.rounds == 1 and b.params.k_final == 3 and a.params == EcphoryParams()
     rows = changed(at)
-    assert rows["parameter: depth"] == ("2", "1", "changed") and rows["parameter: k_final"] == ("20", "3", "changed")
+    assert rows["parameter: rounds"] == ("2", "1", "changed") and rows["parameter: k_final"] == ("20", "3", "changed")
     assert len(b.trace.ecphory.rounds) == 1 and len(b.trace.ecphory.final) <= 3
     # reset puts the ablation back
     next(x for x in at.button if x.label == "Reset both to the ablation").click().run()
-    assert at.number_input(key=param_widgets.param_key("ecphory", "depth", "cmp_b")).value == 0
+    assert at.number_input(key=param_widgets.param_key("ecphory", "rounds", "cmp_b")).value == 0
     assert at.number_input(key=param_widgets.param_key("ecphory", "k_final", "cmp_b")).value == 20
 
 

@@ -233,10 +233,10 @@ def test_the_plan_counts_what_is_left(home, tmp_path):
     out = tmp_path / "run"
     config = EvalConfig(dataset="hotpotqa", data=HOTPOT, out=out, scope="per-question", limit=2)
     plan = ev.plan_run(config, ds, "embedded")
-    calls = estimates.expected_ask_calls(config.methods, 2)
+    calls = estimates.expected_ask_calls(config.methods)
     assert (plan.questions, plan.done, plan.build_passages, plan.llm_calls) == (2, 0, 5, 2 * calls)
     assert plan.seconds == pytest.approx(estimates.build_estimate(5, "embedded").seconds
-                                         + 2 * estimates.ask_estimate(config.methods, "embedded", 2).seconds)
+                                         + 2 * estimates.ask_estimate(config.methods, "embedded").seconds)
     cli_run(out)
     again = ev.plan_run(config, ds, "embedded")
     assert (again.done, again.build_passages, again.llm_calls, again.seconds) == (2, 0, 0, 0)

@@ -9,11 +9,11 @@ from dataclasses import fields, replace
 import pytest
 
 from memrag.app import param_widgets, session
-from memrag.app.hipporag2_views import fallback_message
+from memrag.app.method_views.hipporag2 import fallback_message
 from memrag.config import HippoRAG2Params
 from memrag.explain import ablations as compare
 from memrag.explain import lessons as learn
-from memrag.methods import hipporag2
+from memrag.methods.hipporag2 import search as hipporag2
 from memrag.viz import tables, trace_graphs
 from memrag.viz.palette import PAGERANK_COLOURS
 from scripted import ScriptedLLM

@@ -13,7 +13,8 @@ from scripted import HashEmbedder, ScriptedLLM
 from memrag.ask import ask
 from memrag.config import EcphoryParams
 from memrag.index.memory import ChunkRow, DocRow, EngramRow, Memory
-from memrag.methods import dense, ecphory
+from memrag.methods.dense import search as dense
+from memrag.methods.ecphory import search as ecphory
 from memrag.methods.base import QueryContext
 from memrag.index.normalise import entity_key
 from memrag.trace import Trace
@@ -73,7 +74,7 @@ A, B, B2, C, D, H = range(6)
 
 def w_params(**kw) -> EcphoryParams:
     # World W's tests were worked out for Algorithm 1's context list (c_init); fused has its own test
-    base = dict(k_initial=1, seeds=1, depth=2, cue_k=1, direct_chunks=2, k_final=3, context_chunks=2,
+    base = dict(k_initial=1, seeds=1, rounds=2, cue_k=1, direct_chunks=2, k_final=3, context_chunks=2,
                 graph_expansion=False, context_source="c_init")
     return EcphoryParams(**{**base, **kw})
 
@@ -113,8 +114,8 @@ def test_initial_activation_cue_hits_and_c_init_order():
 
 
 def test_paper_policy_depth_two_adds_nothing_beyond_depth_one():
-    one, _, _ = run_w(seed_policy="paper", depth=1)
-    two, _, _ = run_w(seed_policy="paper", depth=2)
+    one, _, _ = run_w(seed_policy="paper", rounds=1)
+    two, _, _ = run_w(seed_policy="paper", rounds=2)
     r1, r2 = two.ecphory.rounds
     assert [e.engram_id for e in r1.new] == [B, B2]
     assert {e.origin for e in r1.new} == {"semantic"}
@@ -127,8 +128,8 @@ def test_paper_policy_depth_two_adds_nothing_beyond_depth_one():
 
 
 def test_moving_policy_activates_what_depth_one_did_not():
-    one, _, _ = run_w(depth=1)
-    two, _, _ = run_w(depth=2)
+    one, _, _ = run_w(rounds=1)
+    two, _, _ = run_w(rounds=2)
     r2 = two.ecphory.rounds[1]
     assert r2.seed_ids == [B]
     assert [(e.engram_id, e.origin, e.round) for e in r2.new] == [(C, "semantic", 2)]
@@ -142,7 +143,7 @@ def test_moving_policy_activates_what_depth_one_did_not():
 
 def test_moving_policy_stops_when_a_round_adds_nothing():
     # round 3: seed C → top 3 = C, B (.812), A (.3): nothing new; round 4 has no seeds.
-    trace, _, _ = run_w(depth=4)
+    trace, _, _ = run_w(rounds=4)
     r3, r4 = trace.ecphory.rounds[2:]
     assert r3.seed_ids == [C] and r3.new == [] and r3.note == "round 3 added nothing new"
     assert r4.seed_ids == [] and "round 4 not run" in r4.note
@@ -164,7 +165,7 @@ def test_weights_follow_similarity_and_move_the_centroid():
                ("Nemo Two", "person", "n2", 3, vec(d0=.2, d2=.98))]
     memory = make_memory(chunks, engrams)
     ctx = QueryContext(memory, cue_llm(), embedder(), QUESTION)
-    trace = ecphory.retrieve(ctx, EcphoryParams(k_initial=2, seeds=2, depth=1, graph_expansion=False))
+    trace = ecphory.retrieve(ctx, EcphoryParams(k_initial=2, seeds=2, rounds=1, graph_expansion=False))
     rnd = trace.ecphory.rounds[0]
     assert rnd.seed_ids == [0, 1]
     assert rnd.weights == pytest.approx([.75, .25], abs=1e-3)
@@ -179,7 +180,7 @@ def test_weights_stay_positive_for_a_dissimilar_seed():
                ("Other", "thing", "t", 2, vec(d2=1.0))]
     memory = make_memory(chunks, engrams)
     ctx = QueryContext(memory, cue_llm("Opposite"), embedder(Opposite=vec(d0=-.6, d1=.8)), QUESTION)
-    trace = ecphory.retrieve(ctx, EcphoryParams(k_initial=1, cue_k=1, seeds=2, depth=1, graph_expansion=False))
+    trace = ecphory.retrieve(ctx, EcphoryParams(k_initial=1, cue_k=1, seeds=2, rounds=1, graph_expansion=False))
     rnd = trace.ecphory.rounds[0]
     assert rnd.seed_ids == [0, 1]
     assert all(w > 0 for w in rnd.weights) and rnd.weights[1] < 0.01
@@ -209,7 +210,7 @@ G_ENGRAMS = [
 def run_g(**kw):
     memory = make_memory(G_CHUNKS, G_ENGRAMS)
     ctx = QueryContext(memory, cue_llm(), embedder(), QUESTION)
-    base = dict(k_initial=1, seeds=1, depth=1, graph_neighbours=2, k_final=3)
+    base = dict(k_initial=1, seeds=1, rounds=1, graph_neighbours=2, k_final=3)
     return ecphory.retrieve(ctx, EcphoryParams(**{**base, **kw})), memory
 
 
@@ -346,7 +347,7 @@ def test_subgraph_is_capped_with_final_entities_kept():
     engrams += [(f"Member {i}", "person", "m", 0, vec(d0=.5 - i / 1000, d1=.8)) for i in range(400)]
     memory = make_memory(chunks, engrams)
     ctx = QueryContext(memory, cue_llm(), embedder(), QUESTION)
-    trace = ecphory.retrieve(ctx, EcphoryParams(k_initial=1, depth=1, graph_neighbours=400, k_final=5))
+    trace = ecphory.retrieve(ctx, EcphoryParams(k_initial=1, rounds=1, graph_neighbours=400, k_final=5))
     # round 1: the centroid's 3 nearest (centroid = Hub = d0) are Hub, Member 0, Member 1 (largest d0
     # part); graph expansion brings the other 398 members
     rnd = trace.ecphory.rounds[0]
@@ -418,3 +419,13 @@ def test_neuropath_and_ecphory_share_one_query_entity_call():
         shared = [c for c in t.llm_calls if c.stage == "query.entities"]
         assert len(shared) == 1 and shared[0].shared
     assert traces[1].ecphory.cue_hits == {"Lantern Guild": [D]}
+
+
+def test_the_old_name_of_rounds_is_still_read():
+    """EcphoryRAG's rounds were called depth: parameter files, CLI JSON and old run folders say so."""
+    from memrag.ask import resolve_params
+
+    assert resolve_params("ecphory", {"depth": 1}) == EcphoryParams(rounds=1)
+    assert resolve_params("ecphory", {"rounds": 0, "k_final": 3}) == EcphoryParams(rounds=0, k_final=3)
+    with pytest.raises(ValueError, match="both 'depth'"):
+        resolve_params("ecphory", {"depth": 1, "rounds": 2})

@@ -13,7 +13,7 @@ from memrag.index import store
 from memrag.eval import report
 from memrag.eval.datasets import load_dataset, question_passages
 from memrag.eval.config import EvalConfig
-from memrag.eval.rundir import RESULTS, SUMMARY, read_results
+from memrag.eval.rundir import RESULTS, RUN, SUMMARY, read_results
 from memrag.eval.runner import run_eval, run_to_end
 from memrag.eval.scoring import ChunkUnits, unit_fates
 from memrag.eval.gold import NOT_IN_MEMORY
@@ -230,6 +230,27 @@ def test_a_damaged_line_or_other_settings_stop_the_run_and_keep_the_file(tmp_pat
     (out / RESULTS).write_bytes(b"not json\n" + before)
     with pytest.raises(ValueError, match=r"results.jsonl:1: unreadable"):
         read_results(out / RESULTS)
+
+
+
+def test_a_run_folder_written_before_a_parameter_rename_resumes(tmp_path):
+    """EcphoryRAG's rounds were called depth: a run.json that says depth is the same settings."""
+    out = tmp_path / "run"
+    run = run_eval(sample_config(out, methods=("ecphory",)), llm=scripted(), embedder=HashEmbedder())
+    for ev in run:
+        if ev.kind == "question":
+            break
+    run.close()
+    recorded = json.loads((out / RUN).read_text())
+    params = recorded["identity"]["params"]["ecphory"]
+    params["depth"] = params.pop("rounds")  # as the folder was written before the rename
+    (out / RUN).write_text(json.dumps(recorded))
+    run_to_end(run_eval(sample_config(out, methods=("ecphory",)), llm=scripted(), embedder=HashEmbedder()))
+    assert [r["qid"] for r in read_results(out / RESULTS)] == ["s1", "s2"]
+    params["depth"] = 1  # other settings are still told apart
+    (out / RUN).write_text(json.dumps(recorded))
+    with pytest.raises(ValueError, match="other settings"):
+        run_to_end(run_eval(sample_config(out, methods=("ecphory",)), llm=scripted(), embedder=HashEmbedder()))
 
 
 # ------------------------------------------------------------------ scopes

@@ -18,7 +18,7 @@ from memrag.tracefile import read_traces
 from memrag.eval.datasets import load_dataset
 from memrag.index.extract import extract_chunk
 from memrag.llm.jsoncall import parse_json
-from memrag.methods.neuropath import _validate_track
+from memrag.methods.neuropath.search import _validate_track
 from memrag.textsafe import valid_text
 from scripted import ScriptedLLM
 

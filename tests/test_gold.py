@@ -1,11 +1,12 @@
-"""Gold fate (DESIGN §8) on hand-built traces: every fate of every method, worked out by hand."""
+"""Gold fate on hand-built traces: every fate of every method, worked out by hand."""
 
 from __future__ import annotations
 
 import pytest
 
-from memrag.eval.gold import (NOT_IN_MEMORY, NEUROPATH_FATES, best_fate, ecphory_outside_context, fate_order,
-                         gold_fate)
+from memrag.eval.gold import NOT_IN_MEMORY, best_fate, fate_order, gold_fate
+from memrag.methods.ecphory.fates import outside_context as ecphory_outside_context
+from memrag.methods.neuropath.fates import RULES as NEUROPATH_RULES
 from memrag.trace import (ActivatedEngram, EcphoryDetail, EcphoryRound, NeuroPathDetail, NeuroPathHop,
                           PathCandidate, RankedChunk, Trace)
 
@@ -152,7 +153,7 @@ def test_best_fate_picks_the_chunk_that_got_furthest():
     assert best_fate(entries)["chunk_id"] == 3
     assert fate_order("in the context") < fate_order(ecphory_outside_context(0)) < fate_order(ecphory_outside_context(2))
     assert fate_order(ecphory_outside_context(2)) < fate_order("never activated") < fate_order(NOT_IN_MEMORY)
-    assert [fate_order(f) for f in NEUROPATH_FATES] == sorted(fate_order(f) for f in NEUROPATH_FATES)
+    assert [fate_order(f) for f in NEUROPATH_RULES.family] == sorted(fate_order(f) for f in NEUROPATH_RULES.family)
     with pytest.raises(ValueError):
         best_fate([])
 
@@ -164,3 +165,48 @@ def test_bad_input_is_refused_with_a_reason():
         gold_fate(Trace(method="dense", question="q"), [1], k=0)
     with pytest.raises(ValueError, match="EcphoryRAG trace without"):
         gold_fate(Trace(method="ecphory", question="q"), [1])
+
+
+# ------------------------------------------------------------------ typed records, old files
+def test_every_fate_in_the_committed_summaries_maps_onto_a_declared_record():
+    import json
+    from pathlib import Path
+
+    from memrag.eval.gold import fate_record
+    from memrag.methods.fate_kit import UnknownFate
+
+    root = Path(__file__).resolve().parent.parent
+    summaries = sorted([*root.glob("docs/runs/*/summary.json"), *root.glob("sample_corpus/**/summary.json")])
+    seen = 0
+    for path in summaries:
+        for method, entry in json.loads(path.read_text(encoding="utf-8"))["methods"].items():
+            for sentence in entry.get("gold_fate", {}):
+                record = fate_record({"fate": sentence}, method)
+                assert not isinstance(record.kind, UnknownFate), (path, method, sentence)
+                seen += 1
+    assert len(summaries) >= 20 and seen >= 150
+
+
+def test_legacy_and_templated_sentences_read_back_as_records_with_their_round():
+    from memrag.eval.gold import fate_record
+    from memrag.methods.ecphory.fates import EcphoryFate
+
+    old = fate_record({"fate": "activated in round 2 then re-ranked out", "chunk_id": 4, "rank": 9}, "ecphory")
+    assert (old.kind, old.round, old.chunk_id, old.rank) == (EcphoryFate.ACTIVATED_OUTSIDE, 2, 4, 9)
+    assert old.fate == ecphory_outside_context(2)  # shown in today's words
+    now = fate_record({"fate": ecphory_outside_context(11)})
+    assert (now.kind, now.round) == (EcphoryFate.ACTIVATED_OUTSIDE, 11)
+    unknown = fate_record({"fate": "eaten by a grue"})
+    assert unknown.fate == "eaten by a grue" and unknown.order == fate_order(NOT_IN_MEMORY)
+
+
+def test_records_carry_the_hop_and_round_that_decided_them():
+    from memrag.eval.gold import gold_fate_records
+
+    got = {r.chunk_id: r for r in gold_fate_records(neuropath_trace(), [3, 4, 9, 2], k=2)}
+    assert (got[3].hop, got[3].path_id) == (1, "h1.2")  # shown at hop 1 on path h1.2, dropped
+    assert (got[9].hop, got[9].path_id) == (1, "h1.3")  # judged valid at hop 1, re-listing dropped at 2
+    assert (got[4].hop, got[4].path_id, got[4].score) == (1, "h1.30", 0.35)  # the better pruned path
+    assert got[2].hop == 2  # no path touches it: the last hop run
+    ec = {r.chunk_id: r for r in gold_fate_records(ecphory_trace(), [12], k=2)}
+    assert ec[12].round == 2 and ec[12].fate == ecphory_outside_context(2)

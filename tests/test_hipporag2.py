@@ -9,10 +9,13 @@ from hand_vectors import DIM, unit, vec
 from scripted import HashEmbedder, ScriptedLLM
 
 from memrag.config import HippoRAG2Params
-from memrag.eval.gold import HIPPO_BEYOND, HIPPO_IN_TOP_K, HIPPO_UNREACHED, gold_fate
+from memrag.eval.gold import gold_fate
+from memrag.methods.hipporag2.fates import HippoRAG2Fate
+
+HIPPO_IN_TOP_K, HIPPO_BEYOND, HIPPO_UNREACHED = (k.info.sentence for k in HippoRAG2Fate)
 from memrag.index.memory import ChunkRow, DocRow, EngramRow, Memory, TripleRow
 from memrag.index.normalise import entity_key
-from memrag.methods import hipporag2
+from memrag.methods.hipporag2 import search as hipporag2
 from memrag.methods.base import QueryContext
 from memrag.trace import Trace
 from memrag.viz.legend import legend_items

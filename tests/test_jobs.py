@@ -176,12 +176,16 @@ def test_ask_work_reports_each_llm_call():
 def test_expected_calls():
     assert estimates.expected_ask_calls(["dense"]) == 1
     assert estimates.expected_ask_calls(["ecphory", "dense"]) == 3
-    assert estimates.expected_ask_calls(["neuropath"], max_hops=3) == 5
+    assert estimates.expected_ask_calls(["neuropath"], {"neuropath": {"max_hops": 3}}) == 5
     # HippoRAG 2: its recognition call and its answer; no query-entity call to share in compare mode
     assert estimates.expected_ask_calls(["hipporag2"]) == 2
     assert estimates.expected_compare_calls("hipporag2") == 4
     assert estimates.expected_compare_calls("ecphory") == 3  # the query-entity call is made once
-    assert estimates.expected_compare_calls("neuropath", max_hops=2) == 7
+    assert estimates.expected_compare_calls("neuropath", [{"max_hops": 2}, {"max_hops": 2}]) == 7
+    # each side's own parameters: 1 + 2 hops, the query-entity call once, two answers
+    assert estimates.expected_compare_calls("neuropath", [{"max_hops": 1}, {"max_hops": 2}]) == 6
+    # the retrieval-only HippoRAG 2 calls the model for its answer alone
+    assert estimates.expected_ask_calls(["hipporag2"], {"hipporag2": {"recognition": False}}) == 1
 
 
 def test_job_llm_passes_probability_requests_and_the_capability_on():

@@ -29,9 +29,9 @@ from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams, NeuroPathParams
 from memrag.index.readers import Document
 from memrag.index.memory import ChunkRow, DocRow, EngramRow, Memory, TripleRow
-from memrag.methods import neuropath
+from memrag.methods.neuropath import search as neuropath
 from memrag.methods.base import EmptyMemoryError, QueryContext
-from memrag.methods.paths import strip_path_refs, verbatim_keys
+from memrag.methods.neuropath.paths import strip_path_refs, verbatim_keys
 from memrag.index.normalise import entity_key
 from memrag.trace import Trace
 from scripted import HashEmbedder, LLMUnavailable, ScriptedLLM
@@ -535,7 +535,7 @@ def test_ask_end_to_end_on_a_built_memory():
 
 # ---------------------------------------------------------------- where D_p goes (dp_position)
 def test_place_dp_orders_by_hand():
-    from memrag.methods.neuropath import place_dp
+    from memrag.methods.neuropath.search import place_dp
 
     dp, de = ["p1", "p2", "p3"], ["c1", "c2", "c3", "c4"]
     assert place_dp(dp, de, "first") == ["p1", "p2", "p3", "c1", "c2", "c3", "c4"]

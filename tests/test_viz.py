@@ -378,7 +378,7 @@ def test_dense_graph_draws_the_head_of_the_ranking():
 
 
 def step_trace() -> Trace:
-    t = Trace("neuropath", "q")
+    t = Trace("neuropath", "q", neuropath=NeuroPathDetail())  # the step picture reads a trace's detail
     for kind in ("seeds", "hop", "hop"):
         t.add_step(kind, kind.title())
     t.nodes = [GraphNode("e:a", "A", "entity", step=0, role="seed"), GraphNode("e:b", "B", "entity", step=1),

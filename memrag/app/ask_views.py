@@ -3,13 +3,11 @@ method's overview graph and detail tabs, the LLM call inspector, the traces down
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 import pandas as pd
 import streamlit as st
 
-from memrag.app import hipporag2_views
 from memrag.app.ask_result import AskResult
 from memrag.app.question_gold import FateLine, Gold, gold_fate_line, gold_fates, gold_of, gold_scores
 from memrag.app.state import METHOD_LABELS
@@ -19,8 +17,7 @@ from memrag.index.memory import Memory
 from memrag.methods import registry
 from memrag.tracefile import traces_file_name, traces_json
 from memrag.trace import Trace, token_sum
-from memrag.explain import activation
-from memrag.viz import charts, tables, trace_graphs, words
+from memrag.viz import charts, tables, words
 from memrag.viz.safe_text import clip, escape_markdown
 
 
@@ -67,8 +64,9 @@ def _open_step(key: str, method: str, line: FateLine) -> None:
     """Select the method's detail, the tab and the step that show where a gold passage was lost."""
     st.session_state[f"{key}_pick"] = method
     st.session_state[f"{key}_{method}_tabs"] = line.tab
-    if line.step is not None:
-        st.session_state[f"{key}_{method}_{'np' if method == 'neuropath' else 'ec'}_step"] = line.step
+    step_key = registry.get(method).views.step_key
+    if line.step is not None and step_key:
+        st.session_state[f"{key}_{method}_{step_key}_step"] = line.step
 
 
 def fate_line(trace: Trace, gold: Gold, memory: Memory | None, key: str | None) -> None:
@@ -85,9 +83,7 @@ def fate_line(trace: Trace, gold: Gold, memory: Memory | None, key: str | None) 
 
 
 def _step_name(trace: Trace, step: str | int) -> str:
-    if isinstance(step, int) and trace.ecphory is not None:
-        return trace_graphs.ecphory_steps(trace)[min(step, len(trace_graphs.ecphory_steps(trace)) - 1)]
-    return str(step)
+    return registry.get(trace.method).views.step_name(trace, step)
 
 
 def answer_card(trace: Trace, gold: Gold | None, memory: Memory | None, title: str | None = None,
@@ -159,48 +155,14 @@ def comparison(traces: Sequence[Trace], gold: Gold | None, memory: Memory | None
 
 
 def overview_graph(trace: Trace, gold: Gold | None, height: int = 420) -> None:
-    """One picture per method for the side-by-side view (METHOD_VIEWS): NeuroPath's paths,
+    """One picture per method for the side-by-side view (its views module): NeuroPath's paths,
     EcphoryRAG's activation, HippoRAG 2's PageRank; dense gets its ranked head as a table (its graph,
     a star of question → passages, says no more, and every graph frame costs the browser ~0.3 s
     while the others draw)."""
     try:
-        METHOD_VIEWS[trace.method].overview(trace, gold.chunk_ids if gold else None, height)
+        registry.get(trace.method).views.overview(trace, gold.chunk_ids if gold else None, height)
     except (ValueError, TypeError, KeyError, OverflowError) as e:  # a trace from a file the checks let by
         st.warning(escape_markdown(f"This trace's picture cannot be drawn: {clip(str(e), 300)}"))
-
-
-def overview_dense(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
-    st.caption("Dense: the passages nearest the question (the graph is under details).")
-    head = tables.ranked_table(trace, ids, limit=10)
-    # narrow column: the rank as the index, and only what compares with the graphs beside it
-    # gold as a star on the title: a narrow column has no room for a third, cut-off column
-    head["title"] = [("★ " if g else "") + t for t, g in zip(head["title"], head["gold"])]
-    st.dataframe(head.set_index("position")[["title", "score"]], height=height, column_config={
-        "title": st.column_config.TextColumn(help="★ = a chunk of a gold passage")})
-
-
-def _method_picture(trace: Trace, ids: Iterable[int] | None, height: int, drawable: bool) -> None:
-    """The method's own picture (the registry's renderer), or its ranking as a dense graph when
-    the trace holds nothing to draw."""
-    if drawable:
-        graph(registry.get(trace.method).renderer(trace, gold_chunk_ids=ids, height=height), height,
-              name=f"{trace.method}-overview")
-    else:
-        graph(trace_graphs.dense_graph(trace, gold_chunk_ids=ids, height=height), height, name=f"{trace.method}-ranking")
-
-
-def overview_neuropath(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
-    d = trace.neuropath
-    if d is not None and not d.hops:
-        # no hop ran: say why the picture is a dense ranking rather than paths
-        st.info("NeuroPath fell back to dense retrieval: no query entities." if d.fallback_dense else
-                f"NeuroPath tracked no path ({d.stop_reason or 'no hop ran'}): the ranking shown is "
-                "post-retrieval completion alone.")
-    _method_picture(trace, ids, height, drawable=d is not None and bool(d.hops))
-
-
-def overview_ecphory(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
-    _method_picture(trace, ids, height, drawable=trace.ecphory is not None)
 
 
 # ------------------------------------------------------------------ one trace in detail
@@ -226,7 +188,7 @@ def _deviations_tab(trace: Trace, gold: Gold | None, memory: Memory | None, ids:
 # The tabs of one trace, in order, each with its view: a label without a view is an error, never
 # another tab's view.
 DETAIL_TABS: dict[str, DetailTab] = {
-    "Retrieval": lambda trace, gold, memory, ids, key: METHOD_VIEWS[trace.method].detail(trace, ids, key),
+    "Retrieval": lambda trace, gold, memory, ids, key: registry.get(trace.method).views.detail(trace, ids, key),
     "Ranked passages": lambda trace, gold, memory, ids, key: ranked_view(trace, ids, key),
     "Tokens": _tokens_tab,
     "LLM calls": lambda trace, gold, memory, ids, key: llm_inspector(trace, key),
@@ -271,103 +233,6 @@ def ranked_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
         c = trace.chunk(cid)
         st.text(c.title)
         st.text(c.text)
-
-
-def dense_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
-    graph(trace_graphs.dense_graph(trace, gold_chunk_ids=gold_ids), 420, name="dense-ranking")
-
-
-def neuropath_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
-    d = trace.neuropath
-    if d is None:
-        st.info("This trace has no NeuroPath detail.")
-        return
-    text(", ".join(d.query_entities) or "(none)", prefix="**Query entities:** ")
-    st.dataframe(frame([{"query entity": s.query_entity, "seed": s.name, "similarity": round(s.similarity, 3),
-                       "origin": s.origin, "accepted": s.accepted,
-                       "coreference members": ", ".join(f"{m.name} ({m.similarity:.2f})" for m in s.coref)}
-                      for s in d.seeds], ["query entity", "seed", "similarity", "origin", "accepted",
-                                          "coreference members"]), hide_index=True)
-    if d.fallback_dense:
-        st.info("No query entities: NeuroPath fell back to dense retrieval.")
-    steps = [f"Hop {h.hop}" for h in d.hops] + ["All hops", "Completion"]
-    step_key = f"{key}_np_step"  # the gold line's button may have chosen the step already
-    pick = st.segmented_control("step", steps, default=None if step_key in st.session_state else steps[0],
-                                key=step_key) or steps[0]
-    if pick.startswith("Hop "):
-        h = next(x for x in d.hops if x.hop == int(pick.split()[1]))
-        st.caption(escape_markdown(f"{h.new_count} new path(s), {h.pruned_count} pruned"
-                                   + (", listing capped" if h.capped else "")
-                                   + ("; the model asked for another hop" if h.continue_ else
-                                      "; the model said it had enough")),
-                   help=words.GOES_ON.help)
-        text(h.goal, prefix="**Goal:** ")
-        text(h.reasoning_chain or "(none)", prefix="**Reasoning chain:** ")
-        text(h.expansion_requirement or "(none)", prefix="**Expansion requirement:** ")
-        st.caption(escape_markdown(f"The model kept paths {_numbers(h.valid_ids)}, chose to extend "
-                                   f"{_numbers(h.expand_ids)}" + (f", and named {_numbers(h.invalid_ids)}, which "
-                                                                  "match no listed path" if h.invalid_ids else "")
-                                   + "."), help=words.PATH_NUMBERS.help)
-        if h.failed:
-            st.warning(escape_markdown(f"Tracking failed at this hop: {h.failure}"))
-        graph(trace_graphs.neuropath_hop_graph(trace, h.hop, gold_chunk_ids=gold_ids), 560, name=f"neuropath-hop-{h.hop}")
-        wrapped_table(tables.candidates_table(h), ["path"], help={"fate": words.PATH_FATE_HELP})
-    elif pick == "All hops":
-        graph(trace_graphs.neuropath_overview(trace, gold_chunk_ids=gold_ids), 600, name="neuropath-all-hops")
-    else:
-        st.caption(escape_markdown(f"Tracking stopped: {d.stop_reason or 'n/a'}. First the "
-                                   f"{words.KEPT_PATH_PASSAGES.label} (chunks {_numbers(d.dp_chunk_ids)}), then the "
-                                   f"{words.COMPLETION_PASSAGES.label}, searching with the text below."),
-                   help=f"{words.KEPT_PATH_PASSAGES.label}: {words.KEPT_PATH_PASSAGES.help}. "
-                        f"{words.COMPLETION_PASSAGES.label}: {words.COMPLETION_PASSAGES.help}.")
-        text(d.de_query or "(no completion query)")
-        st.dataframe(tables.ranked_table(trace, gold_ids, limit=20), hide_index=True)
-
-
-def _numbers(ids: Sequence[int]) -> str:
-    return ", ".join(str(i) for i in ids) or "none"
-
-
-def ecphory_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
-    d = trace.ecphory
-    if d is None:
-        st.info("This trace has no EcphoryRAG detail.")
-        return
-    text(", ".join(d.cues) or "(none)", prefix="**Cues:** ")
-    names = {a.engram_id: a.name for a in [*d.initial, *d.final, *(a for r in d.rounds for a in r.new),
-                                           *(a for r in d.rounds for a in r.centroid_neighbours)]}
-    if d.cue_hits:
-        st.dataframe(frame([{"cue": cue, "engrams it activated": activation.names_counted([names.get(e, str(e))
-                                                                                           for e in hits])}
-                          for cue, hits in d.cue_hits.items()], ["cue", "engrams it activated"]), hide_index=True)
-    steps = trace_graphs.ecphory_steps(trace)
-    step_key = f"{key}_ec_step"
-    step = st.select_slider(words.ACTIVATION_STEP.label, options=list(range(len(steps))),
-                            value=None if step_key in st.session_state else len(steps) - 1,
-                            format_func=lambda i: steps[i], key=step_key, help=words.ACTIVATION_STEP.help)
-    graph(trace_graphs.ecphory_activation_graph(trace, step, gold_chunk_ids=gold_ids), 600,
-          name=f"ecphory-step-{step}")
-    st.dataframe(frame([{"round": r.round,
-                         "seeds": ", ".join(activation.seed_text(x) for x in activation.merged_seeds(r, names)),
-                         "new entities": activation.new_in_round(d, r.round).entities,
-                         **{f"new engrams by {o}": r.new_counts.get(o, 0) for o in ("semantic", "graph")},
-                         "note": r.note} for r in d.rounds],
-                       ["round", "seeds", "new entities", "new engrams by semantic", "new engrams by graph", "note"]),
-                 hide_index=True, column_config={
-                     "seeds": st.column_config.TextColumn(help="one entry per entity: ×n = n of its engrams "
-                                                               "(mentions) were seeds; their weights summed"),
-                     "new entities": st.column_config.NumberColumn(help=words.ENGRAMS_AND_ENTITIES)})
-    if d.rounds:
-        rn = st.selectbox("centroid neighbourhood of round", [r.round for r in d.rounds], key=f"{key}_ec_round")
-        r = next(x for x in d.rounds if x.round == rn)
-        scores = r.centroid_scores + [None] * (len(r.centroid_neighbours) - len(r.centroid_scores))
-        st.dataframe(frame([{"engram": a.name, "type": a.type, "cosine to centroid": s,
-                           "similarity to question": round(a.similarity, 3), "first activated": a.round,
-                           "origin": a.origin} for a, s in zip(r.centroid_neighbours, scores)]), hide_index=True)
-    st.caption("Final ranking: the re-ranked engrams given to the answer step (one per entity).")
-    st.dataframe(frame([{"rank": i + 1, "engram": a.name, "type": a.type, "similarity": round(a.similarity, 3),
-                       "round": a.round, "origin": a.origin, "via": a.via, "chunk": a.chunk_id,
-                       "description": a.description} for i, a in enumerate(d.final)]), hide_index=True)
 
 
 def llm_inspector(trace: Trace, key: str) -> None:
@@ -425,19 +290,3 @@ def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> N
     # a callable: the ~200 KB of JSON is made when clicked, not sent with every rerun of the page
     st.download_button("Download these traces (JSON)", lambda: traces_json(traces, meta), file_name=traces_file_name(traces, meta),
                        mime="application/json", key=f"{key}_download")
-
-
-# ------------------------------------------------------------------ each method's views
-@dataclass(frozen=True)
-class MethodViews:
-    detail: Callable[[Trace, Iterable[int] | None, str], None]  # the Retrieval tab: trace, gold ids, key
-    overview: Callable[[Trace, Iterable[int] | None, int], None]  # the side-by-side picture: trace, gold ids, height
-
-
-# Keyed by the registry's names; a test fails for a registered method without its views here.
-METHOD_VIEWS: dict[str, MethodViews] = {
-    "dense": MethodViews(dense_view, overview_dense),
-    "neuropath": MethodViews(neuropath_view, overview_neuropath),
-    "ecphory": MethodViews(ecphory_view, overview_ecphory),
-    "hipporag2": MethodViews(hipporag2_views.detail, hipporag2_views.overview),
-}

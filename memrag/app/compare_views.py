@@ -77,7 +77,7 @@ def compare_mode(memory: Memory, question: str, record: dict[str, Any] | None, r
         st.caption(escape_markdown(compare.preset(method, name).about))
     st.button("Start both from the paper's settings", on_click=_apply_preset, args=(method, True),
               disabled=name == CUSTOM, key="cmp_from_paper",
-              help="The ablation on top of the paper's settings (config.PAPER_SETTINGS) instead of your "
+              help="The ablation on top of the paper's settings (each method's paper settings) instead of your "
                    "sidebar parameters.")
     with st.expander("Edit the two parameter sets"):
         st.button("Reset both to the ablation", on_click=_apply_preset, args=(method,), disabled=name == CUSTOM)
@@ -102,8 +102,7 @@ def compare_mode(memory: Memory, question: str, record: dict[str, Any] | None, r
             "retrieval, ranked passages and recall; each side says which calls replayed and which would need "
             "the model."))
     else:
-        hops = max(getattr(p, "max_hops", 2) for p in (a, b))
-        eta = estimates.compare_estimate(method, backend, hops)
+        eta = estimates.compare_estimate(method, backend, (a, b))
         st.caption(escape_markdown(f"Both sets live: {eta.text()} on {backend}."))
 
     job = jobs.get_job(state.compare_job)
@@ -119,8 +118,7 @@ def compare_mode(memory: Memory, question: str, record: dict[str, Any] | None, r
                                         [Variant(la, a), Variant(lb, b)])
             mode, model = ("live", llm.model) if live else ("recorded", rec.model)
             job = app_state.start_job("compare", f"comparing two {METHOD_LABELS[method]} parameter sets", work,
-                                 estimate_s=estimates.compare_estimate(
-                                     method, backend, max(getattr(p, "max_hops", 2) for p in (a, b))).seconds
+                                 estimate_s=estimates.compare_estimate(method, backend, (a, b)).seconds
                                  if live else 5.0,
                                  meta={"backend": llm.backend, "question": question, "record": record,
                                        "mode": mode, "model": model, "method": method})

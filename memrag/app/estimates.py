@@ -14,18 +14,25 @@ No streamlit here: the pages, the sidebar and the jobs all read the same numbers
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from memrag.llm.base import LLM, Completion, Message
+from memrag.methods import registry
+from memrag.methods.spec import SHARED_STAGES
 
 # Default rates (prompt, completion tokens per second) before any call here was measured:
 # the embedded 1.5B model on 2 cores, and a typical Ollama / server GPU or many-core CPU.
 DEFAULT_RATES: dict[str, tuple[float, float]] = {"embedded": (40.0, 10.0), "other": (400.0, 40.0)}
-# Typical (fresh prompt, completion) tokens of one call, by stage family, until measured here.
+# Typical (fresh prompt, completion) tokens of one call, by stage family, until measured here; each
+# method's spec adds its own stages' (typical_tokens_table).
 TYPICAL_TOKENS: dict[str, tuple[float, float]] = {
-    "index.extract": (900.0, 250.0), "query.entities": (350.0, 30.0), "neuropath.track": (1400.0, 200.0),
-    "hipporag2.recognition": (500.0, 40.0), "answer": (1600.0, 120.0)}
+    "index.extract": (900.0, 250.0), "query.entities": (350.0, 30.0), "answer": (1600.0, 120.0)}
+
+
+def typical_tokens_table() -> dict[str, tuple[float, float]]:
+    return {**TYPICAL_TOKENS, **{k: v for spec in registry.methods() for k, v in spec.stage_tokens.items()}}
 FIRST_ESTIMATE = "first estimate, not yet measured on this machine"
 
 
@@ -42,7 +49,7 @@ def seconds_text(s: float | None) -> str:
 
 
 def _family(stage: str) -> str:
-    for family in TYPICAL_TOKENS:
+    for family in typical_tokens_table():
         if stage == family or stage.startswith(family + "."):
             return family
     return stage
@@ -149,7 +156,8 @@ class Throughput:
             t = self._tokens.get(family)
             if t and t[0]:
                 return t[1] / t[0], t[2] / t[0]
-        return TYPICAL_TOKENS.get(family, TYPICAL_TOKENS["answer"])
+        table = typical_tokens_table()
+        return table.get(family, table["answer"])
 
     def call_seconds(self, stage: str, backend: str) -> float:
         prompt, completion = self.typical_tokens(stage)
@@ -178,27 +186,47 @@ class ObservedLLM:
 
 
 # ------------------------------------------------------------------ what the pages ask for
-def expected_ask_calls(methods: list[str] | tuple[str, ...], max_hops: int = 2) -> int:
-    """LLM calls a live ask usually makes: the shared query-entity call, NeuroPath's tracking
-    hops, HippoRAG 2's recognition call and one answer per method (retries come on top)."""
-    return len(_ask_stages(methods, max_hops))
+# Method → its parameters (dataclass or dict; a method left out runs with its defaults).
+ParamsByMethod = Mapping[str, Any]
 
 
-def _ask_stages(methods: list[str] | tuple[str, ...], max_hops: int) -> list[str]:
+def _method_stages(method: str, params: ParamsByMethod | None) -> tuple[str, ...]:
+    """The LLM stages one method makes before its answer, as its spec says for these parameters."""
+    return registry.get(method).expected_stages(registry.params_of(method, (params or {}).get(method)))
+
+
+def _ask_stages(methods: Sequence[str], params: ParamsByMethod | None) -> list[str]:
+    """One answer per method, each method's own stages, and a shared stage (the query-entity call)
+    once however many methods need it."""
     stages = ["answer"] * len(methods)
-    if "neuropath" in methods or "ecphory" in methods:
-        stages.append("query.entities")
-    if "neuropath" in methods:
-        stages += ["neuropath.track"] * max_hops
-    if "hipporag2" in methods:
-        stages.append("hipporag2.recognition")
+    shared: set[str] = set()
+    for m in methods:
+        for stage in _method_stages(m, params):
+            if stage in SHARED_STAGES:
+                shared.add(stage)
+            else:
+                stages.append(stage)
+    return stages + [s for s in SHARED_STAGES if s in shared]
+
+
+def expected_ask_calls(methods: Sequence[str], params: ParamsByMethod | None = None) -> int:
+    """LLM calls a live ask usually makes: the shared query-entity call, each method's own stages
+    (NeuroPath's tracking hops, HippoRAG 2's recognition call …) and one answer per method
+    (retries come on top)."""
+    return len(_ask_stages(methods, params))
+
+
+def _compare_stages(method: str, variants: Sequence[Any]) -> list[str]:
+    """Compare mode: the method under each parameter set; a shared stage is made once."""
+    stages: list[str] = []
+    for v in variants:
+        stages += [s for s in _ask_stages([method], {method: v}) if s not in SHARED_STAGES or s not in stages]
     return stages
 
 
-def expected_compare_calls(method: str, sides: int = 2, max_hops: int = 2) -> int:
-    """Compare mode: the method under `sides` parameter sets; the query-entity call is shared."""
-    stages = _ask_stages([method], max_hops)
-    return sides * len(stages) - (sides - 1) * ("query.entities" in stages)
+def expected_compare_calls(method: str, variants: Sequence[Any] = (None, None)) -> int:
+    """Compare mode: the method under each of `variants` (parameter sets; None = defaults)."""
+    return len(_compare_stages(method, variants))
 
 
 def build_estimate(chunks: int, backend: str, parallel: int = 1, throughput: Throughput = THROUGHPUT) -> Estimate:
@@ -208,20 +236,19 @@ def build_estimate(chunks: int, backend: str, parallel: int = 1, throughput: Thr
     return Estimate(chunks * per / lanes, throughput.rates(backend))
 
 
-def ask_estimate(methods: list[str] | tuple[str, ...], backend: str, max_hops: int = 2, *, answer: bool = True,
-                 throughput: Throughput = THROUGHPUT) -> Estimate:
+def ask_estimate(methods: Sequence[str], backend: str, params: ParamsByMethod | None = None, *,
+                 answer: bool = True, throughput: Throughput = THROUGHPUT) -> Estimate:
     """A live ask of `methods` (without the answer calls when `answer` is False): its expected
     calls at this machine's measured rates."""
-    stages = [s for s in _ask_stages(methods, max_hops) if answer or s != "answer"]
+    stages = [s for s in _ask_stages(methods, params) if answer or s != "answer"]
     seconds = sum(throughput.call_seconds(s, backend) for s in stages)
     return Estimate(seconds, throughput.rates(backend))
 
 
-def compare_estimate(method: str, backend: str, max_hops: int = 2, throughput: Throughput = THROUGHPUT) -> Estimate:
-    """Compare mode: the method under two parameter sets; the query-entity call is shared."""
-    stages = _ask_stages([method], max_hops) * 2
-    if "query.entities" in stages:
-        stages.remove("query.entities")
+def compare_estimate(method: str, backend: str, variants: Sequence[Any] = (None, None),
+                     throughput: Throughput = THROUGHPUT) -> Estimate:
+    """Compare mode: the method under each parameter set; the query-entity call is shared."""
+    stages = _compare_stages(method, variants)
     return Estimate(sum(throughput.call_seconds(s, backend) for s in stages), throughput.rates(backend))
 
 

@@ -207,14 +207,13 @@ def plan_run(config: EvalConfig, ds: Dataset, backend: str, *, parallel: int = 1
     passages = _passages_to_index(config, ds, todo)
     embed_only = dense_only(config) or config.import_openie is not None
     build, embed = (0, passages) if embed_only else (passages, 0)
-    calls, hops = 0, 0
+    calls = 0
     if not dense_only(config):
-        hops = resolve_params("neuropath", config.params.get("neuropath")).max_hops
-        calls = estimates.expected_ask_calls(config.methods, hops) - (0 if config.answer else len(config.methods))
+        calls = estimates.expected_ask_calls(config.methods, config.params) - (0 if config.answer else len(config.methods))
     if backend == "recorded":
         seconds = RECORDED_SECONDS_PER_QUESTION * len(todo)
     else:
-        per_question = (estimates.ask_estimate(config.methods, backend, hops, answer=config.answer).seconds
+        per_question = (estimates.ask_estimate(config.methods, backend, config.params, answer=config.answer).seconds
                         if calls else 0.0)
         seconds = (estimates.build_estimate(build, backend, parallel).seconds + embed * EMBED_SECONDS_PER_PASSAGE
                    + len(todo) * per_question)

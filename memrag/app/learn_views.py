@@ -25,8 +25,6 @@ from memrag.viz.safe_text import escape_markdown
 
 LAST_ASK = "Your last question"
 DEMO = "A recorded demo question"
-METHOD_TITLES = {"neuropath": "NeuroPath · place cells", "ecphory": "EcphoryRAG · ecphory",
-                 "hipporag2": "HippoRAG 2 · hippocampal index"}
 GRAPH_HEIGHT = 520
 
 
@@ -74,11 +72,11 @@ def pick_traces(path: str | None, memory: Memory | None) -> tuple[dict[str, Trac
 
 def analogy(method: str) -> None:
     """The paper's analogy as a table (our own text: safe as markdown)."""
-    st.markdown(learn.INTROS[method])
+    plan = learn.plans()[method]
+    st.markdown(plan.intro)
     label = registry.get(method).label
     rows = [f"| in the brain | what it is | in {label} | what it is there |", "|---|---|---|---|"]
-    rows += [f"| **{p.brain}** | {p.brain_means} | **{p.method}** | {p.method_means} |"
-             for p in learn.ANALOGIES[method]]
+    rows += [f"| **{p.brain}** | {p.brain_means} | **{p.method}** | {p.method_means} |" for p in plan.analogies]
     st.markdown("\n".join(rows))
 
 
@@ -116,11 +114,16 @@ def replay(trace: Trace, gold_chunk_ids: list[int] | None) -> int:
     return step
 
 
+def _title(method: str) -> str:
+    spec = registry.get(method)
+    return spec.learn_title or spec.label
+
+
 def learn_page(traces: dict[str, Trace], record: dict[str, Any] | None, memory: Memory | None) -> None:
     """Pick a taught method, see its analogy, replay its trace."""
     methods = list(traces)
     method = st.segmented_control("method", methods, default=methods[0], key="learn_method",
-                                  format_func=lambda m: METHOD_TITLES[m]) or methods[0]
+                                  format_func=_title) or methods[0]
     trace = traces[method]
     widgets.text(trace.question, prefix="**Question:** ")
     analogy(method)

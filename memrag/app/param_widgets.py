@@ -13,8 +13,8 @@ from memrag.app.session import PREFIX, WIDGET_PREFIX, bound
 from memrag.config import help_of
 from memrag.methods import registry
 
-PARAM_CLASSES: dict[str, type] = {m.name: m.params for m in registry.METHODS}  # every registered method
-METHOD_LABELS = registry.LABELS  # in display order
+PARAM_CLASSES = registry.LIVE_PARAMS  # every registered method, read now (a method registered later too)
+METHOD_LABELS = registry.LIVE_LABELS  # in display order
 
 
 def value_key(method: str, name: str, scope: str = "") -> str:

@@ -3,17 +3,17 @@ recall and EM/F1 of one trace, and where each gold passage was found or lost."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import pandas as pd
 
-from memrag.eval.gold import NOT_IN_MEMORY, best_fate, gold_fate
+from memrag.eval.gold import gold_fate, gold_fate_records
 from memrag.eval.metrics import exact_match, f1_score, recall_at_k
 from memrag.index.memory import Memory
+from memrag.methods import registry
+from memrag.methods.fate_kit import FateRecord, MissingFate, best_record
 from memrag.trace import Trace
-from memrag.viz import words
 
 
 # ------------------------------------------------------------------ gold
@@ -79,22 +79,12 @@ class FateLine:
     passage: str = ""
 
 
-def _lost_at(trace: Trace, fate: str, detail: str) -> tuple[str, str | int | None]:
-    """Which detail tab (and step) shows a passage's fate."""
-    hop = re.search(r"hop (\d+)", detail)
-    if fate == "recovered only by completion":
-        return "Retrieval", "Completion"
-    if fate in ("shown but not judged valid", "reachable but pruned") and hop:
-        return "Retrieval", f"Hop {hop.group(1)}"
-    if fate == "no seed reaches it within max_hops" and trace.neuropath is not None and trace.neuropath.hops:
-        return "Retrieval", f"Hop {trace.neuropath.hops[-1].hop}"
-    if fate.startswith("activated in round "):
-        return "Retrieval", int(fate.split()[3])  # activation step r = after round r
-    if fate == "never activated":
-        return "Retrieval", 0
-    if fate == NOT_IN_MEMORY:
+def _lost_at(trace: Trace, record: FateRecord) -> tuple[str | None, str | int | None]:
+    """Which detail tab (and step) shows a passage's fate: the method's views read it from the
+    record's hop or round."""
+    if record.kind is MissingFate.NOT_IN_MEMORY:
         return "Gold", None
-    return "Ranked passages", None
+    return registry.get(trace.method).views.lost_at(record, trace)
 
 
 def gold_fate_line(trace: Trace, gold: Gold, memory: Memory | None, k: int = 5) -> FateLine:
@@ -103,27 +93,26 @@ def gold_fate_line(trace: Trace, gold: Gold, memory: Memory | None, k: int = 5) 
     NeuroPath's completion) are named with their fate, and the line points at the view of the
     first one of them."""
     unit = _unit_of(trace, memory)
-    best: dict[str, dict[str, Any]] = {}
-    for doc, entries in _fates_by_doc(gold_fate(trace, gold.chunk_ids, k=k, unit_of=unit), unit).items():
-        best[doc] = best_fate(entries)
+    best: dict[str, FateRecord] = {}
+    for doc, records in _fates_by_doc(gold_fate_records(trace, gold.chunk_ids, k=k, unit_of=unit), unit).items():
+        best[doc] = best_record(records)
     titles = {d.doc_id: d.title for d in memory.documents} if memory is not None else {}
-    found = [d for d in gold.gold_docs if d in best and best[d]["fate"] in words.GOLD_FOUND_CLEANLY]
-    in_top = [d for d in gold.gold_docs if d in best and best[d]["rank"] is not None and best[d]["rank"] <= k]
+    found = [d for d in gold.gold_docs if d in best and best[d].clean]
+    in_top = [d for d in gold.gold_docs if d in best and best[d].rank is not None and best[d].rank <= k]
     text = f"{len(in_top)} of {len(gold.gold_docs)} gold passages in the top {k}"
     caveats = [d for d in gold.gold_docs if d not in found]
-    parts = [f"{titles.get(d, d)}: " + (words.gold_fate_short(best[d]["fate"]) if d in best
-                                         else words.gold_fate_short(NOT_IN_MEMORY)) for d in caveats]
+    missing = FateRecord(None, MissingFate.NOT_IN_MEMORY)
+    parts = [f"{titles.get(d, d)}: " + best.get(d, missing).short for d in caveats]
     line = FateLine("; ".join([text, *parts]))
     if caveats:
         first = caveats[0]
         line.passage = titles.get(first, first)
-        line.tab, line.step = (_lost_at(trace, best[first]["fate"], best[first]["detail"]) if first in best
-                               else ("Gold", None))
+        line.tab, line.step = _lost_at(trace, best.get(first, missing))
     return line
 
 
-def _fates_by_doc(rows: list[dict[str, Any]], unit: Callable[[int], str]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
-        out.setdefault(unit(r["chunk_id"]), []).append(r)
+def _fates_by_doc(records: list[FateRecord], unit: Callable[[int], str]) -> dict[str, list[FateRecord]]:
+    out: dict[str, list[FateRecord]] = {}
+    for r in records:
+        out.setdefault(unit(r.chunk_id), []).append(r)
     return out

@@ -22,20 +22,6 @@ INTRO = ("memrag turns your documents into a memory — a knowledge graph of ent
          "paths were followed, which passages reached the answer and why the others did not, next to plain "
          "dense retrieval as the baseline.")
 
-# One line per graph method, in our own words; methods the registry does not hold are left out.
-ANALOGIES: dict[str, str] = {
-    "neuropath": ("**NeuroPath** — entities are place cells and triples their place fields: from the question's "
-                  "entities it plans a route through the graph (preplay), keeps only the paths that serve the "
-                  "goal, then goes back over them to fill the gaps (replay)."),
-    "ecphory": ("**EcphoryRAG** — every mention of an entity is an engram: the question's cues activate some, "
-                "activation spreads to associated engrams, and the ones that light up most are re-ranked into "
-                "the memory recalled."),
-    "hipporag2": ("**HippoRAG 2** — the graph plays the hippocampal index beside the language model's "
-                  "neocortex: the question's entities and passages seed a personalized PageRank walk, the index "
-                  "completing the pattern from a partial cue."),
-}
-
-
 def methods_line() -> str:
     """'Methods here: NeuroPath, EcphoryRAG and Dense.' — read from the registry now."""
     labels = list(registry.LABELS.values())
@@ -44,7 +30,8 @@ def methods_line() -> str:
 
 
 def analogies() -> list[str]:
-    return [line for name, line in ANALOGIES.items() if name in registry.LABELS]
+    """One line per graph method, in our own words (each spec's `start_line`), in display order."""
+    return [registry.get(name).start_line for name in registry.display_order() if registry.get(name).start_line]
 
 
 def sample_ready() -> bool:

@@ -90,8 +90,7 @@ def ask_work(memory: Memory, question: str, llm: LLM, embedder: Any, methods: li
     from memrag.ask import ask
 
     def work(job: Job) -> Any:
-        hops = getattr(params.get("neuropath"), "max_hops", 2) if params.get("neuropath") is not None else 2
-        wrapped = JobLLM(llm, job, expected_calls=expected_ask_calls(methods, hops))
+        wrapped = JobLLM(llm, job, expected_calls=expected_ask_calls(methods, params))
         job.report("start", {"methods": list(methods)}, total=wrapped.expected_calls, done=0,
                    note="embedding the question")
         return ask(memory, question, llm=wrapped, embedder=embedder, methods=methods, params=params,
@@ -107,8 +106,7 @@ def compare_work(memory: Memory, question: str, llm: Any, embedder: Any, method:
         raise ValueError(f"compare mode is for {', '.join(ablations.METHODS)}, not {method!r}")
 
     def work(job: Job) -> list[ablations.Variant]:
-        hops = max((getattr(v.params, "max_hops", 0) for v in variants), default=0) or 2
-        wrapped = JobLLM(llm, job, expected_calls=expected_compare_calls(method, len(variants), hops))
+        wrapped = JobLLM(llm, job, expected_calls=expected_compare_calls(method, [v.params for v in variants]))
         job.report("start", {"method": method}, total=wrapped.expected_calls, done=0, note="embedding the question")
         return ablations.run_variants(memory, question, wrapped, embedder, method, variants)
 

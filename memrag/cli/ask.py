@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from memrag.ask import METHODS
+from memrag.methods import registry
 from memrag.cli.common import add_backend_args, settings_from
 from memrag.durable import write_atomic
 from memrag.trace import token_sum
@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p = sub.add_parser("ask", help="ask a memory a question with one or all methods, or show a traces file")
     p.add_argument("question", nargs="?", help="the question (not with --open)")
     p.add_argument("--memory", type=Path, help="memory folder (needed unless --open)")
-    p.add_argument("--method", default="all", choices=[*METHODS, "all"])
+    p.add_argument("--method", default="all", choices=[*registry.names(), "all"])
     p.add_argument("--live", action="store_true",
                    help="run on the current backend even when the memory ships recordings of this question")
     p.add_argument("--params", default="{}", help='JSON: {"neuropath": {"max_hops": 3}, ...}')
@@ -111,7 +111,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             llm, choice = make_llm(settings_from(args))
             mode, model = "live", choice.model
             print(choice.describe(), file=sys.stderr)
-        methods = list(METHODS) if args.method == "all" else [args.method]
+        methods = list(registry.names()) if args.method == "all" else [args.method]
         traces = ask(memory, args.question, llm=llm, embedder=embedder, methods=methods, params=params)
     except (LLMError, EmptyMemoryError, store.MemoryFormatError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from memrag.ask import METHODS
+from memrag.methods import registry
 from memrag.cli.common import add_backend_args, settings_from
 from memrag.eval.datasets import DATASET_NAMES, SCOPES
 
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--scope", required=True, choices=SCOPES, help="corpus scope (recorded in every summary)")
     p.add_argument("--limit", type=int, help="the first N questions (default: all)")
     p.add_argument("--methods", default="all",
-                   help="comma-separated, from: " + ", ".join(METHODS) + "; or all (the default)")
+                   help="comma-separated, from: " + ", ".join(registry.names()) + "; or all (the default)")
     p.add_argument("--params", default="{}", help='JSON or a .json file: {"neuropath": {"max_hops": 3}, ...}; '
                    "or a preset: 'paper' (as the papers wrote it: every deviation with a switch off) or 'defaults'")
     p.add_argument("--no-answer", action="store_true", help="retrieval only: no answer step, no EM/F1")
@@ -44,10 +44,10 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
 
 
 def _params(text: str) -> dict:
-    from memrag.config import settings_preset
+    from memrag.methods.registry import settings_preset
 
     if text.strip() in ("paper", "defaults"):
-        return settings_preset(text.strip(), METHODS)
+        return settings_preset(text.strip(), registry.names())
     source = Path(text).read_text(encoding="utf-8") if text.strip().endswith(".json") else text
     params = json.loads(source)
     if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
@@ -67,7 +67,7 @@ def config_from_args(args: argparse.Namespace):
         raise ValueError("--limit must be at least 1")
     methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
     if methods == ("all",):  # the word `ask --method` takes too
-        methods = tuple(METHODS)
+        methods = tuple(registry.names())
     return EvalConfig(dataset=args.dataset, data=data, out=args.out, scope=args.scope, limit=args.limit,
                       methods=methods, corpus=args.corpus, import_openie=args.import_openie, memory=args.memory,
                       answer=not args.no_answer, params=_params(args.params), fate_k=args.fate_k,

@@ -17,7 +17,7 @@ class EvalConfig:
     out: Path
     scope: str = "pooled"
     limit: int | None = None
-    methods: tuple[str, ...] = registry.NAMES
+    methods: tuple[str, ...] = field(default_factory=registry.names)
     corpus: Path | None = None  # MuSiQue corpus file, or the sample documents folder
     import_openie: Path | None = None  # MuSiQue/HippoRAG OpenIE file: the graph without LLM extraction
     memory: Path | None = None  # pooled scopes: open or build the memory here instead of out/memory
@@ -29,8 +29,9 @@ class EvalConfig:
 
 
 def dense_only(config: EvalConfig) -> bool:
-    """A retrieval-only dense run: it reads chunk vectors alone, so no LLM and no graph are needed."""
-    return not config.answer and all(m == "dense" for m in config.methods)
+    """A retrieval-only run of methods that read chunk vectors alone (dense), so no LLM and no graph
+    are needed."""
+    return not config.answer and all(registry.get(m).vectors_only for m in config.methods)
 
 
 @dataclass

@@ -23,13 +23,10 @@ from typing import Any, Sequence
 from memrag.assets import asset_text
 from memrag.eval.stats import bootstrap_ci, mean, paired_win_loss
 from memrag.eval.rundir import REPORT_HTML, SUMMARY, SUMMARY_MD, write_json_atomic
-from memrag.eval.gold import DENSE_FATES, ECPHORY_FATES, HIPPO_FATES, NEUROPATH_FATES, fate_order
+from memrag.eval.gold import fate_family, fate_order
 from memrag.eval.records import (LABELS, PAIRED_SCORES, SCORES, CostPerQuery, MethodSummary, PairedScore,
                                   RunSummary)
-
-# Fates always listed for a method (with zero counts), so runs compare line by line.
-FAMILY_FATES = {"neuropath": NEUROPATH_FATES, "ecphory": ECPHORY_FATES, "hipporag2": HIPPO_FATES,
-                "dense": DENSE_FATES}
+from memrag.methods import registry
 
 
 # ------------------------------------------------------------------ summary.json
@@ -49,7 +46,7 @@ def _scores(rows: list[dict[str, Any]], metric: str) -> list[float] | None:
 
 def _fate_counts(method: str, rows: list[dict[str, Any]]) -> dict[str, int]:
     counts = Counter(f["fate"] for r in rows for f in r["gold_fate"])
-    for fate in FAMILY_FATES.get(method, ()):
+    for fate in fate_family(method):  # always listed (zero counts too), so runs compare line by line
         counts.setdefault(fate, 0)
     return {f: counts[f] for f in sorted(counts, key=lambda f: (fate_order(f), f))}
 
@@ -75,15 +72,16 @@ def _method_summary(method: str, rows: list[dict[str, Any]]) -> MethodSummary:
 def _same_top5_as_dense(methods: list[str], records: list[dict[str, Any]]) -> dict[str, int]:
     """Per method: on how many questions its first five passages are dense's first five (as a set).
     A method that mostly reproduces dense's head has not beaten dense, whatever its scores."""
-    if "dense" not in methods:
+    base = registry.baseline()
+    if base not in methods:
         return {}
     out = {}
     for m in methods:
-        if m == "dense":
+        if m == base:
             continue
         out[m] = sum(1 for r in records
                      if set(r["methods"][m].get("top_passages", [])[:5])
-                     == set(r["methods"]["dense"].get("top_passages", [])[:5]))
+                     == set(r["methods"][base].get("top_passages", [])[:5]))
     return out
 
 

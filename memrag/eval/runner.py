@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from memrag.ask import METHODS, ask, resolve_params, stamp_for
+from memrag.ask import ask, resolve_params, stamp_for
 from memrag.config import IndexParams, params_dict
 from memrag.embed import Embedder
 from memrag.eval import rundir
@@ -46,9 +46,9 @@ from memrag.methods import registry
 def _check_config(config: EvalConfig) -> None:
     if config.scope not in SCOPES:
         raise ValueError(f"unknown corpus scope {config.scope!r}; expected one of {', '.join(SCOPES)}")
-    unknown = [m for m in config.methods if m not in METHODS]
+    unknown = [m for m in config.methods if m not in registry.names()]
     if unknown or not config.methods:
-        raise ValueError(f"unknown or no method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
+        raise ValueError(f"unknown or no method(s) {', '.join(unknown)}; choose from {', '.join(registry.names())}")
     if len(set(config.methods)) != len(config.methods):
         raise ValueError("a method is named twice")
     extra = sorted(set(config.params) - set(config.methods))
@@ -84,7 +84,7 @@ def run_identity(config: EvalConfig, params: dict[str, Any], llm: LLM | None, em
 
 def run_stamp(config: EvalConfig, identity: dict[str, Any], questions: list[Question], passages: list[Passage],
               llm: LLM | None) -> dict[str, Any]:
-    """The reproducibility stamp (DESIGN §8) of the whole run: a question's stamp (its corpus
+    """The reproducibility stamp of the whole run: a question's stamp (its corpus
     named by the run's files below instead), and what the run was asked to do."""
     stamp = dataclasses.asdict(stamp_for(llm, identity["embedder"], params=identity["params"]))
     del stamp["corpus"]
@@ -116,6 +116,18 @@ def _brief(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _current_names(params: dict[str, Any]) -> dict[str, Any]:
+    """A run folder's recorded parameters under today's names (a renamed parameter, such as
+    EcphoryRAG's depth → rounds, reads as its new name); what cannot be read stays as it was."""
+    out = {}
+    for method, p in params.items():
+        try:
+            out[method] = params_dict(registry.params_of(method, p))
+        except (ValueError, TypeError):
+            out[method] = p
+    return out
+
+
 def open_run(out: Path, identity: dict[str, Any], stamp: dict[str, Any]) -> dict[str, Any]:
     """Start run.json, or check that the run in `out` had the same settings and refresh it."""
     path = out / RUN
@@ -124,7 +136,9 @@ def open_run(out: Path, identity: dict[str, Any], stamp: dict[str, Any]) -> dict
             run = json.loads(path.read_text(encoding="utf-8"))
         except ValueError as e:
             raise ValueError(f"{path} is not readable JSON ({e}); it records the run in {out}") from e
-        old = run.get("identity", {})
+        old = dict(run.get("identity", {}))
+        if isinstance(old.get("params"), dict):
+            old["params"] = _current_names(old["params"])
         diff = sorted(k for k in set(old) | set(identity) if old.get(k) != identity.get(k))
         if diff:
             said = "; ".join(f"{k}: {_brief(old.get(k))} → {_brief(identity.get(k))}" for k in diff)

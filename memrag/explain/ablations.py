@@ -1,6 +1,6 @@
 """Compare mode: one question, one method, two parameter sets — the papers' ablations on a user's question.
 
-`PRESETS` names the ablations of both papers as pairs of parameter overrides; `run_variants`
+`PRESETS` (from each method's wing, ablations.py) names the papers' ablations as pairs of parameter overrides; `run_variants`
 runs both variants on one query context (so the query-entity call is made once; the app runs it
 as a background job, memrag.app.work.compare_work); `what_changed` lists the parameters that differ and what that did to the result.
 
@@ -15,134 +15,46 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from memrag.ask import make_stamp, run_method
-from memrag.config import PAPER_SETTINGS, EcphoryParams, NeuroPathParams
 from memrag.index.memory import Memory
 from memrag.methods import registry
 from memrag.methods.base import QueryContext
+from memrag.methods.paper_kit import Preset
 from memrag.llm.recordings import StaleRecording
 from memrag.trace import Trace, token_sum
 from memrag.viz import words
 from memrag.viz.safe_text import clip
 
-METHODS = ("neuropath", "ecphory", "hipporag2")  # the methods with ablations below
-PARAM_CLASSES: dict[str, type] = {m: registry.get(m).params for m in METHODS}
 TOP = 5  # the head of the ranked list compared for chunks gained / lost
 NEEDS_LIVE = "needs 'run live'"
 ANSWER_NOT_RECORDED = "answer not recorded for these settings — run live to answer"
 
 
-@dataclass(frozen=True)
-class Preset:
-    name: str
-    about: str  # what the paper found or why the switch matters (our words)
-    a: dict[str, Any]
-    b: dict[str, Any]
-    a_label: str
-    b_label: str
+def __getattr__(attr: str) -> Any:
+    """Read from the registry now, so a method registered later is in them: METHODS (the methods
+    with ablations), PRESETS (method → its presets), PARAM_CLASSES (method → its parameters)."""
+    if attr == "METHODS":
+        return tuple(s.name for s in registry.methods() if s.ablations_at)
+    if attr == "PRESETS":
+        return {s.name: s.optional(s.ablations_at) for s in registry.methods() if s.ablations_at}
+    if attr == "PARAM_CLASSES":
+        return {s.name: s.params for s in registry.methods() if s.ablations_at}
+    raise AttributeError(attr)
 
 
-def _paper_pair(cls: type, method: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(memrag's defaults, the paper's values) for the parameters where they differ."""
-    ours = {k: getattr(cls(), k) for k in PAPER_SETTINGS[method]}
-    keys = [k for k in ours if ours[k] != PAPER_SETTINGS[method][k]]
-    return {k: ours[k] for k in keys}, {k: PAPER_SETTINGS[method][k] for k in keys}
-
-
-_PAPER_ABOUT = ("memrag's defaults against every deviation with a switch turned off (the deviations table "
-                "lists them): how much of what you see is the paper's method, how much memrag's choices.")
-
-PRESETS: dict[str, list[Preset]] = {
-    "neuropath": [
-        Preset("completion on / off",
-               "NeuroPath's ablation of post-retrieval completion ('replay'): without it the ranked list is only "
-               "the chunks of the paths the model judged valid.",
-               {"completion": True}, {"completion": False}, "completion on", "completion off"),
-        Preset("prune_top 30 / none",
-               "Pruning keeps the 30 new paths most similar to the goal before the model sees them; without it "
-               "every path is listed (still capped at max_listed).",
-               {"prune_top": 30}, {"prune_top": None}, "prune_top 30", "no pruning"),
-        Preset("max hops 2 / 1",
-               "How far path tracking may go: one hop reaches direct neighbours of the seeds only.",
-               {"max_hops": 2}, {"max_hops": 1}, "2 hops", "1 hop"),
-        Preset("max hops 2 / 3",
-               "A third hop lets paths grow one triple further when the model asks to continue.",
-               {"max_hops": 2}, {"max_hops": 3}, "2 hops", "3 hops"),
-        Preset("memrag defaults / as the papers wrote it", _PAPER_ABOUT, *_paper_pair(NeuroPathParams, "neuropath"),
-               "memrag defaults", "as the paper wrote it"),
-        Preset("path passages first / interleaved",
-               "Where the valid paths' chunks go: first (the paper and the official code) or alternating with "
-               "the completion ranking, so the completion's head is not pushed out by a noisy tracker.",
-               {"dp_position": "first"}, {"dp_position": "interleave"}, "path passages first", "interleaved"),
-        Preset("path passages by evidence / first",
-               "Where the valid paths' chunks go: by evidence (fused with the completion rank: a path chunk "
-               "completion also ranks high leads) or first, as the paper and the official code place them.",
-               {"dp_position": "fused"}, {"dp_position": "first"}, "path passages by evidence",
-               "path passages first"),
-    ],
-    "ecphory": [
-        Preset("depth 2 / 0",
-               "EcphoryRAG's depth ablation: depth 0 stops after the initial activation (no associative rounds).",
-               {"depth": 2}, {"depth": 0}, "depth 2", "depth 0"),
-        Preset("depth 2 / 1",
-               "One associative round instead of two.",
-               {"depth": 2}, {"depth": 1}, "depth 2", "depth 1"),
-        Preset("seed_policy moving / paper",
-               "Algorithm 1 as written picks each round's seeds from everything activated, so every round "
-               "repeats the first; 'moving' seeds each round from what the previous round newly activated.",
-               {"seed_policy": "moving"}, {"seed_policy": "paper"}, "moving seeds", "paper seeds"),
-        Preset("graph expansion on / off",
-               "Whether a round also activates the seeds' co-occurrence neighbours, besides the engrams "
-               "nearest the round's centroid.",
-               {"graph_expansion": True}, {"graph_expansion": False}, "graph expansion on",
-               "graph expansion off"),
-        Preset("memrag defaults / as the papers wrote it", _PAPER_ABOUT, *_paper_pair(EcphoryParams, "ecphory"),
-               "memrag defaults", "as the paper wrote it"),
-        Preset("context fused / c_init",
-               "The context list: Algorithm 1's C_init (source chunks of the initial activation, then the "
-               "chunks nearest the question) against a fusion of activation (all rounds) and similarity.",
-               {"context_source": "fused"}, {"context_source": "c_init"}, "fused", "c_init"),
-    ],
-    # memrag's HippoRAG 2 defaults are the paper's settings (PAPER_SETTINGS has nothing to turn off):
-    # side A of each preset is the paper's value; "from the paper's settings" resets the rest.
-    "hipporag2": [
-        Preset("recognition memory on / off (retrieval only)",
-               "HippoRAG 2's recognition-memory ablation: without the LLM filter every retrieved fact seeds "
-               "the graph search, and no LLM call is made before the answer (the cheap variant memrag "
-               "evaluates on every pooled sample).",
-               {"recognition": True}, {"recognition": False}, "recognition on", "retrieval only"),
-        Preset("synonymy threshold 0.8 / 0.9",
-               "Synonymy edges join phrase nodes whose name vectors are at least this alike; a stricter "
-               "threshold links fewer spellings and near-names, so PageRank mass crosses between them less.",
-               {"synonymy_threshold": 0.8}, {"synonymy_threshold": 0.9}, "synonymy ≥ 0.8", "synonymy ≥ 0.9"),
-        Preset("synonymy edges on / off",
-               "No synonymy edges at all: a fact about one spelling of a name cannot reach passages that use "
-               "another.", {"synonymy_neighbours": 100}, {"synonymy_neighbours": 0}, "synonymy on",
-               "no synonymy edges"),
-        Preset("passage seeds 0.05 / none",
-               "HippoRAG 2's dense-passage ablation: with passage_node_weight 0 only the phrases of kept facts "
-               "seed the walk, as in the first HippoRAG; the paper removes passage nodes the same way to "
-               "measure what the dense seeds add.",
-               {"passage_node_weight": 0.05}, {"passage_node_weight": 0.0}, "passage seeds 0.05",
-               "no passage seeds"),
-        Preset("damping 0.5 / 0.85",
-               "How far the walk strays from its seeds: 0.5 is the paper's value, 0.85 the classic PageRank "
-               "one (more mass spreads to nodes far from the seeds).",
-               {"damping": 0.5}, {"damping": 0.85}, "damping 0.5", "damping 0.85"),
-    ],
-}
 CUSTOM = "custom"
 
 
 def preset(method: str, name: str) -> Preset:
-    for p in PRESETS[method]:
+    presets = registry.get(method).optional(registry.get(method).ablations_at) or []
+    for p in presets:
         if p.name == name:
             return p
-    raise KeyError(f"no preset {name!r} for {method}; choose from {[p.name for p in PRESETS[method]]}")
+    raise KeyError(f"no preset {name!r} for {method}; choose from {[p.name for p in presets]}")
 
 
 def paper_params(method: str) -> Any:
-    """The method's parameters as its paper wrote them (defaults with PAPER_SETTINGS)."""
-    return PARAM_CLASSES[method](**PAPER_SETTINGS.get(method, {}))
+    """The method's parameters as its paper wrote them (defaults with its paper settings)."""
+    return registry.paper_params(method)
 
 
 def preset_params(method: str, base: Any, p: Preset) -> tuple[Any, Any]:

@@ -16,7 +16,7 @@ _QUOTES = "\"'“”‘’`"
 
 
 def clean_answer(raw: str) -> str:
-    """The only clean-ups memrag applies to a model's answer (DESIGN §6):
+    """The only clean-ups memrag applies to a model's answer (listed in the README's deviations table):
     a leading "Answer:" marker, surrounding quotes, and a final period."""
     s = " ".join(raw.split())
     s = _ANSWER_MARKER.sub("", s)

@@ -1,63 +1,145 @@
-"""The one list of retrieval methods. The app, the CLI, compare mode and the evaluation read it;
-adding a method means one module in methods/ (its `retrieve` returns a `Trace`) and one entry here.
+"""The one list of retrieval methods. The app, the CLI, compare mode and the evaluation read it.
+
+Adding a method means one wing, memrag/methods/<name>/ (a package whose `SPEC` is a
+`memrag.methods.spec.MethodSpec`), and one line in SPECS below — or one `register()` call for a
+method that lives outside memrag. Each wing's package module is light (its parameters and spec);
+its search, picture and views load on first use.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
-from memrag.config import DenseParams, EcphoryParams, HippoRAG2Params, NeuroPathParams
-from memrag.methods.base import QueryContext
-from memrag.trace import Trace
-
-
-def _resolve(target: str) -> Any:
-    """'package.module:name' → that object, importing the module on first use."""
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
-
-
-@dataclass(frozen=True)
-class Method:
-    name: str  # the id in traces, CLI flags and results files
-    label: str  # what a reader sees
-    params: type  # its parameters dataclass (config.py), with help text per field
-    # 'module:function' names, imported on first use: listing the methods (the CLI's flags and
-    # help) must not load every algorithm and the graph-drawing stack.
-    retrieve_at: str  # (QueryContext, params) -> Trace
-    renderer_at: str  # its trace's overview picture (memrag.viz), HTML + legend
-    # Whether retrieval with these parameters calls the LLM (the answer step aside).
-    uses_llm: Callable[[Any], bool] = lambda params: True
-
-    @property
-    def retrieve(self) -> Callable[[QueryContext, Any], Trace]:
-        return _resolve(self.retrieve_at)
-
-    @property
-    def renderer(self) -> Callable[..., tuple[str, str]]:
-        return _resolve(self.renderer_at)
-
+from memrag.fields import from_dict
+from memrag.methods.spec import MethodSpec, resolve
 
 # Run order: dense first, so a live ask shows the baseline while the graph methods still work.
-METHODS: tuple[Method, ...] = (
-    Method("dense", "Dense", DenseParams, "memrag.methods.dense:retrieve", "memrag.viz.trace_graphs:dense_graph", uses_llm=lambda p: False),
-    Method("neuropath", "NeuroPath", NeuroPathParams, "memrag.methods.neuropath:retrieve", "memrag.viz.trace_graphs:neuropath_overview"),
-    Method("ecphory", "EcphoryRAG", EcphoryParams, "memrag.methods.ecphory:retrieve", "memrag.viz.trace_graphs:ecphory_activation_graph"),
-    Method("hipporag2", "HippoRAG 2", HippoRAG2Params, "memrag.methods.hipporag2:retrieve", "memrag.viz.trace_graphs:hipporag2_overview",
-           uses_llm=lambda p: p.recognition),
-)
-BY_NAME: dict[str, Method] = {m.name: m for m in METHODS}
-NAMES: tuple[str, ...] = tuple(BY_NAME)
-# Display order: the graph methods side by side, the baseline after them.
-DISPLAY_ORDER: tuple[str, ...] = ("neuropath", "ecphory", "hipporag2", "dense")
-LABELS: dict[str, str] = {name: BY_NAME[name].label for name in DISPLAY_ORDER}
+SPECS: list[str] = [
+    "memrag.methods.dense:SPEC",
+    "memrag.methods.neuropath:SPEC",
+    "memrag.methods.ecphory:SPEC",
+    "memrag.methods.hipporag2:SPEC",
+]
+
+Method = MethodSpec  # the older name
 
 
-def get(name: str) -> Method:
-    try:
-        return BY_NAME[name]
-    except KeyError:
-        raise ValueError(f"unknown method {name!r}; choose from {', '.join(NAMES)}") from None
+def register(target: str) -> MethodSpec:
+    """Add a method by its spec's 'module:SPEC' name (after the built-in ones); returns the spec."""
+    spec = resolve(target)
+    if not isinstance(spec, MethodSpec):
+        raise TypeError(f"{target} is not a MethodSpec")
+    if spec.name in {s.name for s in _specs()}:
+        raise ValueError(f"a method named {spec.name!r} is already registered")
+    SPECS.append(target)
+    _specs.cache_clear()
+    return spec
+
+
+def unregister(name: str) -> None:
+    """Remove a method registered with `register` (tests)."""
+    SPECS[:] = [t for t in SPECS if resolve(t).name != name]
+    _specs.cache_clear()
+
+
+@lru_cache(maxsize=1)
+def _specs() -> tuple[MethodSpec, ...]:
+    return tuple(resolve(t) for t in SPECS)
+
+
+def methods() -> tuple[MethodSpec, ...]:
+    return _specs()
+
+
+def names() -> tuple[str, ...]:
+    return tuple(s.name for s in _specs())
+
+
+def display_order() -> tuple[str, ...]:
+    """The graph methods side by side in registry order, the baseline(s) after them."""
+    specs = _specs()
+    return tuple(s.name for s in specs if not s.baseline) + tuple(s.name for s in specs if s.baseline)
+
+
+def labels() -> dict[str, str]:
+    by = {s.name: s.label for s in _specs()}
+    return {name: by[name] for name in display_order()}
+
+
+def get(name: str) -> MethodSpec:
+    for s in _specs():
+        if s.name == name:
+            return s
+    raise ValueError(f"unknown method {name!r}; choose from {', '.join(names())}")
+
+
+def baseline() -> str | None:
+    """The reference method's name (dense), if one is registered."""
+    return next((s.name for s in _specs() if s.baseline), None)
+
+
+class _LiveView(Mapping[str, Any]):
+    """A mapping read from the registry on every access: a module constant made of it still sees a
+    method registered after that module was imported."""
+
+    def __init__(self, read: Callable[[], dict[str, Any]]) -> None:
+        self._read = read
+
+    def __getitem__(self, key: str) -> Any:
+        return self._read()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+
+LIVE_LABELS: Mapping[str, str] = _LiveView(labels)  # name → label, in display order
+LIVE_PARAMS: Mapping[str, type] = _LiveView(lambda: {s.name: s.params for s in _specs()})
+
+
+def __getattr__(attr: str) -> Any:
+    """The older constants (METHODS, BY_NAME, NAMES, DISPLAY_ORDER, LABELS), read now, so a method
+    registered later is in them."""
+    if attr == "METHODS":
+        return _specs()
+    if attr == "BY_NAME":
+        return {s.name: s for s in _specs()}
+    if attr == "NAMES":
+        return names()
+    if attr == "DISPLAY_ORDER":
+        return display_order()
+    if attr == "LABELS":
+        return labels()
+    raise AttributeError(attr)
+
+
+def paper_params(name: str) -> Any:
+    """The method's parameters as its paper wrote them (defaults with its paper settings)."""
+    spec = get(name)
+    return spec.params(**spec.paper_settings)
+
+
+def settings_preset(preset: str, methods: tuple[str, ...] | list[str]) -> dict[str, dict[str, Any]]:
+    """Named parameter sets for every method: 'paper' (each spec's paper settings: every memrag
+    deviation with a switch turned off) or 'defaults' (none). Read by Compare mode's preset and by
+    `eval --params paper`."""
+    if preset == "paper":
+        return {m: dict(get(m).paper_settings) for m in methods}
+    if preset == "defaults":
+        return {m: {} for m in methods}
+    raise ValueError(f"unknown preset {preset!r}: choose 'paper' or 'defaults'")
+
+
+def params_of(name: str, params: Any = None) -> Any:
+    """The method's parameters from None (its defaults), its dataclass or a dict (old key names
+    accepted, unknown keys refused)."""
+    spec = get(name)
+    if params is None:
+        return spec.params()
+    if isinstance(params, spec.params):
+        return params
+    return from_dict(spec.params, params, spec.renamed)

@@ -1,7 +1,7 @@
 """GraphNode / GraphEdge lists → one offline pyvis HTML page: self-contained, or loading
 vis-network from the app's own static folder once `share_vis_assets` is on (the app does that).
 
-Safety (DESIGN §7): the page runs in an iframe with the app's origin, so no
+Safety: the page runs in an iframe with the app's origin, so no
 document or model text may become markup. Labels and tooltips are passed as
 plain text: every value pyvis puts into the page's script goes through one encoder,
 `script_json` (JSON with `<`, `>`, `&`, `'`, `=`, U+2028 and U+2029 written as \\u escapes,

@@ -30,6 +30,10 @@ Result = tuple[str, str]
 RANKED_HEAD = 5  # with no answer step, the ranked head counts as what the method retrieved
 
 
+# The ranked-list sources that mean NeuroPath's paths (or their dense fallback) found a chunk.
+PATH_SOURCES = ("path", "dense")
+
+
 def _gold(gold_chunk_ids: Iterable[int] | None, trace: Trace, sources: tuple[str, ...] | None = None) -> set[int]:
     """The gold chunks this method actually retrieved: in its answer context (or ranked head) and,
     with `sources`, placed there by that part of the method. Only these get a star, so a gold
@@ -405,11 +409,11 @@ def _retrieval_look(trace: Trace, upto: int) -> dict[str, tuple[str, str]]:
     for n in trace.nodes:
         if n.kind == "query":
             look[n.id] = ("question", n.role)
-        elif trace.method == "hipporag2":  # its groups are the PageRank colours: seed, phrase, passage
+        elif trace.hipporag2 is not None:  # its groups are the PageRank colours: seed, phrase, passage
             look[n.id] = (n.group or n.kind, n.role)
         elif n.kind in ("cue", "chunk"):
             look[n.id] = (n.kind, n.role)
-        elif trace.method == "neuropath":
+        elif trace.neuropath is not None:  # paths: an entity by the best fate of a triple through it
             look[n.id] = (best.get(n.id, "untouched"), n.role)
         elif n.round is not None:
             look[n.id] = (f"round {n.round}", "final" if n.id in final else n.role)
@@ -446,7 +450,7 @@ def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] |
     whole trace, so the set drawn does not change from step to step."""
     _check_step(trace, step_index)
     # NeuroPath's step graph draws paths: a star there means a path (or its dense fallback) found it
-    gold = _gold(gold_chunk_ids, trace, ("path", "dense") if trace.method == "neuropath" else None)
+    gold = _gold(gold_chunk_ids, trace, PATH_SOURCES if trace.neuropath is not None else None)
     shown = highlighted_nodes(trace, step_index)
     shown_set = set(shown)
     newest = set(trace.steps[step_index].node_ids) | {n.id for n in trace.nodes if n.step == step_index}
@@ -489,7 +493,7 @@ def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] |
     if len(keep_set) < len(unique):
         note += (f" Drawing {len(keep_set)} of {len(unique)} nodes ({drawn_shown} of those added so far): "
                  f"the ones that matter most in the whole trace, capped at {max_nodes}.")
-    pagerank = trace.method == "hipporag2"
+    pagerank = trace.hipporag2 is not None
     html = render(nodes, edges, height=height, highlight=(newest | new_edges) & (keep_set | seen_edges),
                   colours=palette.PAGERANK_COLOURS if pagerank else None,
                   sizes=mass_sizes(nodes) if pagerank else None)

@@ -40,35 +40,8 @@ ACTIVATION_STEP = Word("activation step", "what EcphoryRAG had activated after e
 ENGRAMS_AND_ENTITIES = ("An engram is one mention of an entity in one passage; an entity mentioned in "
                         "several passages has several engrams. Counts of entities count each name once.")
 
-# Where a gold passage ended up (memrag.eval.gold's fates), in a few words for the answer card.
-GOLD_FATES_SHORT: dict[str, str] = {
-    "found by a path": "found by a path",
-    "recovered only by completion": "only by completion",
-    "valid but beyond k": "on a kept path but ranked beyond k",
-    "shown but not judged valid": "shown to the model, not kept",
-    "reachable but pruned": "reachable, pruned before the model saw it",
-    "no seed reaches it within max_hops": "no path reaches it",
-    "in the context": "in the context",
-    "in E_final but beyond k": "among the final engrams but ranked beyond k",
-    "lost in the C_assoc order": "activated but ranked beyond k",
-    "directly retrieved but beyond k": "similar to the question but ranked beyond k",
-    "never activated": "never activated",
-    "in the top k": "in the top k",
-    "beyond k": "ranked beyond k",
-    "not in the memory": "not in the memory",
-}
-# The fates that mean "found by the method's own step" (no caveat on the answer card).
-GOLD_FOUND_CLEANLY = ("found by a path", "in the context", "in the top k")
-
-
 def path_fate(fate: str) -> str:
     return PATH_FATES[fate].label if fate in PATH_FATES else fate
-
-
-def gold_fate_short(fate: str) -> str:
-    if fate.startswith("activated in round "):
-        return f"activated in round {fate.split()[3]} but outside the context"
-    return GOLD_FATES_SHORT.get(fate, fate)
 
 
 PATH_FATE_HELP = "; ".join(f"{w.label}: {w.help}" for w in PATH_FATES.values())

@@ -28,11 +28,12 @@ import igraph as ig
 import numpy as np
 
 from memrag import prompts
-from memrag.config import HippoRAG2Params, params_dict
+from memrag.fields import params_dict
+from memrag.methods.hipporag2.params import HippoRAG2Params
 from memrag.index.memory import Memory
 from memrag.llm.jsoncall import call_json
 from memrag.methods.base import QueryContext, new_trace, set_ranked
-from memrag.methods.dense import dense_ranking
+from memrag.methods.dense.search import dense_ranking
 from memrag.trace import (GraphEdge, GraphNode, HippoRAG2Detail, NodeMass, PassageSeed, PhraseSeed,
                           RankedChunk, RetrievedFact, Trace)
 

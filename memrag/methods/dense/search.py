@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 
-from memrag.config import DenseParams, params_dict
+from memrag.fields import params_dict
+from memrag.methods.dense.params import DenseParams
 from memrag.methods.base import QueryContext, new_trace, set_ranked
 from memrag.trace import GraphNode, RankedChunk, Trace
 

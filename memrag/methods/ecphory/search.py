@@ -1,4 +1,4 @@
-"""EcphoryRAG retrieval (DESIGN §5): cues → initial activation → associative rounds → re-rank.
+"""EcphoryRAG retrieval: cues → initial activation → associative rounds → re-rank.
 
 memrag implements the paper's Algorithm 1. Where the released EcphoryRAG code is
 wrong or silent, this module does what the paper describes and says so:
@@ -24,10 +24,11 @@ import weakref
 
 import numpy as np
 
-from memrag.config import EcphoryParams, params_dict
+from memrag.fields import params_dict
+from memrag.methods.ecphory.params import EcphoryParams
 from memrag.index.memory import Memory
 from memrag.methods.base import QueryContext, fuse_ranks, new_trace, query_entities, set_ranked
-from memrag.methods.dense import dense_ranking
+from memrag.methods.dense.search import dense_ranking
 from memrag.trace import (ActivatedEngram, EcphoryDetail, EcphoryRound, GraphEdge, GraphNode,
                           RankedChunk, Trace)
 
@@ -45,7 +46,7 @@ def check_params(p: EcphoryParams) -> None:
     """Refuse parameter values the algorithm cannot honour, naming each one."""
     problems = []
     for name, low in (("k_initial", 1), ("k_final", 1), ("context_chunks", 1), ("seeds", 1),
-                      ("depth", 0), ("direct_chunks", 0), ("cue_k", 0), ("graph_neighbours", 0)):
+                      ("rounds", 0), ("direct_chunks", 0), ("cue_k", 0), ("graph_neighbours", 0)):
         v = getattr(p, name)
         if isinstance(v, bool) or not isinstance(v, int) or v < low:
             problems.append(f"{name} must be a whole number ≥ {low} (got {v!r})")
@@ -340,7 +341,7 @@ def _rounds(ctx: QueryContext, params: EcphoryParams, trace: Trace, detail: Ecph
     seed_steps: dict[int, list[str]] = {}
     previous_new = initial
     previous_seeds: list[int] | None = None
-    for r in range(1, params.depth + 1):
+    for r in range(1, params.rounds + 1):
         step = trace.add_step("round", f"Round {r}")
         pool = previous_new if params.seed_policy == "moving" else act.order
         if not len(pool):
@@ -349,7 +350,7 @@ def _rounds(ctx: QueryContext, params: EcphoryParams, trace: Trace, detail: Ecph
             detail.rounds.append(EcphoryRound(r, [], [], note=why))
             trace.flags.append(why)
             step.summary = why
-            for later in range(r + 1, params.depth + 1):
+            for later in range(r + 1, params.rounds + 1):
                 trace.add_step("round", f"Round {later}", f"round {later} not run: the search stopped at round {r}")
             break
         seeds = _top(act.q_sims, pool, params.seeds)

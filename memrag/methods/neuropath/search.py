@@ -1,10 +1,12 @@
-"""NeuroPath retrieval (DESIGN §4): goal-directed path tracking over triples, then completion.
+"""NeuroPath retrieval: goal-directed path tracking over triples, then completion.
 
 Seeds from the query entities (and their coreference candidates) start one-step
-paths; each hop prunes the new paths by similarity to a goal, lists them for the
-model, and grows the paths it asks to expand by one triple. The chunks of the
-last judgement's valid paths come first; dense retrieval on the question plus
-the model's chain and requirement fills the rest ("replay").
+paths; each hop prunes the new paths by similarity to its goal — the previous hop's
+expansion requirement (what the model said it still needs), the question at hop 1 —
+(`NeuroPathHop.goal` in the trace), lists them for the model, and grows the paths
+it asks to expand by one triple. The chunks of the last judgement's valid paths
+come first; dense retrieval on the question plus the model's chain and
+requirement fills the rest ("replay").
 
 Everything the method decides is written into the trace: seeds, every
 candidate path with its score and fate, each prompt, the completion query, and
@@ -20,12 +22,13 @@ from typing import Any, get_args
 import numpy as np
 
 from memrag import prompts
-from memrag.config import DpPosition, NeuroPathParams, params_dict
+from memrag.fields import params_dict
+from memrag.methods.neuropath.params import DpPosition, NeuroPathParams
 from memrag.llm.jsoncall import call_json
 from memrag.index.memory import Memory
 from memrag.methods.base import QueryContext, cite_chunks, fuse_ranks, new_trace, query_entities, set_ranked
-from memrag.methods.dense import dense_ranking
-from memrag.methods.paths import (extend_path, first_hop_paths, id_list, listing_line, path_scores,
+from memrag.methods.dense.search import dense_ranking
+from memrag.methods.neuropath.paths import (extend_path, first_hop_paths, id_list, listing_line, path_scores,
                                   strip_path_refs, verbatim_keys)
 from memrag.trace import (GraphEdge, GraphNode, NeuroPathDetail, NeuroPathHop, NeuroPathSeed,
                           PathCandidate, RankedChunk, Trace)
@@ -191,12 +194,13 @@ def _track(ctx: QueryContext, trace: Trace, params: NeuroPathParams, seed_keys: 
         trace.flags.append("no paths: the seeds have no triples; ranked by completion only")
         return [], chain, requirement
     while True:
-        goal = requirement or ctx.question
-        goal_vec = ctx.question_vec if goal == ctx.question else ctx.embed([goal])[0]
-        h = NeuroPathHop(hop=hop, goal=goal, new_count=len(new))
+        # pruning target: the last expansion requirement (the question before the model said any)
+        target = requirement or ctx.question
+        target_vec = ctx.question_vec if target == ctx.question else ctx.embed([target])[0]
+        h = NeuroPathHop(hop=hop, goal=target, new_count=len(new))
         detail.hops.append(h)
         step = trace.add_step("hop", f"Hop {hop}")
-        listed = _prune_and_list(memory, h, kept, new, goal_vec, params, trace)
+        listed = _prune_and_list(memory, h, kept, new, target_vec, params, trace)
         lines = [listing_line(n, p) for n, p in enumerate(listed, start=1)]
         msgs = prompts.track_messages(ctx.question, hop, lines, strip_path_refs(chain),
                                       strip_path_refs(requirement))
@@ -204,8 +208,8 @@ def _track(ctx: QueryContext, trace: Trace, params: NeuroPathParams, seed_keys: 
         h.call_index = len(trace.llm_calls)
         trace.llm_calls.extend(res.calls)
         if res.value is None:
-            # Deviation (DESIGN §4.9): the official code drops everything here; memrag keeps what
-            # earlier judgements kept and lets completion run on the last good chain.
+            # Deviation ("Tracking failure" in the deviations table): the official code drops everything
+            # here; memrag keeps what earlier judgements kept and lets completion run on the last good chain.
             h.failed, h.failure = True, res.error or "unreadable reply"
             detail.tracking_failed = True
             detail.stop_reason = "tracking failed"
@@ -281,12 +285,12 @@ def _kept_copy(p: PathCandidate, hop: int) -> PathCandidate:
 
 
 def _prune_and_list(memory: Memory, h: NeuroPathHop, kept: list[PathCandidate], new: list[PathCandidate],
-                    goal_vec: np.ndarray, params: NeuroPathParams, trace: Trace) -> list[PathCandidate]:
+                    target_vec: np.ndarray, params: NeuroPathParams, trace: Trace) -> list[PathCandidate]:
     """Score the new paths, prune them, cap the listing; numbers the listed paths 1..n.
 
     New paths are listed best first; kept paths are never pruned and come first.
     """
-    scores = path_scores(memory, new, goal_vec)
+    scores = path_scores(memory, new, target_vec)
     order = np.argsort(-scores, kind="stable").tolist()  # ties keep creation order
     values = scores.tolist()
     for rank, i in enumerate(order, start=1):

@@ -7,6 +7,7 @@ from typing import Iterable
 
 import streamlit as st
 
+from memrag.app.method_views import MethodViews
 from memrag.app.widgets import graph
 from memrag.trace import HippoRAG2Detail, Trace
 from memrag.viz import tables, trace_graphs
@@ -70,3 +71,6 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
     head = tables.ranked_table(trace, gold_ids, limit=10)
     st.dataframe(head[["position", "chunk", "title", "score", "why", "gold", "in answer context"]],
                  hide_index=True, key=f"{key}_hr_ranked")
+
+
+VIEWS = MethodViews(detail, overview)

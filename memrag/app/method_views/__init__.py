@@ -1,0 +1,30 @@
+"""Each method's views on the Ask page, one module per method (memrag/app/method_views/<name>.py,
+named by its spec's `view_at`): the side-by-side overview, the Retrieval tab, and which step of
+that tab shows where a gold passage was lost."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from memrag.methods.fate_kit import FateRecord
+from memrag.trace import Trace
+
+
+def ranked_passages(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | None]:
+    """A method without its own steps shows a gold passage's fate in its ranked list."""
+    return "Ranked passages", None
+
+
+def plain_step_name(trace: Trace, step: str | int) -> str:
+    return str(step)
+
+
+@dataclass(frozen=True)
+class MethodViews:
+    detail: Callable[[Trace, Iterable[int] | None, str], None]  # the Retrieval tab: trace, gold ids, key
+    overview: Callable[[Trace, Iterable[int] | None, int], None]  # the side-by-side picture: trace, gold ids, height
+    # (tab, step) that shows a gold chunk's fate; the step is one the detail view's step picker offers
+    lost_at: Callable[[FateRecord, Trace], tuple[str | None, str | int | None]] = ranked_passages
+    step_key: str = ""  # the detail view's step picker: session key f"{key}_{step_key}_step" ("" = none)
+    step_name: Callable[[Trace, str | int], str] = plain_step_name  # a step as the "show where" button says it

@@ -1,0 +1,82 @@
+"""EcphoryRAG's views on the Ask page: its activation beside the other methods, and its Retrieval
+tab (cues, the activation step by step, each round's seeds and centroid, the final ranking)."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import streamlit as st
+
+from memrag.app.method_views import MethodViews
+from memrag.app.method_views.common import method_picture
+from memrag.app.widgets import frame, graph, text
+from memrag.explain import activation
+from memrag.methods.ecphory.fates import EcphoryFate
+from memrag.methods.fate_kit import FateRecord
+from memrag.trace import Trace
+from memrag.viz import trace_graphs, words
+
+
+def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
+    method_picture(trace, ids, height, drawable=trace.ecphory is not None)
+
+
+def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
+    d = trace.ecphory
+    if d is None:
+        st.info("This trace has no EcphoryRAG detail.")
+        return
+    text(", ".join(d.cues) or "(none)", prefix="**Cues:** ")
+    names = {a.engram_id: a.name for a in [*d.initial, *d.final, *(a for r in d.rounds for a in r.new),
+                                           *(a for r in d.rounds for a in r.centroid_neighbours)]}
+    if d.cue_hits:
+        st.dataframe(frame([{"cue": cue, "engrams it activated": activation.names_counted([names.get(e, str(e))
+                                                                                           for e in hits])}
+                          for cue, hits in d.cue_hits.items()], ["cue", "engrams it activated"]), hide_index=True)
+    steps = trace_graphs.ecphory_steps(trace)
+    step_key = f"{key}_ec_step"
+    step = st.select_slider(words.ACTIVATION_STEP.label, options=list(range(len(steps))),
+                            value=None if step_key in st.session_state else len(steps) - 1,
+                            format_func=lambda i: steps[i], key=step_key, help=words.ACTIVATION_STEP.help)
+    graph(trace_graphs.ecphory_activation_graph(trace, step, gold_chunk_ids=gold_ids), 600,
+          name=f"ecphory-step-{step}")
+    st.dataframe(frame([{"round": r.round,
+                         "seeds": ", ".join(activation.seed_text(x) for x in activation.merged_seeds(r, names)),
+                         "new entities": activation.new_in_round(d, r.round).entities,
+                         **{f"new engrams by {o}": r.new_counts.get(o, 0) for o in ("semantic", "graph")},
+                         "note": r.note} for r in d.rounds],
+                       ["round", "seeds", "new entities", "new engrams by semantic", "new engrams by graph", "note"]),
+                 hide_index=True, column_config={
+                     "seeds": st.column_config.TextColumn(help="one entry per entity: ×n = n of its engrams "
+                                                               "(mentions) were seeds; their weights summed"),
+                     "new entities": st.column_config.NumberColumn(help=words.ENGRAMS_AND_ENTITIES)})
+    if d.rounds:
+        rn = st.selectbox("centroid neighbourhood of round", [r.round for r in d.rounds], key=f"{key}_ec_round")
+        r = next(x for x in d.rounds if x.round == rn)
+        scores = r.centroid_scores + [None] * (len(r.centroid_neighbours) - len(r.centroid_scores))
+        st.dataframe(frame([{"engram": a.name, "type": a.type, "cosine to centroid": s,
+                           "similarity to question": round(a.similarity, 3), "first activated": a.round,
+                           "origin": a.origin} for a, s in zip(r.centroid_neighbours, scores)]), hide_index=True)
+    st.caption("Final ranking: the re-ranked engrams given to the answer step (one per entity).")
+    st.dataframe(frame([{"rank": i + 1, "engram": a.name, "type": a.type, "similarity": round(a.similarity, 3),
+                       "round": a.round, "origin": a.origin, "via": a.via, "chunk": a.chunk_id,
+                       "description": a.description} for i, a in enumerate(d.final)]), hide_index=True)
+
+
+def lost_at(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | None]:
+    """The activation step that shows a gold chunk's fate: step r is the state after round r."""
+    if record.kind is EcphoryFate.ACTIVATED_OUTSIDE and record.round is not None:
+        return "Retrieval", record.round
+    if record.kind is EcphoryFate.NEVER_ACTIVATED:
+        return "Retrieval", 0
+    return "Ranked passages", None
+
+
+def step_name(trace: Trace, step: str | int) -> str:
+    if isinstance(step, int) and trace.ecphory is not None:
+        steps = trace_graphs.ecphory_steps(trace)
+        return steps[min(step, len(steps) - 1)]
+    return str(step)
+
+
+VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="ec", step_name=step_name)

@@ -1,0 +1,93 @@
+"""NeuroPath's views on the Ask page: its paths beside the other methods, and its Retrieval tab
+(seeds, each hop's candidate paths and the model's judgement, completion)."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import streamlit as st
+
+from memrag.app.method_views import MethodViews
+from memrag.app.method_views.common import method_picture, numbers
+from memrag.app.widgets import frame, graph, text, wrapped_table
+from memrag.methods.fate_kit import FateRecord
+from memrag.methods.neuropath.fates import NeuroPathFate
+from memrag.trace import Trace
+from memrag.viz import tables, trace_graphs, words
+from memrag.viz.safe_text import escape_markdown
+
+COMPLETION = "Completion"
+
+
+def hop_step(hop: int) -> str:
+    return f"Hop {hop}"
+
+
+def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
+    d = trace.neuropath
+    if d is not None and not d.hops:
+        # no hop ran: say why the picture is a dense ranking rather than paths
+        st.info("NeuroPath fell back to dense retrieval: no query entities." if d.fallback_dense else
+                f"NeuroPath tracked no path ({d.stop_reason or 'no hop ran'}): the ranking shown is "
+                "post-retrieval completion alone.")
+    method_picture(trace, ids, height, drawable=d is not None and bool(d.hops))
+
+
+def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
+    d = trace.neuropath
+    if d is None:
+        st.info("This trace has no NeuroPath detail.")
+        return
+    text(", ".join(d.query_entities) or "(none)", prefix="**Query entities:** ")
+    st.dataframe(frame([{"query entity": s.query_entity, "seed": s.name, "similarity": round(s.similarity, 3),
+                       "origin": s.origin, "accepted": s.accepted,
+                       "coreference members": ", ".join(f"{m.name} ({m.similarity:.2f})" for m in s.coref)}
+                      for s in d.seeds], ["query entity", "seed", "similarity", "origin", "accepted",
+                                          "coreference members"]), hide_index=True)
+    if d.fallback_dense:
+        st.info("No query entities: NeuroPath fell back to dense retrieval.")
+    steps = [hop_step(h.hop) for h in d.hops] + ["All hops", COMPLETION]
+    step_key = f"{key}_np_step"  # the gold line's button may have chosen the step already
+    pick = st.segmented_control("step", steps, default=None if step_key in st.session_state else steps[0],
+                                key=step_key) or steps[0]
+    if pick.startswith("Hop "):
+        h = next(x for x in d.hops if x.hop == int(pick.split()[1]))
+        st.caption(escape_markdown(f"{h.new_count} new path(s), {h.pruned_count} pruned"
+                                   + (", listing capped" if h.capped else "")
+                                   + ("; the model asked for another hop" if h.continue_ else
+                                      "; the model said it had enough")),
+                   help=words.GOES_ON.help)
+        text(h.goal, prefix="**Goal:** ")
+        text(h.reasoning_chain or "(none)", prefix="**Reasoning chain:** ")
+        text(h.expansion_requirement or "(none)", prefix="**Expansion requirement:** ")
+        st.caption(escape_markdown(f"The model kept paths {numbers(h.valid_ids)}, chose to extend "
+                                   f"{numbers(h.expand_ids)}" + (f", and named {numbers(h.invalid_ids)}, which "
+                                                                  "match no listed path" if h.invalid_ids else "")
+                                   + "."), help=words.PATH_NUMBERS.help)
+        if h.failed:
+            st.warning(escape_markdown(f"Tracking failed at this hop: {h.failure}"))
+        graph(trace_graphs.neuropath_hop_graph(trace, h.hop, gold_chunk_ids=gold_ids), 560, name=f"neuropath-hop-{h.hop}")
+        wrapped_table(tables.candidates_table(h), ["path"], help={"fate": words.PATH_FATE_HELP})
+    elif pick == "All hops":
+        graph(trace_graphs.neuropath_overview(trace, gold_chunk_ids=gold_ids), 600, name="neuropath-all-hops")
+    else:
+        st.caption(escape_markdown(f"Tracking stopped: {d.stop_reason or 'n/a'}. First the "
+                                   f"{words.KEPT_PATH_PASSAGES.label} (chunks {numbers(d.dp_chunk_ids)}), then the "
+                                   f"{words.COMPLETION_PASSAGES.label}, searching with the text below."),
+                   help=f"{words.KEPT_PATH_PASSAGES.label}: {words.KEPT_PATH_PASSAGES.help}. "
+                        f"{words.COMPLETION_PASSAGES.label}: {words.COMPLETION_PASSAGES.help}.")
+        text(d.de_query or "(no completion query)")
+        st.dataframe(tables.ranked_table(trace, gold_ids, limit=20), hide_index=True)
+
+
+def lost_at(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | None]:
+    """The Retrieval tab's step that shows what happened to a gold chunk: completion, or its hop."""
+    if record.kind is NeuroPathFate.BY_COMPLETION:
+        return "Retrieval", COMPLETION
+    if record.kind in (NeuroPathFate.SHOWN_NOT_VALID, NeuroPathFate.PRUNED, NeuroPathFate.NO_PATH) \
+            and record.hop is not None:
+        return "Retrieval", hop_step(record.hop)
+    return "Ranked passages", None
+
+
+VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="np")

@@ -1,0 +1,14 @@
+"""The dense baseline: chunks ranked by cosine to the question. The reference the graph methods
+are read against."""
+
+from memrag.methods.dense.params import DenseParams
+from memrag.methods.spec import wing_spec
+
+SPEC = wing_spec(
+    __name__,
+    name="dense", label="Dense", params=DenseParams,
+    renderer_at="memrag.viz.trace_graphs:dense_graph",
+    baseline=True,
+    vectors_only=True,
+    parts=("deviations",),
+)

@@ -1,0 +1,33 @@
+"""NeuroPath's ablations for Compare mode (the paper's, and memrag's own switches)."""
+
+from __future__ import annotations
+
+from memrag.methods.paper_kit import Preset, paper_preset
+from memrag.methods.neuropath import SPEC
+
+PRESETS: list[Preset] = [
+    Preset("completion on / off",
+           "NeuroPath's ablation of post-retrieval completion ('replay'): without it the ranked list is only "
+           "the chunks of the paths the model judged valid.",
+           {"completion": True}, {"completion": False}, "completion on", "completion off"),
+    Preset("prune_top 30 / none",
+           "Pruning keeps the 30 new paths most similar to the goal before the model sees them; without it "
+           "every path is listed (still capped at max_listed).",
+           {"prune_top": 30}, {"prune_top": None}, "prune_top 30", "no pruning"),
+    Preset("max hops 2 / 1",
+           "How far path tracking may go: one hop reaches direct neighbours of the seeds only.",
+           {"max_hops": 2}, {"max_hops": 1}, "2 hops", "1 hop"),
+    Preset("max hops 2 / 3",
+           "A third hop lets paths grow one triple further when the model asks to continue.",
+           {"max_hops": 2}, {"max_hops": 3}, "2 hops", "3 hops"),
+    paper_preset(SPEC.params, SPEC.paper_settings),
+    Preset("path passages first / interleaved",
+           "Where the valid paths' chunks go: first (the paper and the official code) or alternating with "
+           "the completion ranking, so the completion's head is not pushed out by a noisy tracker.",
+           {"dp_position": "first"}, {"dp_position": "interleave"}, "path passages first", "interleaved"),
+    Preset("path passages by evidence / first",
+           "Where the valid paths' chunks go: by evidence (fused with the completion rank: a path chunk "
+           "completion also ranks high leads) or first, as the paper and the official code place them.",
+           {"dp_position": "fused"}, {"dp_position": "first"}, "path passages by evidence",
+           "path passages first"),
+]

@@ -1,0 +1,36 @@
+"""NeuroPath's parameters; each field carries its own help text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from memrag.fields import helped as _f
+
+
+# Where NeuroPath puts the valid paths' chunks; the method reads its choices from here.
+DpPosition = Literal["first", "after_head", "interleave", "fused"]
+
+
+@dataclass
+class NeuroPathParams:
+    max_hops: int = _f(2, "Tracking hops at most.")
+    prune_top: int | None = _f(30, "New paths kept per hop by similarity to the goal; None = no pruning.")
+    max_listed: int = _f(200, "Hard cap on paths listed in one prompt (applies when prune_top is None).")
+    coref_top: int = _f(5, "Coreference candidates per entity at query time.")
+    coref_threshold: float = _f(0.8, "Coreference cosine threshold at query time.")
+    completion: bool = _f(True, "Post-retrieval completion ('replay'): fill with dense retrieval.")
+    dp_position: DpPosition = _f(
+        "fused", "Where the valid paths' chunks (D_p) go in the ranked list: first = the paper's and the "
+        "official code's order (D_p, then completion); after_head = after the first dp_head completion chunks; "
+        "interleave = completion and D_p alternate, completion first; fused = by evidence: reciprocal-rank "
+        "fusion of the path order and the completion rank, so a path chunk that completion also ranks high "
+        "leads and a lone tracker pick competes with completion's head (a deviation: a small tracker marks "
+        "most listed paths valid).")
+    dp_head: int = _f(2, "With dp_position=after_head: completion chunks placed before D_p.")
+    dp_fusion_k: int = _f(5, "With dp_position=fused: the constant k in Σ 1/(k + rank); on the order of the "
+                          "answer's passage count, so the heads of both lists decide the top ranks.")
+    answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
+    seed_floor: float = _f(0.0, "Deviation: minimum similarity for a query entity's seed (0 = paper).")
+    verbatim_seeds: bool = _f(False, "Deviation: also seed graph phrases named verbatim (capitalised) in the question.")
+    force_hops: bool = _f(False, "Deviation: run every hop even after the model says stop.")
