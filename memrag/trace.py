@@ -236,6 +236,12 @@ class NeuroPathHop:
 
 
 @dataclass
+class ReachedChunk:
+    chunk_id: int
+    hop: int  # the first hop at which a path from the seeds could reach it
+
+
+@dataclass
 class NeuroPathDetail:
     query_entities: list[str] = field(default_factory=list)
     seeds: list[NeuroPathSeed] = field(default_factory=list)
@@ -245,6 +251,10 @@ class NeuroPathDetail:
     stop_reason: str = ""
     fallback_dense: bool = False
     tracking_failed: bool = False
+    # chunks a path from the seeds could reach within max_hops that no candidate path touched (the
+    # memory graph's reach, so a gold fate can tell "tracking did not go there" from "no seed
+    # reaches it"); None in traces written before it was recorded
+    unlisted_reach: list[ReachedChunk] | None = None
     path_vector_note: str = ("a path's vector is the normalised sum of its triples' stored vectors "
                              "(an approximation of embedding the path text)")
 

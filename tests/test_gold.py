@@ -7,7 +7,7 @@ import pytest
 from memrag.eval.gold import NOT_IN_MEMORY, best_fate, fate_order, gold_fate
 from memrag.methods.ecphory.fates import outside_context as ecphory_outside_context
 from memrag.methods.neuropath.fates import RULES as NEUROPATH_RULES
-from memrag.trace import (ActivatedEngram, EcphoryDetail, EcphoryRound, NeuroPathDetail, NeuroPathHop,
+from memrag.trace import (ReachedChunk, ActivatedEngram, EcphoryDetail, EcphoryRound, NeuroPathDetail, NeuroPathHop,
                           PathCandidate, RankedChunk, Trace)
 
 
@@ -78,9 +78,25 @@ def test_neuropath_each_fate_by_hand():
     assert got[4]["fate"] == "reachable but pruned"
     assert "score 0.350" in got[4]["detail"] and "score rank 31 of 40" in got[4]["detail"]
     assert got[8]["fate"] == "reachable but pruned" and "max_listed" in got[8]["detail"]
-    # chunk 2 is ranked 4th by completion, outside k = 2, and no path touches it
+    # chunk 2 is ranked 4th by completion, outside k = 2, and no path touches it; this trace predates
+    # the recorded reach, so nothing tells tracking from seeds
     assert got[2]["fate"] == "no seed reaches it within max_hops" and "model said stop" in got[2]["detail"]
+    assert "predates the recorded reach" in got[2]["detail"]
     assert got[6]["fate"] == "no seed reaches it within max_hops"
+
+
+def test_neuropath_tells_a_stopped_tracker_from_unreachable_seeds():
+    # The same trace with the memory graph's reach recorded: chunk 2 lies at hop 3 from the seeds
+    # (tracking said stop at hop 2); chunk 6 is out of reach.
+    t = neuropath_trace()
+    t.neuropath.unlisted_reach = [ReachedChunk(2, 3)]
+    got = by_chunk(gold_fate(t, [2, 6], k=2))
+    assert got[2]["fate"] == "reachable within max_hops, but tracking did not go there"
+    assert "reach it at hop 3" in got[2]["detail"] and "tracking stopped at hop 2 (model said stop)" in got[2]["detail"]
+    assert got[6]["fate"] == "no seed reaches it within max_hops" and "predates" not in got[6]["detail"]
+    t.neuropath.hops = t.neuropath.hops[:1]  # had it reached hop 2 and grown nothing that way
+    t.neuropath.unlisted_reach = [ReachedChunk(6, 1)]
+    assert "the paths towards it were not expanded" in by_chunk(gold_fate(t, [6], k=2))[6]["detail"]
 
 
 def test_neuropath_inside_k_path_beats_completion():

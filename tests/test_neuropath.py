@@ -33,6 +33,7 @@ from memrag.methods.neuropath import search as neuropath
 from memrag.methods.base import EmptyMemoryError, QueryContext
 from memrag.methods.neuropath.paths import strip_path_refs, verbatim_keys
 from memrag.index.normalise import entity_key
+from memrag.eval.gold import gold_fate
 from memrag.trace import Trace
 from scripted import HashEmbedder, LLMUnavailable, ScriptedLLM
 
@@ -546,3 +547,19 @@ def test_place_dp_orders_by_hand():
     assert place_dp(dp, [], "interleave") == dp  # completion off: D_p alone
     with pytest.raises(ValueError, match="dp_position"):
         place_dp(dp, de, "last")
+
+
+def test_the_trace_records_what_the_graph_reaches_beyond_the_listed_paths():
+    # Tracking stops at hop 1. The seeds (Ada Brennick and A. Brennick) reach c0, c1, c3, c7 at hop 1;
+    # through Port Alder's coreference candidate (Port of Alder) and Brennick Bakery the graph reaches
+    # c2 and c5 at hop 2, and c4 (the Vell River flows into the Grey Sea) at hop 3; c6 only at hop 4.
+    # c3 repeats c0's fact ("Ada Brennick born in Port Alder"): reached at hop 1, but identical path
+    # texts keep the first, so no listed path touches it.
+    t, _ = run(NeuroPathParams(prune_top=2, max_hops=3), hop1=[r1(**{"continue": 0})])
+    reach = {r.chunk_id: r.hop for r in t.neuropath.unlisted_reach}
+    assert reach == {3: 1, 2: 2, 5: 2, 4: 3}
+    fates = {f["chunk_id"]: f for f in gold_fate(t, [2, 4, 6], k=1)}
+    assert fates[2]["fate"] == fates[4]["fate"] == "reachable within max_hops, but tracking did not go there"
+    assert "reach it at hop 3, but tracking stopped at hop 1 (model said stop)" in fates[4]["detail"]
+    assert fates[6]["fate"] == "no seed reaches it within max_hops"
+    assert "listed from another passage" in gold_fate(t, [3], k=1)[0]["detail"]

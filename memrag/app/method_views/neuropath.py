@@ -84,7 +84,8 @@ def lost_at(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | N
     """The Retrieval tab's step that shows what happened to a gold chunk: completion, or its hop."""
     if record.kind is NeuroPathFate.BY_COMPLETION:
         return "Retrieval", COMPLETION
-    if record.kind in (NeuroPathFate.SHOWN_NOT_VALID, NeuroPathFate.PRUNED, NeuroPathFate.NO_PATH) \
+    if record.kind in (NeuroPathFate.SHOWN_NOT_VALID, NeuroPathFate.PRUNED, NeuroPathFate.NOT_FOLLOWED,
+                       NeuroPathFate.NO_PATH) \
             and record.hop is not None:
         return "Retrieval", hop_step(record.hop)
     return "Ranked passages", None

@@ -13,7 +13,9 @@ class NeuroPathFate(FateKind):
     VALID_BEYOND_K = FateInfo("valid but beyond k", 2, "on a kept path but ranked beyond k")
     SHOWN_NOT_VALID = FateInfo("shown but not judged valid", 3, "shown to the model, not kept")
     PRUNED = FateInfo("reachable but pruned", 4, "reachable, pruned before the model saw it")
-    NO_PATH = FateInfo("no seed reaches it within max_hops", 5, "no path reaches it")
+    NOT_FOLLOWED = FateInfo("reachable within max_hops, but tracking did not go there", 5,
+                            "reachable, tracking stopped short")
+    NO_PATH = FateInfo("no seed reaches it within max_hops", 6, "no path reaches it")
 
 
 _VERDICT = {"dropped": "judged not useful", "expanded": "followed further but not judged valid",
@@ -76,9 +78,20 @@ def judge(trace: Trace, chunk_id: int, pos: Position | None, k: int) -> FateReco
         return FateRecord(chunk_id, NeuroPathFate.PRUNED, f"{said}; {where(pos)}", rank,
                           hop=hop_, path_id=p.pid, score=p.score)
     why = detail.stop_reason or "tracking ended"
+    last_hop = detail.hops[-1].hop if detail.hops else None
+    reach = {r.chunk_id: r.hop for r in detail.unlisted_reach or []}
+    if chunk_id in reach:
+        at = reach[chunk_id]
+        said = (f"tracking stopped at hop {last_hop} ({why})" if last_hop is not None and at > last_hop
+                else "no listed path took it (the paths towards it were not expanded, or its fact was "
+                     "listed from another passage: identical paths keep the first)")
+        return FateRecord(chunk_id, NeuroPathFate.NOT_FOLLOWED,
+                          f"a path from the seeds could reach it at hop {at}, but {said}; {where(pos)}",
+                          rank, hop=last_hop)  # "show where" opens the hop where tracking ended
+    unknown = " (this trace predates the recorded reach)" if detail.unlisted_reach is None else ""
     return FateRecord(chunk_id, NeuroPathFate.NO_PATH,
-                      f"no candidate path touches it ({len(detail.hops)} hop(s) run, stop: {why}); {where(pos)}",
-                      rank, hop=detail.hops[-1].hop if detail.hops else None)
+                      f"no candidate path touches it ({len(detail.hops)} hop(s) run, stop: {why}){unknown}; "
+                      f"{where(pos)}", rank, hop=last_hop)
 
 
 RULES = FateRules(NeuroPathFate, judge)

@@ -28,6 +28,7 @@ from memrag.llm.jsoncall import call_json
 from memrag.index.memory import Memory
 from memrag.methods.base import QueryContext, cite_chunks, fuse_ranks, new_trace, query_entities, set_ranked
 from memrag.methods.dense.search import dense_ranking
+from memrag.methods.neuropath.reach import unlisted_reach
 from memrag.methods.neuropath.paths import (extend_path, first_hop_paths, id_list, listing_line, path_scores,
                                   strip_path_refs, verbatim_keys)
 from memrag.trace import (GraphEdge, GraphNode, NeuroPathDetail, NeuroPathHop, NeuroPathSeed,
@@ -118,6 +119,9 @@ def retrieve(ctx: QueryContext, params: NeuroPathParams | None = None) -> Trace:
         trace.flags.append("no seeds: ranked by completion only")
     else:
         valid, chain, requirement = _track(ctx, trace, params, seed_keys)
+        listed_chunks = {c for h in detail.hops for p in h.candidates for c in p.chunk_ids}
+        detail.unlisted_reach = unlisted_reach(ctx.memory, seed_keys, params.max_hops, params.coref_top,
+                                               params.coref_threshold, listed_chunks)
     _complete(ctx, trace, params, valid, chain, requirement)
     _subgraph(ctx, trace)
     cite_chunks(trace, ctx.memory, [c for h in detail.hops for p in h.candidates

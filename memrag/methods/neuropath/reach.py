@@ -1,0 +1,41 @@
+"""How far the memory graph lets NeuroPath's paths go, whatever the tracker chose: the first hop at
+which a path from the seeds could reach each chunk. A gold chunk inside this reach that no listed
+path touched was lost to tracking (it stopped, or never expanded a path that way), not to the seeds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from memrag.index.memory import Memory
+from memrag.methods.neuropath.paths import far_end
+from memrag.trace import ReachedChunk
+
+
+def first_reach(memory: Memory, seed_keys: Iterable[str], max_hops: int, coref_top: int,
+                coref_threshold: float) -> dict[int, int]:
+    """chunk id → the first hop (1 … max_hops) at which a path could take one of its triples.
+
+    Follows the tracker's growth rule without its choices: hop 1 takes every triple touching a seed
+    (the seed set already holds the seeds' coreference members); each later hop takes every triple
+    touching a previous hop's far end or that end's coreference candidates. A key touched once
+    yields the same triples again, so each key is expanded once."""
+    first: dict[int, int] = {}
+    touch = set(seed_keys)
+    done: set[str] = set()
+    for hop in range(1, max_hops + 1):
+        ends: set[str] = set()
+        for key in touch - done:
+            done.add(key)
+            for tid in memory.triples_of.get(key, []):
+                t = memory.triples[tid]
+                first.setdefault(t.chunk_id, hop)
+                ends.add(far_end(t, key)[0])
+        touch = ends | {m.key for end in ends for m in memory.coref_of(end, coref_top, coref_threshold)}
+    return first
+
+
+def unlisted_reach(memory: Memory, seed_keys: Iterable[str], max_hops: int, coref_top: int,
+                   coref_threshold: float, listed_chunks: set[int]) -> list[ReachedChunk]:
+    """The reach minus the chunks some candidate path touched, in chunk order (for the trace)."""
+    reach = first_reach(memory, seed_keys, max_hops, coref_top, coref_threshold)
+    return [ReachedChunk(cid, hop) for cid, hop in sorted(reach.items()) if cid not in listed_chunks]
