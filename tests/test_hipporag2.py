@@ -167,14 +167,16 @@ def test_dense_fallback_when_the_recognition_call_fails():
 
 
 # ---------------------------------------------------------------- PageRank
-def test_pagerank_mass_agrees_with_a_closed_form_solve_on_five_nodes():
+@pytest.mark.parametrize("d", [0.5, 0.85, 0.3])
+def test_pagerank_mass_agrees_with_a_closed_form_solve_on_five_nodes(d):
+    # 0.5 alone cannot tell damping from 1 − damping (a mutant that swapped them survived): 0.85 and 0.3 can
     # nodes x, y (phrases), c0, c1, c2 (passages); x in c0 and c1, y in c1 and c2, one triple x–y in c1.
     # Undirected weights: x–y 2 (a triple counts once per direction), each context edge 1.
     m = make_memory([("zero", vec(d0=1.0)), ("one", vec(d0=.5, d1=.866)), ("two", vec(d1=1.0))],
                     [("Xan", 0), ("Xan", 1), ("Yor", 1), ("Yor", 2)],
                     {"Xan": vec(d2=1.0), "Yor": vec(d3=1.0)},
                     [("Xan", "meets", "Yor", 1, vec(d0=1.0))])
-    t = hipporag2.retrieve(ctx(m), HippoRAG2Params(recognition=False))
+    t = hipporag2.retrieve(ctx(m), HippoRAG2Params(recognition=False, damping=d))
     # Reset: the one fact scores 1 (min-max of a single value), so x = y = 1/2; passages:
     # cosines 1, .5, 0 → 1, .5, 0 → × .05.
     s = np.array([0.5, 0.5, 0.05, 0.025, 0.0])
@@ -183,7 +185,6 @@ def test_pagerank_mass_agrees_with_a_closed_form_solve_on_five_nodes():
     for a, b, w in [(0, 1, 2.0), (0, 2, 1), (0, 3, 1), (1, 3, 1), (1, 4, 1)]:
         W[a, b] = W[b, a] = w
     P = W / W.sum(axis=1, keepdims=True)  # walk: an edge with probability ∝ its weight
-    d = 0.5
     # x = (1 − d)·s + d·Pᵀx  ⇔  (I − d·Pᵀ) x = (1 − d)·s
     x = np.linalg.solve(np.eye(5) - d * P.T, (1 - d) * s)
     assert x.sum() == pytest.approx(1.0)

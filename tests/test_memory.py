@@ -270,3 +270,28 @@ def test_parallel_extraction_keeps_requests_in_flight_and_stores_in_document_ord
     sequential, _ = build(None)
     assert store.memory_to_rows(m)["triples"] == store.memory_to_rows(sequential)["triples"]
     assert [c.doc_id for c in m.chunks] == ["d1", "d2", "d3"]
+
+
+def test_coreference_sets_hold_top_others_not_counting_the_node_itself():
+    # Five names whose vectors are all within cosine 0.8 of each other: each node has four others
+    # above the threshold, so top = 3 must give three others (the search asks for top + 1 rows because
+    # the node finds itself first; asking for top rows gave two). Both the whole-set and one-row paths.
+    from hand_vectors import DIM, unit
+
+    from memrag.index.memory import ChunkRow, DocRow, EngramRow, Memory
+
+    m = Memory("hash-test", DIM)
+    m.documents.append(DocRow("d0", "t", "x", "test", "text"))
+    m.chunks.append(ChunkRow(0, "d0", 0, "t", "x"))
+    names = ["Ada", "Ada B", "Ada Br", "Ada Bre", "Ada Bren"]
+    for i, name in enumerate(names):
+        m.engrams.append(EngramRow(i, name.lower(), name, "person", "", 3, 0))
+    m.rebuild_derived()
+    rows = [[1.0] + [0.0] * (DIM - 1)]
+    rows += [[1.0] + [0.1 * (j == k) for j in range(1, DIM)] for k in range(1, 5)]
+    m.entity_vecs = unit(rows)
+    for node in m.entities:
+        assert len(m.coref_of(node.key, top=3, threshold=0.8)) == 3  # one row at a time
+    sets = m.coref_sets(top=3, threshold=0.8)
+    assert all(len(v) == 3 and all(c.key != k for c in v) for k, v in sets.items())
+    assert all(len(v) == 4 for v in m.coref_sets(top=10, threshold=0.8).values())  # only four others exist

@@ -563,3 +563,14 @@ def test_the_trace_records_what_the_graph_reaches_beyond_the_listed_paths():
     assert "reach it at hop 3, but tracking stopped at hop 1 (model said stop)" in fates[4]["detail"]
     assert fates[6]["fate"] == "no seed reaches it within max_hops"
     assert "listed from another passage" in gold_fate(t, [3], k=1)[0]["detail"]
+
+
+def test_dp_takes_the_valid_paths_only_not_those_only_asked_to_expand():
+    # Hop 1 alone lists three paths; valid [1], expand [2, 3]. Paths 2 and 3 were only asked to
+    # expand, so their passages are no evidence (a mutant that took expand ids into D_p survived
+    # every other test).
+    t, _ = run(NeuroPathParams(prune_top=30, max_hops=1), hop1=[r1(valid_ids=[1], expand_ids=[2, 3])])
+    listed = {p.listed_as: p for p in t.neuropath.hops[0].candidates if p.listed_as is not None}
+    assert sorted(listed) == [1, 2, 3]
+    assert t.neuropath.dp_chunk_ids == listed[1].chunk_ids
+    assert not (set(listed[2].chunk_ids) | set(listed[3].chunk_ids)) & set(t.neuropath.dp_chunk_ids)
