@@ -207,6 +207,30 @@ def test_the_hop_table_and_the_path_graph_show_the_probability():
     assert any("#3 (valid, P(yes) 0.90)" in e["title"] for e in edges)
 
 
+def _hop_view_script() -> None:
+    from memrag.app.method_views.neuropath import detail
+    from memrag.config import NeuroPathParams
+    from test_neuropath_tracker import BEST_LAST, ONE_HOP, run
+
+    t, _ = run(NeuroPathParams(**ONE_HOP), BEST_LAST)
+    detail(t, None, "k")
+
+
+def test_the_app_hop_view_shows_the_probabilities_and_who_kept_which_paths():
+    from streamlit.testing.v1 import AppTest
+
+    from test_app_pages import plain
+
+    at = AppTest.from_function(_hop_view_script).run()
+    assert not at.exception
+    page = plain(at)
+    assert ("Kept by the model's probability of 'yes': paths 3, 1, extending 3; the generative call itself "
+            "picked 1, and named 7, 9, which match no listed path.") in page
+    assert "**Tracker:** kept: P(yes) ≥ 0.5, at most 10, most probable first" in page
+    table = next(d.value for d in at.dataframe if "P(yes)" in d.value.columns)
+    assert table["P(yes)"].tolist() == [0.7, 0.2, 0.9]
+
+
 def test_estimates_count_the_judge_calls_and_compare_offers_the_trackers():
     from memrag.app.estimates import expected_ask_calls
     from memrag.methods.neuropath.ablations import PRESETS
@@ -253,3 +277,29 @@ def test_the_likelihood_tracker_through_ask_on_a_built_memory():
     assert t.answer.context_chunk_ids == married.chunk_ids == [1]
     assert [c.stage for c in t.llm_calls] == ["query.entities", "neuropath.track.hop1", "neuropath.judge.hop1",
                                               "neuropath.judge.hop1", "answer"]
+
+
+# ---------------------------------------------------------------- the real embedded model
+@pytest.mark.model
+def test_the_likelihood_tracker_with_the_embedded_model_judges_every_new_path():
+    """Real calls: one tracking call and one judge call per listed path (three). The query entity is
+    given (as the shared entity call's result), so the seeds are the hand-built world's; what the
+    model judges is asserted only in its shape, not its quality."""
+    from memrag.config import Settings
+    from memrag.llm.embedded import EmbeddedLLM
+
+    ctx = QueryContext(world(), EmbeddedLLM(cache_dir=Settings().cache_dir), HashEmbedder(DIM, OVERRIDES), Q)
+    ctx.shared["query_entities"] = (["Ada Brennick"], [], None)
+    t = neuropath.retrieve(ctx, NeuroPathParams(**ONE_HOP))
+    (h,) = t.neuropath.hops
+    listed = [p for p in h.candidates if p.listed_as is not None]
+    assert not h.failed and h.tracker == "likelihood", (h.failure, h.tracker_note)
+    assert len(listed) == 3 and all(p.is_new and 0.0 <= p.probability <= 1.0 for p in listed)
+    judges = [t.llm_calls[i] for i in h.judge_call_indices]
+    assert [c.stage for c in judges] == ["neuropath.judge.hop1"] * 3
+    assert all(c.ok and c.completion_tokens == 1 and c.backend == "embedded" for c in judges)
+    probability = {p.listed_as: p.probability for p in listed}
+    assert h.valid_ids == sorted((n for n in probability if probability[n] >= 0.5), key=lambda n: -probability[n])
+    assert all(n in probability for n in h.generated_valid_ids)
+    print(f"\n[measured] P(yes) by path: { {p.text: round(p.probability, 3) for p in listed} }; "
+          f"kept {h.valid_ids}, the generative call picked {h.generated_valid_ids}")

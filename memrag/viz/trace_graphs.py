@@ -201,7 +201,9 @@ def _hop(detail: NeuroPathDetail, hop: int) -> NeuroPathHop:
 def neuropath_hop_graph(trace: Trace, hop: int, *, gold_chunk_ids: Iterable[int] | None = None,
                         max_nodes: int = DEFAULT_NODES, height: int = 560) -> Result:
     """The paths listed at one hop: valid ones green and thick, expanded orange, dropped and pruned
-    grey and dashed; seeds are stars, their coreference candidates squares."""
+    grey and dashed; seeds are stars, their coreference candidates squares. Paths the likelihood
+    tracker judged lead their triples' labels with their P(yes) (the best through a shared triple)
+    and name it on hover."""
     detail = _neuropath(trace)
     h = _hop(detail, hop)
     html, note, _ = _paths_picture(trace, h.candidates, _gold(gold_chunk_ids, trace, ("path",)), max_nodes,

@@ -8,6 +8,10 @@ it asks to expand by one triple. The chunks of the last judgement's valid paths
 come first; dense retrieval on the question plus the model's chain and
 requirement fills the rest ("replay").
 
+Which listed paths are kept is the generative call's valid_ids (the paper's tracker) or,
+with `tracker="likelihood"` (a deviation, likelihood.py), each path's probability of
+"yes" to a one-path question; the chain, requirement and continue are generative either way.
+
 Everything the method decides is written into the trace: seeds, every
 candidate path with its score and fate, each prompt, the completion query, and
 why each ranked chunk is there.
