@@ -24,7 +24,7 @@ from memrag.llm.jsoncall import failed_call_record, record_of
 from memrag.llm.logprobs import logprobs_missing, read_labels
 from memrag.methods.base import QueryContext
 from memrag.methods.neuropath.params import NeuroPathParams
-from memrag.trace import NeuroPathHop, PathCandidate, Trace
+from memrag.trace import LLMCallRecord, NeuroPathHop, PathCandidate, Trace
 
 YES, NO = prompts.JUDGE_LABELS
 
@@ -72,7 +72,7 @@ def judge_paths(ctx: QueryContext, trace: Trace, h: NeuroPathHop, listed: list[P
     return reason, unlabelled
 
 
-def _record(trace: Trace, h: NeuroPathHop, rec) -> None:
+def _record(trace: Trace, h: NeuroPathHop, rec: LLMCallRecord) -> None:
     h.judge_call_indices.append(len(trace.llm_calls))
     trace.llm_calls.append(rec)
 
