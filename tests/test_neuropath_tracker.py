@@ -245,6 +245,23 @@ def test_estimates_count_the_judge_calls_and_compare_offers_the_trackers():
     assert any("likelihood" in d.what and "pending measurement" in d.what for d in DEVIATIONS)
 
 
+def test_a_recorded_likelihood_run_replays_with_the_same_judgements(tmp_path):
+    """Record once, choose from recordings: the judge calls' probabilities are recorded and the
+    replay keeps the same paths in the same order without a live call."""
+    from memrag.llm.recordings import Recordings, RecordingLLM
+
+    live, recorder = run(NeuroPathParams(**ONE_HOP), BEST_LAST,
+                         llm_class=lambda script: RecordingLLM(ProbScripted(script, judged_by(BEST_LAST))))
+    recorder.write(tmp_path, [Q], "replies.jsonl")
+    replay = Recordings.load(tmp_path / "replies.jsonl").replay_llm()
+    again = neuropath.retrieve(QueryContext(world(), replay, HashEmbedder(DIM, OVERRIDES), Q),
+                               NeuroPathParams(**ONE_HOP))
+    h, h_live = again.neuropath.hops[0], live.neuropath.hops[0]
+    assert h.tracker == "likelihood" and (h.valid_ids, h.generated_valid_ids) == (h_live.valid_ids, [1]) == ([3, 1], [1])
+    assert [p.probability for p in h.candidates] == [p.probability for p in h_live.candidates]
+    assert all(again.llm_calls[i].cached for i in h.judge_call_indices)
+
+
 # ---------------------------------------------------------------- through ask()
 def test_the_likelihood_tracker_through_ask_on_a_built_memory():
     from memrag.ask import ask
