@@ -195,8 +195,8 @@ class PathCandidate:
     parent: str | None = None
     kept_from: int | None = None  # hop it was kept from (re-listed, not expandable)
     # The likelihood tracker's judgement: P("yes") to "does this path help?", normalised over yes +
-    # no; a path carried from an earlier hop keeps the probability it was judged with there. None:
-    # not judged (generative tracker, a fallback hop, or neither yes nor no among the top tokens).
+    # no (0 when neither was among the top tokens); a path carried from an earlier hop keeps the
+    # probability it was judged with there. None: not judged (generative tracker, a hop that fell back).
     probability: float | None = None
 
     @property

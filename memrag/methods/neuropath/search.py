@@ -303,7 +303,8 @@ def _set_fates(by_number: dict[int | None, PathCandidate], valid_n: list[int]) -
 
 
 def _kept_copy(p: PathCandidate, hop: int) -> PathCandidate:
-    """The re-listing of a kept path in the next hop: judged again, never expanded again."""
+    """The re-listing of a kept path in the next hop: judged again by the generative tracker (the
+    likelihood tracker keeps its probability), never expanded again."""
     return PathCandidate(pid=f"{p.pid.split('@')[0]}@h{hop}", hop=p.hop, triples=list(p.triples),
                          frontier=p.frontier, frontier_name=p.frontier_name, chunk_ids=list(p.chunk_ids),
                          text=p.text, score=None, rank=None, fate="shown", parent=p.pid, kept_from=hop - 1,
