@@ -243,6 +243,17 @@ def test_estimates_count_the_judge_calls_and_compare_offers_the_trackers():
     preset = next(p for p in PRESETS if "likelihood" in p.name)
     assert (preset.a, preset.b) == ({"tracker": "likelihood"}, {"tracker": "generative"})
     assert any("likelihood" in d.what and "pending measurement" in d.what for d in DEVIATIONS)
+    # "As the paper wrote it" turns the likelihood tracker off once it is a default.
+    from dataclasses import dataclass
+
+    from memrag.methods.neuropath import SPEC
+    from memrag.methods.paper_kit import paper_preset
+
+    @dataclass
+    class LaterDefaults(NeuroPathParams):
+        tracker: str = "likelihood"
+    assert "tracker" not in paper_preset(NeuroPathParams, SPEC.paper_settings).b
+    assert paper_preset(LaterDefaults, SPEC.paper_settings).b["tracker"] == "generative"
 
 
 def test_a_recorded_likelihood_run_replays_with_the_same_judgements(tmp_path):
