@@ -19,6 +19,7 @@ STAGE_VERSIONS: dict[str, str] = {
     "index.extract": "2",
     "query.entities": "1",
     "neuropath.track": "1",
+    "neuropath.judge": "1",
     "hipporag2.recognition": "1",
     "answer": "3",
     "doctor": "1",
@@ -29,6 +30,7 @@ MAX_TOKENS: dict[str, int] = {
     "index.extract": 800,
     "query.entities": 120,
     "neuropath.track": 450,
+    "neuropath.judge": 1,  # one token: its probabilities are the answer
     "hipporag2.recognition": 60,
     "answer": 200,
     "doctor": 40,
@@ -198,6 +200,27 @@ def track_messages(question: str, hop: int, path_lines: list[str], previous_chai
     parts.append("Paths:")
     parts.extend(path_lines)
     return [{"role": "system", "content": TRACK_SYSTEM}, {"role": "user", "content": "\n".join(parts)}]
+
+
+# ---------------------------------------------------------------- NeuroPath judging by likelihood
+# One path per call, read as the probability of the first token being "yes". The instructions and
+# the question come first and the path last, so every call of a question shares one prefix that
+# the engine's prompt cache reuses; no schema (a grammar would bend the probabilities).
+JUDGE_LABELS = ("yes", "no")
+
+JUDGE_SYSTEM = (
+    "You check one path through a knowledge graph against a question. A path is a chain of facts "
+    "(subject → relation → object). Say yes if the path states a fact needed to answer the question, "
+    "either the answer itself or a step on the way to it; say no if it does not. Reply with one word: "
+    "yes or no."
+)
+
+
+def judge_messages(question: str, path_text: str) -> list[dict[str, str]]:
+    """The judge's messages for one path: everything before the path is the same for a question."""
+    return [{"role": "system", "content": JUDGE_SYSTEM},
+            {"role": "user", "content": f"Question: {question}\nDoes this path help answer the question?\n"
+                                        f"Path: {path_text}"}]
 
 
 # ---------------------------------------------------------------- HippoRAG 2 recognition memory

@@ -194,6 +194,15 @@ class PathCandidate:
     listed_as: int | None = None  # the number shown in the prompt
     parent: str | None = None
     kept_from: int | None = None  # hop it was kept from (re-listed, not expandable)
+    # The likelihood tracker's judgement: P("yes") to "does this path help?", normalised over yes +
+    # no (0 when neither was among the top tokens); a path carried from an earlier hop keeps the
+    # probability it was judged with there. None: not judged (generative tracker, a hop that fell back).
+    probability: float | None = None
+
+    @property
+    def is_new(self) -> bool:
+        """Created at this hop's listing, not carried from an earlier hop."""
+        return self.kept_from is None
 
 
 @dataclass
@@ -233,6 +242,15 @@ class NeuroPathHop:
     call_index: int | None = None  # index into Trace.llm_calls
     failed: bool = False
     failure: str = ""
+    # Which tracker decided the kept paths (valid_ids) at this hop: "generative" (the model's
+    # valid_ids) or "likelihood" (judged by probability; the candidates carry it). A likelihood
+    # hop that fell back says why in tracker_note; tracker_note also states the expansion rule.
+    tracker: str = "generative"
+    tracker_note: str = ""
+    # With the likelihood tracker, the generative call's own valid_ids (recorded for comparison,
+    # not used); empty with the generative tracker, whose picks are valid_ids.
+    generated_valid_ids: list[int] = field(default_factory=list)
+    judge_call_indices: list[int] = field(default_factory=list)  # indexes into Trace.llm_calls
 
 
 @dataclass

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from typing import Any, Callable
 
 import numpy as np
 
 from memrag.llm.base import Completion, LLMReplyError, LLMUnavailable
+from memrag.llm.logprobs import parse_positions
 
 Reply = str | dict | list | Callable[[list[dict[str, str]], str], Any] | Exception
 
@@ -62,6 +64,33 @@ class ScriptedLLM:
                           model=self.model, backend=self.backend, stage=stage)
 
 
+# The first token's alternatives for one call: [(token, probability), ...]; None = the reply carries none.
+FirstToken = Callable[[list[dict[str, str]], str], "list[tuple[str, float]] | None"]
+
+
+class ProbScripted(ScriptedLLM):
+    """A scripted engine that also answers probability calls: a call with `top_logprobs` gets, for
+    its first token, the alternatives `first(messages, stage)` gives (cut to the number asked for,
+    parsed as a server's list is), or none when that gives None."""
+
+    def __init__(self, script: list[Reply] | dict[str, Any], first: FirstToken, model: str = "scripted-1") -> None:
+        super().__init__(script, model)
+        self.first = first
+
+    def logprobs_missing(self) -> str:
+        return ""
+
+    def complete(self, messages, *, schema=None, max_tokens, stage, top_logprobs=0) -> Completion:
+        c = super().complete(messages, schema=schema, max_tokens=max_tokens, stage=stage)
+        alts = self.first(messages, stage) if top_logprobs else None
+        if alts is not None:
+            tops = [{"token": t, "logprob": math.log(p)} for t, p in alts[:top_logprobs]]
+            content = [{**tops[0], "top_logprobs": tops}] if tops else [{"top_logprobs": []}]
+            c.top_logprobs = parse_positions(content, top=top_logprobs, max_positions=max_tokens)
+        self.calls[-1]["top_logprobs"] = top_logprobs
+        return c
+
+
 class HashEmbedder:
     """Deterministic bag-of-words vectors: texts sharing words are similar.
     `overrides` maps exact texts to hand-made vectors (normalised on use)."""
@@ -91,4 +120,4 @@ class HashEmbedder:
         return np.vstack([self._vec(t) for t in texts]).astype(np.float32)
 
 
-__all__ = ["ScriptedLLM", "HashEmbedder", "LLMReplyError", "LLMUnavailable"]
+__all__ = ["ScriptedLLM", "ProbScripted", "HashEmbedder", "LLMReplyError", "LLMUnavailable"]

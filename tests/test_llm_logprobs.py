@@ -22,6 +22,7 @@ from memrag.llm.logprobs import (MalformedLogprobs, label_probabilities, logprob
 from memrag.llm.ollama_backend import OllamaLLM
 from memrag.llm.openai_backend import OpenAICompatibleLLM
 from memrag.llm.recordings import Recordings, RecordingLLM, RecordingsFormatError
+import scripted
 from scripted import ScriptedLLM
 
 MSGS = [{"role": "user", "content": "Is Port Alder on the Vell River? Answer yes or no."}]
@@ -192,18 +193,12 @@ def test_embedded_reply_at_its_one_token_limit_is_a_reading_not_a_cut_reply() ->
 
 
 # ------------------------------------------------------------------ cache, recordings, ledger
-class ProbScripted(ScriptedLLM):
+class ProbScripted(scripted.ProbScripted):
     """A scripted engine that also answers probability calls (with CONTENT's first position)."""
 
-    def logprobs_missing(self) -> str:
-        return ""
-
-    def complete(self, messages, *, schema=None, max_tokens, stage, top_logprobs=0) -> Completion:
-        c = super().complete(messages, schema=schema, max_tokens=max_tokens, stage=stage)
-        if top_logprobs:
-            first = [{**CONTENT[0], "top_logprobs": CONTENT[0]["top_logprobs"][:top_logprobs]}]
-            c.top_logprobs = parse_positions(first, top=top_logprobs, max_positions=max_tokens)
-        return c
+    def __init__(self, script) -> None:
+        super().__init__(script, lambda m, s: [(a["token"], math.exp(a["logprob"]))
+                                               for a in CONTENT[0]["top_logprobs"]])
 
 
 def test_cache_keeps_probabilities_under_their_own_key_and_the_ledger_counts_the_call(tmp_path) -> None:

@@ -88,7 +88,7 @@ def record_of(c: Completion, messages: list[dict[str, str]], key: str = "") -> L
         backend=c.backend, key=key, structured=c.structured)
 
 
-def _failed_call_record(llm: LLM, stage: str, messages: list[dict[str, str]], raw: str) -> LLMCallRecord:
+def failed_call_record(llm: LLM, stage: str, messages: list[dict[str, str]], raw: str) -> LLMCallRecord:
     """The record of a call that brought back no usable reply (a 5xx, a time-out, a garbled body)."""
     return LLMCallRecord(stage=stage, messages=messages, raw_reply=valid_text(raw[:MAX_RECORDED_RAW]),
                          model=getattr(llm, "model", ""), backend=getattr(llm, "backend", ""))
@@ -121,7 +121,7 @@ def call_json(llm: LLM, messages: list[dict[str, str]], schema: dict[str, Any], 
             except (ValueError, TypeError, KeyError) as e:
                 error = f"{type(e).__name__}: {e}" if not isinstance(e, ValueError) else str(e)
         key = getattr(llm, "last_key", "") or ""
-        rec = record_of(c, current, key) if c is not None else _failed_call_record(llm, stage, current, raw)
+        rec = record_of(c, current, key) if c is not None else failed_call_record(llm, stage, current, raw)
         rec.retries = attempt
         result.calls.append(rec)
         if error is None:

@@ -17,7 +17,7 @@ import pandas as pd
 from memrag.index.memory import Memory
 from memrag.trace import HippoRAG2Detail, LLMCallRecord, NeuroPathHop, Trace, token_sum
 from memrag.viz.safe_text import clip
-from memrag.viz.words import MADE_NOW_S, ORIGINAL_RUN_S, path_fate
+from memrag.viz.words import MADE_NOW_S, ORIGINAL_RUN_S, PATH_PROBABILITY, path_fate
 
 ORIGINAL_S = ORIGINAL_RUN_S.label  # a call's model seconds when it was made
 MADE_NOW = MADE_NOW_S.label
@@ -43,7 +43,8 @@ def origin(call: LLMCallRecord) -> str:
 
 # ------------------------------------------------------------------ NeuroPath
 def candidates_table(hop: NeuroPathHop) -> pd.DataFrame:
-    """One row per candidate path at a hop: its number in the prompt, text, pruning score, rank and fate."""
+    """One row per candidate path at a hop: its number in the prompt, text, pruning score, rank, its
+    probability when the likelihood tracker judged it, and fate."""
     cands = sorted(hop.candidates, key=lambda c: (c.listed_as is None, c.listed_as or 0,
                                                   c.rank if c.rank is not None else 10**9))
     rows = [{"#": c.listed_as, "path": c.text, "score": None if c.score is None else round(c.score, 4),
@@ -51,8 +52,13 @@ def candidates_table(hop: NeuroPathHop) -> pd.DataFrame:
              "fate": path_fate(c.fate), "kept from hop": c.kept_from, "created at hop": c.hop,
              "expandable at": "" if c.kept_from is not None else c.frontier_name,
              "chunks": ", ".join(str(x) for x in c.chunk_ids), "id": c.pid} for c in cands]
-    df = pd.DataFrame(rows, columns=["#", "path", "score", "rank", "fate", "kept from hop", "created at hop",
-                                     "expandable at", "chunks", "id"])
+    columns = ["#", "path", "score", "rank", "fate", "kept from hop", "created at hop", "expandable at", "chunks",
+               "id"]
+    if any(c.probability is not None for c in cands):  # judged by likelihood: the column that decided
+        for row, c in zip(rows, cands):
+            row[PATH_PROBABILITY.label] = None if c.probability is None else round(c.probability, 3)
+        columns.insert(columns.index("fate"), PATH_PROBABILITY.label)
+    df = pd.DataFrame(rows, columns=columns)
     for col in ("#", "rank", "kept from hop"):
         df[col] = df[col].astype("Int64")
     return df

@@ -76,6 +76,7 @@ class _PathGraph:
         self.edges: dict[str, GraphEdge] = {}
         self.edge_titles: dict[str, str] = {}
         self.edge_paths: dict[str, list[str]] = {}
+        self.edge_probability: dict[str, float] = {}  # the best P(yes) of a judged path through it
 
     def entity(self, key: str, name: str, fate: str | None = None, chunk_id: int | None = None) -> str:
         nid = f"e:{key}"
@@ -96,7 +97,8 @@ class _PathGraph:
 
     def add_path(self, cand: PathCandidate) -> None:
         number = f"#{cand.listed_as}" if cand.listed_as is not None else cand.pid
-        tag = f"{number} ({FATE_WORDS.get(cand.fate, cand.fate)})"
+        judged = f", P(yes) {cand.probability:.2f}" if cand.probability is not None else ""
+        tag = f"{number} ({FATE_WORDS.get(cand.fate, cand.fate)}{judged})"
         for t in cand.triples:
             h = self.entity(entity_key(t.head), t.head, cand.fate, t.chunk_id)
             tl = self.entity(entity_key(t.tail), t.tail, cand.fate, t.chunk_id)
@@ -115,6 +117,8 @@ class _PathGraph:
             elif _fate_rank(cand.fate) < _fate_rank(e.role):
                 e.role = cand.fate
             self.edge_paths[eid].append(tag)
+            if cand.probability is not None:
+                self.edge_probability[eid] = max(cand.probability, self.edge_probability.get(eid, 0.0))
 
     def add_seeds(self, detail: NeuroPathDetail) -> None:
         self.nodes.setdefault("q", GraphNode("q", "question", "query", role="query", group="question",
@@ -151,6 +155,9 @@ class _PathGraph:
             if n.gold:
                 lines.append("touches a gold passage")
             n.tooltip = "\n".join(lines)
+        for eid, prob in self.edge_probability.items():
+            # the likelihood tracker's judgement leads the label, so clipping keeps it
+            self.edges[eid].label = f"{prob:.2f} · {self.edges[eid].label}"
         for eid, paths in self.edge_paths.items():
             self.edge_titles[eid] += "\non paths: " + ", ".join(paths[:12]) + (" …" if len(paths) > 12 else "")
         return list(self.nodes.values()), list(self.edges.values())
@@ -194,7 +201,9 @@ def _hop(detail: NeuroPathDetail, hop: int) -> NeuroPathHop:
 def neuropath_hop_graph(trace: Trace, hop: int, *, gold_chunk_ids: Iterable[int] | None = None,
                         max_nodes: int = DEFAULT_NODES, height: int = 560) -> Result:
     """The paths listed at one hop: valid ones green and thick, expanded orange, dropped and pruned
-    grey and dashed; seeds are stars, their coreference candidates squares."""
+    grey and dashed; seeds are stars, their coreference candidates squares. Paths the likelihood
+    tracker judged lead their triples' labels with their P(yes) (the best through a shared triple)
+    and name it on hover."""
     detail = _neuropath(trace)
     h = _hop(detail, hop)
     html, note, _ = _paths_picture(trace, h.candidates, _gold(gold_chunk_ids, trace, ("path",)), max_nodes,

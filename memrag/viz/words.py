@@ -35,6 +35,10 @@ COMPLETION_PASSAGES = Word("passages found by the completion search",
 GOES_ON = Word("asked for another hop", "the model's 'continue' flag: 1 = track one hop further, 0 = enough")
 PATH_NUMBERS = Word("paths by number", "the numbers the model gave in its reply: kept (valid_ids), to extend "
                                        "(expand_ids) and numbers that match no listed path (ignored)")
+PATH_PROBABILITY = Word("P(yes)", "the likelihood tracker's judgement of the path on its own: the model's "
+                                  "probability of 'yes' to 'does this path help answer the question?', normalised "
+                                  "over yes + no; a path carried from an earlier hop keeps its earlier "
+                                  "probability; empty where the generative tracker decided")
 ACTIVATION_STEP = Word("activation step", "what EcphoryRAG had activated after each step: the cues and the "
                                           "initial activation, each associative round, the final re-ranking")
 ENGRAMS_AND_ENTITIES = ("An engram is one mention of an entity in one passage; an entity mentioned in "

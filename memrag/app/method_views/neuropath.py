@@ -12,7 +12,7 @@ from memrag.app.method_views.common import method_picture, numbers
 from memrag.app.widgets import frame, graph, text, wrapped_table
 from memrag.methods.fate_kit import FateRecord
 from memrag.methods.neuropath.fates import NeuroPathFate
-from memrag.trace import Trace
+from memrag.trace import NeuroPathHop, Trace
 from memrag.viz import tables, trace_graphs, words
 from memrag.viz.safe_text import escape_markdown
 
@@ -60,14 +60,15 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
         text(h.goal, prefix="**Goal:** ")
         text(h.reasoning_chain or "(none)", prefix="**Reasoning chain:** ")
         text(h.expansion_requirement or "(none)", prefix="**Expansion requirement:** ")
-        st.caption(escape_markdown(f"The model kept paths {numbers(h.valid_ids)}, chose to extend "
-                                   f"{numbers(h.expand_ids)}" + (f", and named {numbers(h.invalid_ids)}, which "
-                                                                  "match no listed path" if h.invalid_ids else "")
-                                   + "."), help=words.PATH_NUMBERS.help)
+        st.caption(escape_markdown(_kept_line(h)), help=words.PATH_NUMBERS.help)
+        if h.tracker_note:
+            text(h.tracker_note, prefix="**Tracker:** ")
         if h.failed:
             st.warning(escape_markdown(f"Tracking failed at this hop: {h.failure}"))
         graph(trace_graphs.neuropath_hop_graph(trace, h.hop, gold_chunk_ids=gold_ids), 560, name=f"neuropath-hop-{h.hop}")
-        wrapped_table(tables.candidates_table(h), ["path"], help={"fate": words.PATH_FATE_HELP})
+        paths = tables.candidates_table(h)
+        helps = {"fate": words.PATH_FATE_HELP, words.PATH_PROBABILITY.label: words.PATH_PROBABILITY.help}
+        wrapped_table(paths, ["path"], help={c: x for c, x in helps.items() if c in paths.columns})
     elif pick == "All hops":
         graph(trace_graphs.neuropath_overview(trace, gold_chunk_ids=gold_ids), 600, name="neuropath-all-hops")
     else:
@@ -78,6 +79,16 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
                         f"{words.COMPLETION_PASSAGES.label}: {words.COMPLETION_PASSAGES.help}.")
         text(d.de_query or "(no completion query)")
         st.dataframe(tables.ranked_table(trace, gold_ids, limit=20), hide_index=True)
+
+
+def _kept_line(h: NeuroPathHop) -> str:
+    """Which paths the hop kept and extended, and who chose them (the model's ids, or likelihood)."""
+    invalid = (f", and named {numbers(h.invalid_ids)}, which match no listed path" if h.invalid_ids else "")
+    if h.tracker == "likelihood":
+        return (f"Kept by the model's probability of 'yes': paths {numbers(h.valid_ids)}, extending "
+                f"{numbers(h.expand_ids)}; the generative call itself picked {numbers(h.generated_valid_ids)}"
+                f"{invalid}.")
+    return f"The model kept paths {numbers(h.valid_ids)}, chose to extend {numbers(h.expand_ids)}{invalid}."
 
 
 def lost_at(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | None]:

@@ -30,4 +30,9 @@ PRESETS: list[Preset] = [
            "completion also ranks high leads) or first, as the paper and the official code place them.",
            {"dp_position": "fused"}, {"dp_position": "first"}, "path passages by evidence",
            "path passages first"),
+    Preset("tracker by likelihood / generative",
+           "Who keeps the listed paths: each new path judged on its own by the model's probability of 'yes' "
+           "(memrag's option, pending measurement), or the paper's generated list of valid ids, which a 1.5B "
+           "model writes in listing order. The chain, requirement and continue are generative in both.",
+           {"tracker": "likelihood"}, {"tracker": "generative"}, "kept by likelihood", "kept by generated ids"),
 ]

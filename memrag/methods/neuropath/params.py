@@ -10,6 +10,8 @@ from memrag.fields import helped as _f
 
 # Where NeuroPath puts the valid paths' chunks; the method reads its choices from here.
 DpPosition = Literal["first", "after_head", "interleave", "fused"]
+# Who decides which listed paths are kept at each hop.
+Tracker = Literal["generative", "likelihood"]
 
 
 @dataclass
@@ -34,3 +36,15 @@ class NeuroPathParams:
     seed_floor: float = _f(0.0, "Deviation: minimum similarity for a query entity's seed (0 = paper).")
     verbatim_seeds: bool = _f(False, "Deviation: also seed graph phrases named verbatim (capitalised) in the question.")
     force_hops: bool = _f(False, "Deviation: run every hop even after the model says stop.")
+    tracker: Tracker = _f(
+        "generative", "Who decides which listed paths are kept: generative = the paper's tracker (the model "
+        "writes valid_ids in one call per hop); likelihood = a deviation: each new listed path is judged on "
+        "its own by the model's probability of 'yes' to 'does this path help answer the question?' (one "
+        "one-token call per new path; carried paths keep their earlier probability), and the kept paths are "
+        "those at or above keep_threshold, most probable first, at most keep_top. The chain, requirement, "
+        "expansion count and continue still come from the generative call. A backend that gives no "
+        "probabilities falls back to generative for that hop, said in the trace.")
+    keep_threshold: float = _f(0.5, "With tracker=likelihood: the least P(yes) (normalised over yes + no) for "
+                               "a path to be kept; 0.5 = the model leans to yes.")
+    keep_top: int | None = _f(10, "With tracker=likelihood: at most this many kept paths per hop, most probable "
+                              "first (10, the generative reply's cap on valid_ids); None = no cap.")

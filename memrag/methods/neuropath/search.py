@@ -8,6 +8,10 @@ it asks to expand by one triple. The chunks of the last judgement's valid paths
 come first; dense retrieval on the question plus the model's chain and
 requirement fills the rest ("replay").
 
+Which listed paths are kept is the generative call's valid_ids (the paper's tracker) or,
+with `tracker="likelihood"` (a deviation, likelihood.py), each path's probability of
+"yes" to a one-path question; the chain, requirement and continue are generative either way.
+
 Everything the method decides is written into the trace: seeds, every
 candidate path with its score and fate, each prompt, the completion query, and
 why each ranked chunk is there.
@@ -23,7 +27,8 @@ import numpy as np
 
 from memrag import prompts
 from memrag.fields import params_dict
-from memrag.methods.neuropath.params import DpPosition, NeuroPathParams
+from memrag.methods.neuropath import likelihood
+from memrag.methods.neuropath.params import DpPosition, NeuroPathParams, Tracker
 from memrag.llm.jsoncall import call_json
 from memrag.index.memory import Memory
 from memrag.methods.base import QueryContext, cite_chunks, fuse_ranks, new_trace, query_entities, set_ranked
@@ -87,9 +92,18 @@ def _check(params: NeuroPathParams) -> None:
         raise ValueError(f"dp_fusion_k must be a whole number ≥ 1 (got {params.dp_fusion_k!r})")
     if isinstance(params.dp_head, bool) or not isinstance(params.dp_head, int) or params.dp_head < 0:
         raise ValueError(f"dp_head must be a whole number ≥ 0 (got {params.dp_head!r})")
+    if params.tracker not in TRACKERS:
+        raise ValueError(f"tracker must be one of {', '.join(TRACKERS)} (got {params.tracker!r})")
+    if isinstance(params.keep_threshold, bool) or not isinstance(params.keep_threshold, (int, float)) \
+            or not 0.0 <= params.keep_threshold <= 1.0:
+        raise ValueError(f"keep_threshold must be a probability from 0 to 1 (got {params.keep_threshold!r})")
+    if params.keep_top is not None and (isinstance(params.keep_top, bool) or not isinstance(params.keep_top, int)
+                                        or params.keep_top < 1):
+        raise ValueError(f"keep_top must be a whole number ≥ 1, or None for no cap (got {params.keep_top!r})")
 
 
 DP_POSITIONS: tuple[str, ...] = get_args(DpPosition)
+TRACKERS: tuple[str, ...] = get_args(Tracker)
 
 
 # ---------------------------------------------------------------- the method
@@ -227,10 +241,17 @@ def _track(ctx: QueryContext, trace: Trace, params: NeuroPathParams, seed_keys: 
         j = res.value
         by_number = {p.listed_as: p for p in listed}
         valid_n, expand_n = _judge(h, by_number, j)
+        generated = len(valid_n)
+        if params.tracker == "likelihood":
+            valid_n, expand_n = likelihood.decide(ctx, trace, h, listed, (valid_n, expand_n), params)
+            _set_fates(by_number, valid_n)
         chain, requirement = j.reasoning_chain, j.expansion_requirement
         step.summary = (f"{h.new_count} new paths ({h.pruned_count} pruned), {len(listed)} listed; "
-                        f"model: {len(valid_n)} valid, {len(expand_n)} to expand, continue={j.cont}"
-                        + (f"; {len(h.invalid_ids)} unusable id(s) ignored" if h.invalid_ids else "") + ".")
+                        + (f"kept by likelihood: {len(valid_n)} (the generative call picked {generated}), "
+                           if h.tracker == "likelihood" else f"model: {len(valid_n)} valid, ")
+                        + f"{len(expand_n)} to expand, continue={j.cont}"
+                        + (f"; {len(h.invalid_ids)} unusable id(s) ignored" if h.invalid_ids else "")
+                        + (f"; {h.tracker_note}" if h.tracker_note else "") + ".")
         valid = [by_number[n] for n in valid_n]
         if j.cont == 0 and not params.force_hops:
             detail.stop_reason = "model said stop"
@@ -275,17 +296,23 @@ def _judge(h: NeuroPathHop, by_number: dict[int | None, PathCandidate], j: Judge
             expand_n.append(n)
     h.reasoning_chain, h.expansion_requirement, h.continue_ = j.reasoning_chain, j.expansion_requirement, j.cont
     h.valid_ids, h.expand_ids, h.invalid_ids = valid_n, expand_n, invalid
-    for n, p in by_number.items():
-        # "expanded" is set later, only if the expansion actually runs.
-        p.fate = "valid" if n in valid_n else "dropped"
+    _set_fates(by_number, valid_n)
     return valid_n, expand_n
 
 
+def _set_fates(by_number: dict[int | None, PathCandidate], valid_n: list[int]) -> None:
+    for n, p in by_number.items():
+        # "expanded" is set later, only if the expansion actually runs.
+        p.fate = "valid" if n in valid_n else "dropped"
+
+
 def _kept_copy(p: PathCandidate, hop: int) -> PathCandidate:
-    """The re-listing of a kept path in the next hop: judged again, never expanded again."""
+    """The re-listing of a kept path in the next hop: judged again by the generative tracker (the
+    likelihood tracker keeps its probability), never expanded again."""
     return PathCandidate(pid=f"{p.pid.split('@')[0]}@h{hop}", hop=p.hop, triples=list(p.triples),
                          frontier=p.frontier, frontier_name=p.frontier_name, chunk_ids=list(p.chunk_ids),
-                         text=p.text, score=None, rank=None, fate="shown", parent=p.pid, kept_from=hop - 1)
+                         text=p.text, score=None, rank=None, fate="shown", parent=p.pid, kept_from=hop - 1,
+                         probability=p.probability)
 
 
 def _prune_and_list(memory: Memory, h: NeuroPathHop, kept: list[PathCandidate], new: list[PathCandidate],
@@ -332,7 +359,8 @@ def _complete(ctx: QueryContext, trace: Trace, params: NeuroPathParams, valid: l
             if cid not in detail.dp_chunk_ids:
                 detail.dp_chunk_ids.append(cid)
                 what = ("kept path (counted valid: tracking failed)" if detail.tracking_failed
-                        else f"valid #{vrank}")
+                        else f"valid #{vrank}" + (f", P(yes) {p.probability:.2f}" if p.probability is not None
+                                                  else ""))
                 dp.append(RankedChunk(cid, 0, None, "path",
                                       f"path {p.listed_as} of hop {detail.hops[-1].hop} ({what}): {p.text}"))
     detail.de_query = " ".join(x for x in (ctx.question, chain, requirement) if x.strip())
