@@ -45,7 +45,8 @@ class ChatReply:
     and hangs up, `delay_s` waits before answering, `drip_s` sends the whole
     response (status line and headers too) one byte every `drip_s` seconds, and
     `huge_bytes` sends a JSON-looking body of that many bytes, `headers` are sent with the reply
-    (a `Content-Encoding`, a redirect's `Location`).
+    (a `Content-Encoding`, a redirect's `Location`), `logprobs` (when not None) is sent as the
+    reply's top-level `logprobs` as it stands.
     """
 
     content: str | None = "ok"
@@ -61,6 +62,7 @@ class ChatReply:
     drip_s: float = 0.0
     huge_bytes: int = 0
     headers: dict[str, str] = field(default_factory=dict)
+    logprobs: Any = None
 
 
 @dataclass
@@ -129,6 +131,8 @@ def _chat_body(model: str, reply: ChatReply) -> dict[str, Any]:
         body["prompt_eval_count"] = reply.prompt_eval_count
     if reply.eval_count is not None:
         body["eval_count"] = reply.eval_count
+    if reply.logprobs is not None:
+        body["logprobs"] = reply.logprobs
     return body
 
 

@@ -33,7 +33,8 @@ class Reply:
 
     `status` sends an error `{"error": {"message": content, "code": code}}` with `headers`;
     `raw_body` replaces the whole body; `cut_off` announces a longer body than it sends and hangs
-    up; `delay_s` waits first; `drip_s` sends the body one byte every `drip_s` seconds.
+    up; `delay_s` waits first; `drip_s` sends the body one byte every `drip_s` seconds;
+    `logprobs`, when not None, is sent as `choices[0].logprobs` as it stands.
     """
 
     content: str | None = "ok"
@@ -48,6 +49,7 @@ class Reply:
     cut_off: bool = False
     delay_s: float = 0.0
     drip_s: float = 0.0
+    logprobs: Any = None
 
 
 @dataclass
@@ -95,10 +97,12 @@ def _chat_body(reply: Reply, model: str) -> dict[str, Any]:
         usage["completion_tokens"] = reply.completion_tokens
     if reply.cached_tokens is not None:
         usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
+    choice: dict[str, Any] = {"index": 0, "finish_reason": reply.finish_reason,
+                              "message": {"role": "assistant", "content": reply.content}}
+    if reply.logprobs is not None:
+        choice["logprobs"] = reply.logprobs
     return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": model,
-            "choices": [{"index": 0, "finish_reason": reply.finish_reason,
-                         "message": {"role": "assistant", "content": reply.content}}],
-            **({"usage": usage} if usage else {})}
+            "choices": [choice], **({"usage": usage} if usage else {})}
 
 
 def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:

@@ -145,3 +145,16 @@ def test_room_mode_refuses_a_live_evaluation(tmp_path, monkeypatch):
     at = te.hotpot_run(te.app().run())
     assert "where running a live evaluation is off (MEMRAG_ROOM_ALLOW_LIVE does not list 'evals')" in te.texts(at)
     assert next(b for b in at.button if b.label == "Run evaluation").disabled
+
+
+def test_room_mode_keeps_the_evaluate_path_box_inside_the_run_folders(monkeypatch, tmp_path):
+    # MEMRAG_ALLOW_RUN_PATHS=1 opens any server folder from the Evaluate page's box; in room mode
+    # strangers type there, so the box stays inside the app's run folders (before: it opened /).
+    from memrag.app import eval_views as ev
+
+    monkeypatch.setenv("MEMRAG_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(ev.RUN_PATHS_ENV, "1")
+    assert ev.typed_run_folder(str(tmp_path)) == tmp_path.resolve()  # the operator's own app
+    monkeypatch.setenv("MEMRAG_ROOM_MODE", "1")
+    with pytest.raises(ValueError, match="outside this app's run folders"):
+        ev.typed_run_folder(str(tmp_path))

@@ -52,3 +52,22 @@ def test_auto_with_ollama_unreachable_picks_embedded_and_says_why():
     assert choice.backend == "embedded" and isinstance(llm, EmbeddedLLM)
     assert "not reachable" in choice.reason.lower() or "cannot reach" in choice.reason.lower()
     assert "embedded" in choice.reason
+
+
+def test_next_token_probabilities_are_a_distribution_led_by_the_greedy_token(llm):
+    from memrag.llm.base import LLMReplyError
+    from memrag.llm.logprobs import label_probabilities
+
+    msgs = [{"role": "user", "content": "Is Paris the capital of France? Answer with one word, yes or no."}]
+    c = llm.complete(msgs, max_tokens=1, stage="test", top_logprobs=5)
+    [position] = c.top_logprobs
+    probs = [a.probability for a in position]
+    assert len(position) == 5 and all(0 < p <= 1 for p in probs) and sum(probs) <= 1 + 1e-6
+    assert probs == sorted(probs, reverse=True)
+    assert position[0].token == c.text and c.completion_tokens == 1  # temperature 0: the likeliest is written
+    try:  # the same prompt without probabilities, a few tokens: greedy decoding starts with that token
+        plain = llm.complete(msgs, max_tokens=4, stage="test").text
+    except LLMReplyError as e:  # stopped at its 4-token limit: the text so far is what counts
+        plain = e.completion.text
+    assert plain.startswith(position[0].token)
+    assert label_probabilities(position, ["yes", "no"]).probabilities["yes"] > 0.5

@@ -186,3 +186,18 @@ def test_expected_calls():
     assert estimates.expected_compare_calls("neuropath", [{"max_hops": 1}, {"max_hops": 2}]) == 6
     # the retrieval-only HippoRAG 2 calls the model for its answer alone
     assert estimates.expected_ask_calls(["hipporag2"], {"hipporag2": {"recognition": False}}) == 1
+
+
+def test_job_llm_passes_probability_requests_and_the_capability_on():
+    # A job's wrapper hid both before: a tracker asking through it always fell back to the
+    # generative tracker ("JobLLM does not pass next-token probabilities").
+    from test_llm_logprobs import ProbScripted
+
+    from memrag.llm.logprobs import logprobs_missing
+
+    wrapped = jobs.JobLLM(ProbScripted(["Yes", "Yes"]), jobs.Job("j", "ask", "x"))
+    assert logprobs_missing(wrapped) == ""
+    c = wrapped.complete([{"role": "user", "content": "q"}], max_tokens=1, stage="s", top_logprobs=2)
+    assert c.top_logprobs and len(c.top_logprobs[0]) == 2
+    plain = jobs.JobLLM(ScriptedLLM({"answer": [{"answer": "a"}]}), jobs.Job("k", "ask", "x"))
+    assert logprobs_missing(plain)  # a scripted engine without them says so

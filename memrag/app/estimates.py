@@ -179,8 +179,8 @@ class ObservedLLM:
         return getattr(self.inner, name)
 
     def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
-                 max_tokens: int, stage: str) -> Completion:
-        c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage)
+                 max_tokens: int, stage: str, **probabilities: Any) -> Completion:
+        c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage, **probabilities)
         self.throughput.observe(c)
         return c
 

@@ -20,12 +20,13 @@ from typing import Any, Callable
 import pandas as pd
 import streamlit as st
 
-from memrag.app import state as app_state, ask_views, estimates, widgets, jobs
+from memrag.app import state as app_state, ask_views, estimates, room, widgets, jobs
 from memrag.index import store
 from memrag.index.memory import Memory
 from memrag.app.ask_result import AskResult
 from memrag.app.state import METHOD_LABELS, AppState, _Key
 from memrag.ask import resolve_params
+from memrag.config import SettingsError, env_setting
 from memrag.eval import report
 from memrag.eval.datasets import Dataset, load_dataset, scoped_corpus
 from memrag.eval import rundir
@@ -297,6 +298,16 @@ RUN_PATHS_HELP = (f"A run folder inside this app's run folder (its data folder's
                   f"To open any other folder on the server, start the app with {RUN_PATHS_ENV}=1.")
 
 
+def any_run_path_allowed() -> bool:
+    """RUN_PATHS_ENV=1 opens any folder of the server, except in room mode: there strangers type
+    into the box (memrag.app.room)."""
+    try:
+        allowed = bool(env_setting(RUN_PATHS_ENV, False))
+    except SettingsError:  # shown by the settings check; a bad value lifts nothing
+        return False
+    return allowed and not room.current().on
+
+
 def typed_run_folder(text: str) -> Path:
     """The run folder a person typed on the Evaluate page, resolved.
 
@@ -304,7 +315,7 @@ def typed_run_folder(text: str) -> Path:
     resolved before the check and `~` is not expanded, so the box cannot read or probe any other
     path of the server (ValueError, saying nothing about that path). RUN_PATHS_ENV=1 lifts this."""
     text = text.strip()
-    if os.environ.get(RUN_PATHS_ENV, "").strip().lower() in ("1", "true", "yes", "on"):
+    if any_run_path_allowed():
         return Path(text).expanduser().resolve()
     root = runs_dir().resolve()
     try:

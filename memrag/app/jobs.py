@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from memrag.app.estimates import THROUGHPUT, seconds_text
 from memrag.llm.base import LLM, Completion, Message
+from memrag.llm.logprobs import logprobs_missing
 
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
 MAX_EVENTS = 2000  # per job; older events are dropped (the counters keep counting)
@@ -263,11 +264,15 @@ class JobLLM:
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
 
+    def logprobs_missing(self) -> str:
+        return logprobs_missing(self.inner)
+
     def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
-                 max_tokens: int, stage: str) -> Completion:
+                 max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
         self.job.check_cancel()
         self.job.report("llm_started", {"stage": stage}, note=f"LLM call: {stage}")
-        c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage)
+        extra = {"top_logprobs": top_logprobs} if top_logprobs else {}  # a plain call stays as it was
+        c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage, **extra)
         self.throughput.observe(c)  # this machine's measured speed, for later estimates
         self.calls += 1
         total = None

@@ -33,7 +33,7 @@ from memrag.config import IndexParams, params_dict
 from memrag.embed import Embedder
 from memrag.eval import rundir
 from memrag.eval.config import EvalConfig, EvalEvent, dense_only
-from memrag.eval.datasets import SCOPES, Passage, Question, load_dataset, question_passages, scoped_corpus
+from memrag.eval.datasets import SCOPES, Dataset, Passage, Question, load_dataset, question_passages, scoped_corpus
 from memrag.eval.memories import ready_memory
 from memrag.eval.rundir import RESULTS, RUN, append_record, read_results, write_json_atomic
 from memrag.eval.scoring import RECALL_KS, score_question
@@ -172,31 +172,32 @@ def run_eval(config: EvalConfig, *, llm: LLM | None = None, embedder: Embedder |
     """Run (or resume) an evaluation, yielding progress events; see the module docstring.
 
     `llm_factory` is called only if the run needs an LLM and `llm` is not given (a dense,
-    retrieval-only run over an imported memory needs none). The run folder is locked from the
-    first read of its results to the last write (a second writer is refused: RunBusyError)."""
+    retrieval-only run over an imported memory needs none). Everything that can refuse the run is
+    checked before the run folder is touched; the folder is then locked from the first read of its
+    results to the last write (a second writer is refused: RunBusyError)."""
     _check_config(config)
-    with rundir.writing_run(Path(config.out)):
-        yield from _run(config, llm, embedder, llm_factory)
-
-
-def _run(config: EvalConfig, llm: LLM | None, embedder: Embedder | None,
-         llm_factory: Callable[[], LLM] | None) -> Iterator[EvalEvent]:
-    from memrag.eval import report
-
-    out = Path(config.out)
     ds = load_dataset(config.dataset, config.data, config.corpus)
     questions, passages = scoped_corpus(ds, config.scope, config.limit)
     params = {m: resolve_params(m, config.params.get(m)) for m in config.methods}
-    results_path = out / RESULTS
-    records = {r["qid"]: r for r in reversed(read_results(results_path))}  # the first line of a qid wins
-    wanted = {q.qid for q in questions}
-    todo = [q for q in questions if q.qid not in records]
     if llm is None and _needs_llm(config, params):
         if llm_factory is None:
             raise ValueError("this run needs an LLM (answers, NeuroPath/EcphoryRAG/HippoRAG 2 with recognition, "
                              "or building a memory): "
                              "none was given")
         llm = llm_factory()
+    with rundir.writing_run(Path(config.out)):
+        yield from _run(config, ds, questions, passages, params, llm, embedder)
+
+
+def _run(config: EvalConfig, ds: Dataset, questions: list[Question], passages: list[Passage],
+         params: dict[str, Any], llm: LLM | None, embedder: Embedder | None) -> Iterator[EvalEvent]:
+    from memrag.eval import report
+
+    out = Path(config.out)
+    results_path = out / RESULTS
+    records = {r["qid"]: r for r in reversed(read_results(results_path))}  # the first line of a qid wins
+    wanted = {q.qid for q in questions}
+    todo = [q for q in questions if q.qid not in records]
     if embedder is None:
         from memrag.embed import get_embedder
         embedder = get_embedder()

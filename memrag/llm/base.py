@@ -3,10 +3,16 @@
 Token counts come from the engine, never from text length; an unknown count is
 None, not 0. `prompt_tokens` is the whole prompt even when the engine reused a
 cached prefix (that part is `prompt_tokens_cached`).
+
+A call may ask for the next-token log-probabilities (`top_logprobs=N`, no schema): the reply's
+`Completion.top_logprobs` then lists, per generated token, the N likeliest tokens (None when the
+engine gave none). Engines say whether they can with `logprobs_missing()`; memrag.llm.logprobs
+reads and folds them.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -14,6 +20,21 @@ from memrag.llm.redact import scrub
 from memrag.trace import CallCost
 
 Message = dict[str, str]
+
+# The most alternatives per position a call may ask for (OpenAI's own API stops at 20, llama.cpp
+# goes further); also the bound a stored or served list is checked against.
+MAX_TOP_LOGPROBS = 100
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One candidate next token and its natural-log probability (<= 0)."""
+    token: str
+    logprob: float
+
+    @property
+    def probability(self) -> float:
+        return math.exp(self.logprob)
 
 
 @dataclass
@@ -27,6 +48,8 @@ class Completion(CallCost):
     # How the reply's JSON was obtained where a server offers several ways (OpenAI-compatible:
     # json_schema / json_object / text); "" where there is one way or it is not known (a cache hit).
     structured: str = ""
+    # Asked for with `top_logprobs=N`: per generated token, the N likeliest tokens, likeliest first.
+    top_logprobs: list[list[TokenLogprob]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -86,7 +109,8 @@ def token_count(value: Any) -> int | None:
     return value if ok else None
 
 
-def check_request(messages: list[Message], schema: dict[str, Any] | None, max_tokens: int) -> None:
+def check_request(messages: list[Message], schema: dict[str, Any] | None, max_tokens: int,
+                  top_logprobs: int = 0) -> None:
     """Catch caller mistakes before a call, so errors later can be blamed on the reply."""
     if not isinstance(messages, list) or not messages:
         raise ValueError("messages must be a non-empty list of {'role': ..., 'content': ...} dicts")
@@ -97,6 +121,11 @@ def check_request(messages: list[Message], schema: dict[str, Any] | None, max_to
         raise ValueError(f"schema must be a JSON schema dict or None, got {type(schema).__name__}")
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
         raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+    if isinstance(top_logprobs, bool) or not isinstance(top_logprobs, int) \
+            or not 0 <= top_logprobs <= MAX_TOP_LOGPROBS:
+        raise ValueError(f"top_logprobs must be an int from 0 to {MAX_TOP_LOGPROBS}, got {top_logprobs!r}")
+    if top_logprobs and schema is not None:  # a grammar bends the probabilities it is meant to show
+        raise ValueError("probabilities are read without a schema: pass schema=None with top_logprobs")
 
 
 @runtime_checkable
@@ -111,6 +140,7 @@ class LLM(Protocol):
         schema: dict[str, Any] | None = None,
         max_tokens: int,
         stage: str,
+        top_logprobs: int = 0,
     ) -> Completion: ...
 
     def identity(self) -> dict[str, Any]:

@@ -1,6 +1,8 @@
 """SQLite response cache and the wrapper that makes any backend use it.
 
-Key = SHA-256 of (backend identity, messages, schema, params, prompt version).
+Key = SHA-256 of (backend identity, messages, schema, params, prompt version); a request for
+next-token probabilities is a param, so a plain reply never answers it. A reply's probabilities
+live in the `top_logprobs` column (JSON), added to older files when they are opened.
 Several processes may write at once: WAL mode, a busy timeout, and INSERT OR
 IGNORE so two writers of the same key both succeed. A cache is only ever a
 saving: a damaged file (garbage, scribbled pages, another program's table) is
@@ -21,9 +23,11 @@ from typing import Any, Callable, TypeVar
 
 from filelock import FileLock
 
+from memrag import jsonsafe
 from memrag.durable import StorageError, storage_guard
 from memrag.llm.ledger import Ledger
-from memrag.llm.base import LLM, Completion, Message, token_count
+from memrag.llm.base import LLM, Completion, Message, TokenLogprob, token_count
+from memrag.llm.logprobs import logprobs_missing, stored, stored_positions
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -36,14 +40,17 @@ CREATE TABLE IF NOT EXISTS responses (
     prompt_tokens_cached INTEGER,
     completion_tokens INTEGER,
     seconds REAL NOT NULL,
-    created REAL NOT NULL DEFAULT (julianday('now'))
+    created REAL NOT NULL DEFAULT (julianday('now')),
+    top_logprobs TEXT
 )
 """
 
 
 log = logging.getLogger(__name__)
-_COLUMNS = ["key", "stage", "model", "backend", "text", "prompt_tokens", "prompt_tokens_cached",
-            "completion_tokens", "seconds", "created"]
+# A file written before probabilities were kept has the first ten: opening it adds the last.
+_OLD_COLUMNS = ["key", "stage", "model", "backend", "text", "prompt_tokens", "prompt_tokens_cached",
+                "completion_tokens", "seconds", "created"]
+_COLUMNS = _OLD_COLUMNS + ["top_logprobs"]
 _R = TypeVar("_R")
 
 
@@ -64,6 +71,34 @@ def cache_key(identity: dict[str, Any], messages: list[Message], schema: dict[st
         sort_keys=True, ensure_ascii=False, separators=(",", ":"),
     )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _columns(con: sqlite3.Connection) -> list[str]:
+    return [r[1] for r in con.execute("PRAGMA table_info(responses)")]
+
+
+def _migrated(con: sqlite3.Connection) -> list[str]:
+    """The table's columns, after adding `top_logprobs` to a file from before it (its rows read
+    with no probabilities). Two processes may both try: the loser's error is the winner's column."""
+    columns = _columns(con)
+    if columns == _OLD_COLUMNS:
+        try:
+            con.execute("ALTER TABLE responses ADD COLUMN top_logprobs TEXT")
+        except sqlite3.OperationalError as e:
+            if "duplicate column" not in str(e):
+                raise
+        columns = _columns(con)
+    return columns
+
+
+def _logprobs_of(cell: Any) -> list[list[TokenLogprob]] | None:
+    """A row's probabilities; a cell this code did not write reads as none (the row is then a miss)."""
+    if cell is None:
+        return None
+    try:
+        return stored_positions(jsonsafe.loads(cell))
+    except ValueError:
+        return None
 
 
 class ResponseCache:
@@ -87,7 +122,7 @@ class ResponseCache:
                 con.execute("PRAGMA journal_mode=WAL")
                 con.execute("PRAGMA busy_timeout=30000")
                 con.execute(_SCHEMA)
-                columns = [r[1] for r in con.execute("PRAGMA table_info(responses)")]
+                columns = _migrated(con)
                 if columns != _COLUMNS:
                     raise _Damaged(f"its responses table has the columns {columns}")
                 con.execute("SELECT key FROM responses LIMIT 1").fetchall()
@@ -153,29 +188,39 @@ class ResponseCache:
     def get(self, key: str) -> Completion | None:
         row = self._guarded(lambda con: con.execute(
             "SELECT text, prompt_tokens, prompt_tokens_cached, completion_tokens, seconds, model,"
-            " backend, stage FROM responses WHERE key=?", (key,)).fetchone())
+            " backend, stage, top_logprobs FROM responses WHERE key=?", (key,)).fetchone())
         if row is None:
             return None
-        text, pt, ptc, ct, secs, model, backend, stage = row
+        text, pt, ptc, ct, secs, model, backend, stage, lp = row
+        top = _logprobs_of(lp)
+        if lp is not None and top is None:
+            return None  # unreadable probabilities: asked again rather than served without them
         return Completion(text=text, prompt_tokens=pt, prompt_tokens_cached=ptc, completion_tokens=ct,
-                          seconds=secs, cached=True, model=model, backend=backend, stage=stage, raw=None)
+                          seconds=secs, cached=True, model=model, backend=backend, stage=stage, raw=None,
+                          top_logprobs=top)
 
     def put(self, key: str, c: Completion) -> None:
         self._guarded(lambda con: con.execute(
             "INSERT OR IGNORE INTO responses (key, stage, model, backend, text, prompt_tokens,"
-            " prompt_tokens_cached, completion_tokens, seconds) VALUES (?,?,?,?,?,?,?,?,?)",
+            " prompt_tokens_cached, completion_tokens, seconds, top_logprobs) VALUES (?,?,?,?,?,?,?,?,?,?)",
             (key, c.stage, c.model, c.backend, c.text, token_count(c.prompt_tokens),
-             token_count(c.prompt_tokens_cached), token_count(c.completion_tokens), c.seconds)))
+             token_count(c.prompt_tokens_cached), token_count(c.completion_tokens), c.seconds,
+             None if c.top_logprobs is None else json.dumps(stored(c.top_logprobs)))))
 
     def __len__(self) -> int:
         return self._guarded(lambda con: con.execute("SELECT COUNT(*) FROM responses").fetchone()[0], 0)
 
 
-def call_params(max_tokens: int, stage: str, prompt_version: str | None = None) -> dict[str, Any]:
-    """The non-message part of a cache key: token budget and the stage's prompt version."""
+def call_params(max_tokens: int, stage: str, prompt_version: str | None = None,
+                top_logprobs: int = 0) -> dict[str, Any]:
+    """The non-message part of a cache key: token budget, the stage's prompt version and, only
+    when asked for, the number of next-token probabilities (so every older key stays as it was)."""
     from memrag.prompts import version_for
 
-    return {"max_tokens": max_tokens, "prompt_version": prompt_version or version_for(stage)}
+    params: dict[str, Any] = {"max_tokens": max_tokens, "prompt_version": prompt_version or version_for(stage)}
+    if top_logprobs:
+        params["top_logprobs"] = top_logprobs
+    return params
 
 
 class CachedLLM:
@@ -199,14 +244,17 @@ class CachedLLM:
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
 
+    def logprobs_missing(self) -> str:
+        return logprobs_missing(self.inner)
+
     def key_for(self, messages: list[Message], schema: dict[str, Any] | None, max_tokens: int,
-                stage: str) -> str:
+                stage: str, top_logprobs: int = 0) -> str:
         return cache_key(self.inner.identity(), messages, schema,
-                         call_params(max_tokens, stage, self.prompt_version))
+                         call_params(max_tokens, stage, self.prompt_version, top_logprobs))
 
     def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
-                 max_tokens: int, stage: str) -> Completion:
-        key = self.key_for(messages, schema, max_tokens, stage)
+                 max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
+        key = self.key_for(messages, schema, max_tokens, stage, top_logprobs)
         self.last_key = key
         hit = self.recordings.get(key)
         if hit is None and self.cache is not None:
@@ -215,10 +263,12 @@ class CachedLLM:
             hit = Completion(**{**hit.__dict__, "cached": True, "stage": stage})
             self.ledger.record(hit)
             return hit
-        c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage)
+        c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage,
+                                **({"top_logprobs": top_logprobs} if top_logprobs else {}))
         c.stage = stage
         # Only a completed, well-formed reply reaches here: backends raise on broken replies.
-        if self.cache is not None:
+        # A probability request answered without probabilities is not kept: a later server may give them.
+        if self.cache is not None and (not top_logprobs or c.top_logprobs is not None):
             self.cache.put(key, c)
         self.ledger.record(c)
         return c

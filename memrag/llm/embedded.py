@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from memrag.config import threads_setting
-from memrag.llm.base import Completion, LLMError, LLMReplyError, LLMUnavailable, Message
+from memrag.llm.base import Completion, LLMError, LLMReplyError, LLMUnavailable, Message, check_request
+from memrag.llm.logprobs import MalformedLogprobs, choice_positions
 from memrag.llm.model_file import MODEL_FILE, MODEL_NAME, MODEL_SHA256, ensure_model
 
 DEFAULT_N_CTX = 8192
@@ -96,12 +97,16 @@ class EmbeddedLLM:
         # n_ctx and threads do not change replies at temperature 0 with one slot; the file does.
         return {"backend": self.backend, "model": self.model, "sha256": MODEL_SHA256, "seed": self.seed}
 
+    def logprobs_missing(self) -> str:
+        return ""  # llama.cpp reports the top tokens of every position it samples
+
     def ensure_ready(self) -> None:
         ensure_model(self.path)
         _load(self.path, self.n_ctx, self.threads)
 
     def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
-                 max_tokens: int, stage: str) -> Completion:
+                 max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
+        check_request(messages, schema, max_tokens, top_logprobs)
         self.ensure_ready()
         request: dict[str, Any] = {
             "messages": messages,
@@ -113,6 +118,8 @@ class EmbeddedLLM:
         if schema is not None:
             request["response_format"] = {
                 "type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
+        if top_logprobs:
+            request.update(logprobs=True, top_logprobs=top_logprobs)
         with _status_lock:
             _status["waiting"] += 1
         with _call_lock:
@@ -127,10 +134,11 @@ class EmbeddedLLM:
                     _status["busy_stage"] = None
                     _status["calls"] += 1
             seconds = time.perf_counter() - t0
-        return _to_completion(reply, seconds, self.model, stage, schema is not None)
+        return _to_completion(reply, seconds, self.model, stage, schema is not None, top_logprobs, max_tokens)
 
 
-def _to_completion(reply: Any, seconds: float, model: str, stage: str, want_json: bool) -> Completion:
+def _to_completion(reply: Any, seconds: float, model: str, stage: str, want_json: bool,
+                   top_logprobs: int = 0, max_tokens: int = 0) -> Completion:
     if isinstance(reply, str):
         try:
             reply = json.loads(reply)
@@ -155,6 +163,13 @@ def _to_completion(reply: Any, seconds: float, model: str, stage: str, want_json
         stage=stage,
         raw=reply,
     )
+    if top_logprobs:  # a probability read stops at its token limit on purpose
+        try:
+            c.top_logprobs = choice_positions(choice, top=top_logprobs, max_positions=max_tokens)
+        except MalformedLogprobs as e:
+            raise LLMReplyError(f"the embedded model's token probabilities for {stage} are malformed: {e}",
+                                completion=c) from e
+        return c
     if choice.get("finish_reason") == "length":
         raise LLMReplyError(
             f"the reply broke off at the {stage} token limit ({c.completion_tokens} tokens)", completion=c)

@@ -9,6 +9,7 @@ Two Ollama habits shape this module:
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import threading
@@ -36,6 +37,7 @@ from memrag.llm.base import (
     token_count,
 )
 from memrag.llm.http_errors import never_raising, redirect_error, tls_error
+from memrag.llm.logprobs import MalformedLogprobs, parse_positions
 from memrag.llm.redact import key_problem, register_secret, shown_url
 
 T = TypeVar("T")
@@ -61,6 +63,8 @@ _CONNECT_TIMEOUT_S = 5.0
 _REPLY_BASE_BYTES = 256 * 1024
 _REPLY_BYTES_PER_TOKEN = 256
 _LIST_MAX_BYTES = 4 * 1024 * 1024
+# One listed alternative token with its log-probability (and the token's bytes as numbers).
+_REPLY_BYTES_PER_ALTERNATIVE = 1024
 # An embedding as JSON: up to a few thousand numbers of ~20 characters each.
 EMBED_BYTES_PER_TEXT = 128 * 1024
 
@@ -117,9 +121,11 @@ def _read_reply(response: httpx.Response) -> None:
         raise _NotOllama(problem, raw)
 
 
-def reply_byte_bound(max_tokens: int) -> int:
-    """The most bytes read for a reply of at most `max_tokens` tokens."""
-    return _REPLY_BASE_BYTES + _REPLY_BYTES_PER_TOKEN * max_tokens
+def reply_byte_bound(max_tokens: int, top_logprobs: int = 0) -> int:
+    """The most bytes read for a reply of at most `max_tokens` tokens (each with `top_logprobs`
+    listed alternatives when those were asked for)."""
+    alternatives = max_tokens * (top_logprobs + 1) if top_logprobs else 0
+    return _REPLY_BASE_BYTES + _REPLY_BYTES_PER_TOKEN * max_tokens + _REPLY_BYTES_PER_ALTERNATIVE * alternatives
 
 
 def estimate_prompt_tokens(messages: list[Message], schema: dict[str, Any] | None) -> int:
@@ -207,6 +213,10 @@ class OllamaLLM:
         # wherever it runs, so a recording made on one machine serves another.
         return {"backend": self.backend, "model": self.model, "seed": self.seed}
 
+    def logprobs_missing(self) -> str:
+        # Servers from 0.12.11 answer `logprobs`; an older one ignores it and the reading says so.
+        return _client_logprobs_missing()
+
     def complete(
         self,
         messages: list[Message],
@@ -214,19 +224,24 @@ class OllamaLLM:
         schema: dict[str, Any] | None = None,
         max_tokens: int,
         stage: str,
+        top_logprobs: int = 0,
     ) -> Completion:
-        check_request(messages, schema, max_tokens)
+        check_request(messages, schema, max_tokens, top_logprobs)
+        if top_logprobs and _client_logprobs_missing():
+            raise LLMError(_client_logprobs_missing())
         needed = estimate_prompt_tokens(messages, schema) + max_tokens
         num_ctx = choose_num_ctx(self.host, self.model, needed)
         options = {
             "temperature": 0, "seed": self.seed, "num_ctx": num_ctx, "num_predict": max_tokens
         }
 
+        # Only a probability call names them: an older client takes no such arguments.
+        asked = {"logprobs": True, "top_logprobs": top_logprobs} if top_logprobs else {}
         started = time.perf_counter()
         reply = self._call(
             lambda: self._client.chat(model=self.model, messages=messages, format=schema,
-                                      options=options, stream=False),
-            self.timeout, reply_byte_bound(max_tokens), f"stage {stage}")
+                                      options=options, stream=False, **asked),
+            self.timeout, reply_byte_bound(max_tokens, top_logprobs), f"stage {stage}")
         completion = Completion(
             text=reply.message.content or "",
             # Counts only as Ollama reports them; a missing count stays unknown.
@@ -240,6 +255,16 @@ class OllamaLLM:
             stage=stage,
             raw=reply.model_dump(mode="json", exclude_none=True),
         )
+        if top_logprobs:  # a probability read stops at its token limit on purpose, any text will do
+            listed = getattr(reply, "logprobs", None)
+            try:
+                completion.top_logprobs = parse_positions(
+                    None if listed is None else [p.model_dump() for p in listed], top=top_logprobs,
+                    max_positions=max_tokens)
+            except MalformedLogprobs as e:
+                raise LLMReplyError(f"The token probabilities from Ollama at {self.shown} for stage {stage} "
+                                    f"are malformed: {e}.", completion) from e
+            return completion
         _check_reply(reply, completion, schema, max_tokens, stage)
         return completion
 
@@ -337,6 +362,14 @@ class OllamaLLM:
             f"Ollama at {self.shown} refused the request for {self.model}: {error} (HTTP {status})",
             raw=error,
         )
+
+
+def _client_logprobs_missing() -> str:
+    """'' when the installed `ollama` client can ask for log-probabilities (0.6.1 and later)."""
+    if "top_logprobs" in inspect.signature(ollama.Client.chat).parameters:
+        return ""
+    return ("the installed ollama Python client cannot ask for token probabilities "
+            "(upgrade it: pip install -U ollama)")
 
 
 def _check_reply(

@@ -44,6 +44,7 @@ from memrag.llm.base import (
 from memrag.llm.call_limits import ReplyTooLarge, UnreadableReply, limited_call, limited_transport
 from memrag.llm.http_errors import never_raising, redirect_error, tls_error
 from memrag.llm.jsoncall import parse_json
+from memrag.llm.logprobs import MalformedLogprobs, choice_positions
 from memrag.llm.ollama_backend import EMBED_BYTES_PER_TEXT, reply_byte_bound
 from memrag.llm.redact import key_problem, register_secret, scrub, shown_url
 
@@ -136,10 +137,15 @@ class OpenAICompatibleLLM:
         with _mode_lock:
             return STRUCTURED_MODES[_mode_of.get((self.base_url, self.model), 0)]
 
+    def logprobs_missing(self) -> str:
+        # Asked for on every probability call; a server that ignores the request sends none,
+        # and the reading says so then.
+        return ""
+
     # ------------------------------------------------------------------ calls
     def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
-                 max_tokens: int, stage: str) -> Completion:
-        check_request(messages, schema, max_tokens)
+                 max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
+        check_request(messages, schema, max_tokens, top_logprobs)
         if not self.model:
             raise LLMError(f"No model was named for the OpenAI-compatible server at {self.shown} "
                            "(MEMRAG_OPENAI_MODEL, --model, or the sidebar).")
@@ -149,15 +155,25 @@ class OpenAICompatibleLLM:
             mode = self.structured_mode() if schema is not None else "text"
             request = {"model": self.model, "messages": messages, "temperature": 0, "seed": self.seed,
                        "max_tokens": max_tokens, **_response_format(mode, schema)}
+            if top_logprobs:
+                request.update(logprobs=True, top_logprobs=top_logprobs)
             try:
                 body = self._call(lambda: self._client.chat.completions.with_raw_response.create(**request),
-                                  deadline, reply_byte_bound(max_tokens), f"stage {stage}")
+                                  deadline, reply_byte_bound(max_tokens, top_logprobs), f"stage {stage}")
             except _StructuredRefused:
                 self._step_down(mode)
                 continue
             break
         completion = _to_completion(body, time.perf_counter() - started, self.model, stage, mode,
                                     self.shown)
+        if top_logprobs:  # a probability read stops at its token limit on purpose, any text will do
+            try:
+                completion.top_logprobs = choice_positions(_first_choice(body), top=top_logprobs,
+                                                           max_positions=max_tokens)
+            except MalformedLogprobs as e:
+                raise LLMReplyError(f"The token probabilities from {self.shown} for stage {stage} are "
+                                    f"malformed: {e}.", completion) from e
+            return completion
         _check_reply(body, completion, schema, mode, max_tokens, stage, self.shown)
         return completion
 

@@ -4,7 +4,9 @@
 naming the engine that answered; every other line is one response keyed by the
 response-cache key of its call. Recordings are *inputs*: retrieval and answers
 are recomputed from them every time, so a changed prompt misses and says how
-to re-record, and a changed reply changes the result.
+to re-record, and a changed reply changes the result. A response read with next-token
+probabilities carries them (`top_logprobs`, written only where there are some: files from before
+read and replay exactly as they did).
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from memrag.durable import write_atomic
-from memrag.llm.base import LLM, Completion, LLMError, LLMReplyError, Message, token_count
+from memrag.llm.base import LLM, Completion, LLMError, LLMReplyError, Message, TokenLogprob, token_count
 from memrag.llm.cache import cache_key, call_params
+from memrag.llm.logprobs import MalformedLogprobs, logprobs_missing, stored, stored_positions
 from memrag.index.store_format import MemoryFormatError
 
 FILE_NAME = "responses.jsonl"  # the demo questions' replies
@@ -50,20 +53,32 @@ class RecordedResponse:
     # a reply that came back broken (cut at the token limit, not JSON): the live call raised
     # LLMReplyError with this message, and a replay raises it again, so the run fails the same way
     error: str = ""
+    top_logprobs: list[list[TokenLogprob]] | None = None  # the call asked for probabilities
 
     def completion(self, model: str, backend: str, stage: str) -> Completion:
         # A recordings file travels with a shared memory: its counts are checked like a server's.
         return Completion(text=self.text, model=model, backend=backend, stage=stage,
                           prompt_tokens=token_count(self.prompt_tokens),
                           prompt_tokens_cached=token_count(self.prompt_tokens_cached),
-                          completion_tokens=token_count(self.completion_tokens), seconds=self.seconds, cached=True)
+                          completion_tokens=token_count(self.completion_tokens), seconds=self.seconds, cached=True,
+                          top_logprobs=self.top_logprobs)
+
+    def to_json(self) -> dict[str, Any]:
+        """The line's object: optional fields only where they say something."""
+        out = {k: v for k, v in self.__dict__.items() if k not in ("error", "top_logprobs")}
+        if self.error:
+            out["error"] = self.error
+        if self.top_logprobs is not None:
+            out["top_logprobs"] = stored(self.top_logprobs)
+        return out
 
 
 _OPT_INT = (int, type(None))
 _FIELDS: dict[str, tuple[type, ...]] = {
     "key": (str,), "stage": (str,), "text": (str,), "prompt_tokens": _OPT_INT, "prompt_tokens_cached": _OPT_INT,
-    "completion_tokens": _OPT_INT, "seconds": (int, float), "question": (str,), "error": (str,)}
-_OPTIONAL = {"question", "error"}
+    "completion_tokens": _OPT_INT, "seconds": (int, float), "question": (str,), "error": (str,),
+    "top_logprobs": (list,)}
+_OPTIONAL = {"question", "error", "top_logprobs"}
 
 
 def _json_object(line: str, path: Path, n: int) -> dict[str, Any]:
@@ -86,6 +101,11 @@ def _response(obj: dict[str, Any], path: Path, n: int) -> RecordedResponse:
     for name, value in obj.items():
         if not isinstance(value, _FIELDS[name]) or isinstance(value, bool):
             raise RecordingsFormatError(path, f"line {n}: {name!r} is a {type(value).__name__}")
+    if "top_logprobs" in obj:
+        try:
+            obj = {**obj, "top_logprobs": stored_positions(obj["top_logprobs"])}
+        except MalformedLogprobs as e:
+            raise RecordingsFormatError(path, f"line {n}: 'top_logprobs': {e}") from None
     return RecordedResponse(**obj)
 
 
@@ -158,9 +178,16 @@ class ReplayLLM:
     def identity(self) -> dict[str, Any]:
         return dict(self.rec.identity)
 
+    def logprobs_missing(self) -> str:
+        """Probabilities replay where the recording run read them; a run that could not read
+        them fell back to generated replies, and so does its replay."""
+        if any(r.top_logprobs is not None for r in self.rec.responses.values()):
+            return ""
+        return f"the recordings {self.rec.path.name} hold no next-token probabilities"
+
     def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
-                 max_tokens: int, stage: str) -> Completion:
-        key = cache_key(self.rec.identity, messages, schema, call_params(max_tokens, stage))
+                 max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
+        key = cache_key(self.rec.identity, messages, schema, call_params(max_tokens, stage, None, top_logprobs))
         self.last_key = key
         hit = self.rec.responses.get(key)
         if hit is None:
@@ -188,12 +215,16 @@ class RecordingLLM:
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
 
+    def logprobs_missing(self) -> str:
+        return logprobs_missing(self.inner)
+
     def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
-                 max_tokens: int, stage: str) -> Completion:
-        key = cache_key(self.inner.identity(), messages, schema, call_params(max_tokens, stage))
+                 max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
+        key = cache_key(self.inner.identity(), messages, schema, call_params(max_tokens, stage, None, top_logprobs))
         self.last_key = key
         try:
-            c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage)
+            c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage,
+                                    **({"top_logprobs": top_logprobs} if top_logprobs else {}))
         except LLMReplyError as e:
             if e.completion is not None:  # a broken reply is part of the run: kept, so a replay fails alike
                 self._keep(key, stage, e.completion, str(e))
@@ -205,13 +236,13 @@ class RecordingLLM:
         with self._lock:
             self.responses.setdefault(key, RecordedResponse(
                 key, stage, c.text, c.prompt_tokens, c.prompt_tokens_cached, c.completion_tokens, c.seconds,
-                self.question, error))
+                self.question, error, c.top_logprobs))
 
     def write(self, memory_dir: Path, questions: list[str], file_name: str = FILE_NAME) -> Path:
         path = Path(memory_dir) / file_name
         header = {"format": FORMAT, "identity": self.inner.identity(), "questions": questions}
         lines = [json.dumps(header, ensure_ascii=False)]
-        lines += [json.dumps({k: v for k, v in r.__dict__.items() if k != "error" or v}, ensure_ascii=False)
+        lines += [json.dumps(r.to_json(), ensure_ascii=False)
                   for r in sorted(self.responses.values(), key=lambda r: (r.question, r.stage, r.key))]
         write_atomic(path, "\n".join(lines) + "\n")
         return path
