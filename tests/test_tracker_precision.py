@@ -143,6 +143,8 @@ def test_a_summary_made_before_the_figure_says_not_recorded():
     assert s.methods["neuropath"].tracker_precision is None
     _, table, _ = report.tracker_rows(s)
     assert table == [["neuropath", "–", "–", "–", "not recorded", "–", "–", "–", "–", ""]]
+    md = report.summary_markdown(s)
+    assert "Tracker precision (new paths): not recorded" in md and "| neuropath | – |" not in md
 
 
 def test_a_record_with_tracker_counts_reads_back_and_damaged_counts_are_refused():
@@ -152,3 +154,13 @@ def test_a_record_with_tracker_counts_reads_back_and_damaged_counts_are_refused(
     raw["tracker"][0]["gold_kept"] = -1
     with pytest.raises(ValueError, match=r"tracker\[0\]: 'gold_kept' is not a count"):
         MethodResult.from_json(raw, "r")
+
+
+def test_a_hostile_hop_label_is_shown_as_text():
+    s = RunSummary.of(report.summarise(
+        [{"methods": {"dense": _result(None), "neuropath": _result([TrackerHop(1, 5, 2, 2, 1, 1)])},
+          "all_methods": {"prompt_tokens": 1, "completion_tokens": 1, "llm_calls": 1}}], _run()))
+    raw = s.to_json()
+    raw["methods"]["neuropath"]["tracker_precision"][0]["hop"] = "[x](javascript:alert(1))"
+    md = report.summary_markdown(RunSummary.from_json(raw, "s"))
+    assert "\\[x\\](javascript:alert(1))" in md and "| [x](" not in md

@@ -255,6 +255,7 @@ def paired_rows(summary: RunSummary | dict[str, Any]) -> Table:
 
 
 NOT_BETTER = "not better than list order"
+NOT_RECORDED = "not recorded"
 TRACKER_NOTE = ("New paths only (paths carried from the previous hop left out); kept = the tracker's valid "
                 "paths; a path counts when it touches a gold passage. Top of list and random keep as many new "
                 "paths as the tracker did (random: its exact expectation); recall = gold-touching listed new "
@@ -275,7 +276,7 @@ def tracker_rows(summary: RunSummary | dict[str, Any]) -> Table:
     for m, e in RunSummary.of(summary).methods.items():
         if e.tracker_precision is None:
             if _has_tracker(m):
-                rows.append([str(m), "–", "–", "–", "not recorded", "–", "–", "–", "–", ""])
+                rows.append([str(m), "–", "–", "–", NOT_RECORDED, "–", "–", "–", "–", ""])
             continue
         for r in e.tracker_precision:
             ci = "" if r.diff_ci95 is None else f" [{100 * r.diff_ci95[0]:+.1f}, {100 * r.diff_ci95[1]:+.1f}]"
@@ -284,7 +285,17 @@ def tracker_rows(summary: RunSummary | dict[str, Any]) -> Table:
                          "–" if r.diff is None else f"{100 * r.diff:+.1f}{ci}",
                          NOT_BETTER if r.not_better_than_list_order else ""])
     return (["method", "hop", "questions", "kept / listed new paths", "tracker %", "top of list %", "random %",
-             "recall %", "tracker − top (95% CI), points", "flag"], rows, (0,))
+             "recall %", "tracker − top (95% CI), points", "flag"], rows, (0, 1))  # the hop label is the file's text
+
+
+def _tracker_section(s: RunSummary, heading: str) -> list[str]:
+    """The tracker table with its note; one line when the run's summary predates the figure."""
+    tracker = tracker_rows(s)
+    if not tracker[1]:
+        return []
+    if all(e.tracker_precision is None for e in s.methods.values()):
+        return [f"Tracker precision (new paths): {NOT_RECORDED} (this run's summary predates the figure).", ""]
+    return [f"{heading}# Tracker precision (new paths)", "", _markdown(tracker), "", TRACKER_NOTE, ""]
 
 
 def markdown_table(summary: RunSummary | dict[str, Any]) -> str:
@@ -355,9 +366,7 @@ def summary_markdown(summary: RunSummary | dict[str, Any], title: str | None = N
              "",
              _indexing_line(s.indexing), "",
              f"{heading}# Gold passage fates (k = {stamp.get('fate_k')})", "", fate_table(s), ""]
-    tracker = tracker_rows(s)
-    if tracker[1]:
-        parts += [f"{heading}# Tracker precision (new paths)", "", _markdown(tracker), "", TRACKER_NOTE, ""]
+    parts += _tracker_section(s, heading)
     if any(s.paired.values()):
         parts += [f"{heading}# Paired comparison", "", paired_table(s), ""]
     dev = deviations_table(s) if deviations else ""
