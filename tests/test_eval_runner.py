@@ -138,7 +138,17 @@ def test_sample_run_scores_records_and_summarises(tmp_path):
 
     on_disk = json.loads((out / SUMMARY).read_text())
     assert set(on_disk) == SUMMARY_KEYS
-    assert all(set(e) == METHOD_KEYS for e in on_disk["methods"].values())
+    # a method with a path tracker also carries its precision (memrag.eval.tracker_precision)
+    assert all(set(e) == METHOD_KEYS | ({"tracker_precision"} if m == "neuropath" else set())
+               for m, e in on_disk["methods"].items())
+    # …counted on the real traces: the scripted tracker keeps path 1, the top of the list, every time
+    for r in records:
+        assert "tracker" not in r["methods"]["dense"]
+        hops = r["methods"]["neuropath"]["trace"]["neuropath"]["hops"]
+        assert [h["hop"] for h in r["methods"]["neuropath"]["tracker"]] == [h["hop"] for h in hops]
+        assert all(h["gold_kept"] == h["gold_top"] for h in r["methods"]["neuropath"]["tracker"])
+    overall = on_disk["methods"]["neuropath"]["tracker_precision"][-1]
+    assert (overall["hop"], overall["kept_new"], overall["diff"], overall["recall"]) == ("all", 2, 0, 0.5)
     assert set(on_disk["methods"]["neuropath"]["ci95"]) == {"recall@1", "recall@2", "recall@5", "recall@10",
                                                             "em", "raw_em", "f1"}
     assert set(on_disk["paired"]) == {"dense vs neuropath", "dense vs ecphory", "neuropath vs ecphory",

@@ -485,6 +485,11 @@ def run_view(run: EvalRun, key: str = "eval") -> None:
         with right:
             st.markdown("**Paired comparison** (same questions)")
             st.dataframe(_table(paired), hide_index=True)
+    tracker = report.tracker_rows(s)
+    if tracker[1]:
+        st.markdown("**Tracker precision** (new paths, per hop)")
+        st.dataframe(_table(tracker), hide_index=True)
+        st.caption(report.TRACKER_NOTE)
 
     st.markdown("**Per question** — select a row (or pick below) to open its traces")
     df = question_table(run)

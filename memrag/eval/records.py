@@ -150,6 +150,33 @@ class GoldFate:
 
 
 @dataclass(frozen=True)
+class TrackerHop:
+    """One tracking judgement on one question, counted on the hop's *new* listed paths only (paths
+    carried from the previous hop are left out); memrag.eval.tracker_precision computes it."""
+    hop: int
+    listed_new: int  # new paths shown to the tracker
+    kept_new: int  # of those, the ones it kept (its valid ids)
+    gold_listed: int  # listed new paths touching a gold passage
+    gold_kept: int  # kept new paths touching a gold passage
+    gold_top: int  # of the first kept_new listed new paths (listing order), those touching gold
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str) -> TrackerHop:
+        f = _Fields(obj, where, "a tracking hop's counts")
+        hop, *counts = (f.get(k, lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "a count")
+                        for k in ("hop", "listed_new", "kept_new", "gold_listed", "gold_kept", "gold_top"))
+        return cls(hop, *counts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hop": self.hop, "listed_new": self.listed_new, "kept_new": self.kept_new,
+                "gold_listed": self.gold_listed, "gold_kept": self.gold_kept, "gold_top": self.gold_top}
+
+
+def _tracker_hops(v: Any) -> bool:
+    return v is None or isinstance(v, list)
+
+
+@dataclass(frozen=True)
 class MethodResult:
     """One method on one question: scores, gold fates, cost, answer, and its trace (kept as JSON;
     memrag.tracefile reads it)."""
@@ -163,6 +190,7 @@ class MethodResult:
     answer_capped: list[str] = field(default_factory=list)
     top_passages: list[str] = field(default_factory=list)
     ranked_total: int | None = None
+    tracker: list[TrackerHop] | None = None  # a tracking method's judgements; absent from older runs
 
     @classmethod
     def from_json(cls, obj: Any, where: str) -> MethodResult:
@@ -172,6 +200,7 @@ class MethodResult:
         if bad:
             raise f.fail(f"metrics.{bad[0]}", "not a number")
         fates = f.get("gold_fate", lambda v: isinstance(v, list), "a list")
+        hops = f.get("tracker", _tracker_hops, "a list", optional=True)
         return cls(metrics=metrics,
                    gold_fate=[GoldFate.from_json(x, f"{where}, gold_fate[{i}]") for i, x in enumerate(fates)],
                    tokens=CallTotals.from_json(f.object("tokens"), f"{where}, tokens"),
@@ -180,13 +209,18 @@ class MethodResult:
                    answer=f.text("answer", optional=True),
                    answer_capped=f.get("answer_capped", _texts, "a list of texts", optional=True, default=[]),
                    top_passages=f.get("top_passages", _texts, "a list of texts", optional=True, default=[]),
-                   ranked_total=f.count("ranked_total", optional=True))
+                   ranked_total=f.count("ranked_total", optional=True),
+                   tracker=None if hops is None else [TrackerHop.from_json(x, f"{where}, tracker[{i}]")
+                                                      for i, x in enumerate(hops)])
 
     def to_json(self) -> dict[str, Any]:
-        return {"metrics": self.metrics, "gold_fate": [g.to_json() for g in self.gold_fate],
-                "tokens": self.tokens.to_json(), "seconds": self.seconds, "retrieval_seconds": self.retrieval_seconds,
-                "answer": self.answer, "answer_capped": list(self.answer_capped),
-                "top_passages": list(self.top_passages), "ranked_total": self.ranked_total, "trace": self.trace}
+        out = {"metrics": self.metrics, "gold_fate": [g.to_json() for g in self.gold_fate],
+               "tokens": self.tokens.to_json(), "seconds": self.seconds, "retrieval_seconds": self.retrieval_seconds,
+               "answer": self.answer, "answer_capped": list(self.answer_capped),
+               "top_passages": list(self.top_passages), "ranked_total": self.ranked_total}
+        if self.tracker is not None:
+            out["tracker"] = [h.to_json() for h in self.tracker]
+        return out | {"trace": self.trace}
 
 
 def _indexing(v: Any) -> bool:
@@ -268,6 +302,49 @@ class PairedScore:
 
 
 @dataclass(frozen=True)
+class TrackerPrecision:
+    """The tracker's precision over a run's questions on one hop ("1", "2", …) or all hops ("all"),
+    new paths only, micro-averaged (sums of counts over questions, then the ratio): the share of
+    kept paths touching a gold passage, beside the same number of new paths taken from the top of
+    the list and at random (its expectation, exact), and the recall of the gold-touching listed
+    paths by the kept ones (so keeping fewer paths cannot buy precision)."""
+    hop: str
+    questions: int  # questions with a tracking judgement at this hop
+    listed_new: int
+    kept_new: int
+    precision: float | None  # None: nothing kept
+    top_precision: float | None
+    random_precision: float | None
+    recall: float | None  # None: no gold-touching new path listed
+    diff: float | None  # precision − top_precision
+    diff_ci95: tuple[float, float] | None  # paired bootstrap over questions
+
+    @property
+    def not_better_than_list_order(self) -> bool:
+        """The flag: the tracker is not shown to choose better than the order it was shown when its
+        precision is not above top-of-list precision, or the 95% interval of the difference reaches 0
+        (or there is nothing to compare)."""
+        return self.diff is None or self.diff <= 0 or self.diff_ci95 is None or self.diff_ci95[0] <= 0
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str) -> TrackerPrecision:
+        f = _Fields(obj, where, "a tracker precision row")
+        ci = f.get("diff_ci95", lambda v: v is None or _interval(v), "a [low, high] interval")
+        return cls(hop=f.get("hop", lambda v: isinstance(v, str), "text"),
+                   questions=f.count("questions") or 0, listed_new=f.count("listed_new") or 0,
+                   kept_new=f.count("kept_new") or 0, precision=f.number("precision"),
+                   top_precision=f.number("top_precision"), random_precision=f.number("random_precision"),
+                   recall=f.number("recall"), diff=f.number("diff"),
+                   diff_ci95=None if ci is None else (ci[0], ci[1]))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hop": self.hop, "questions": self.questions, "listed_new": self.listed_new,
+                "kept_new": self.kept_new, "precision": self.precision, "top_precision": self.top_precision,
+                "random_precision": self.random_precision, "recall": self.recall, "diff": self.diff,
+                "diff_ci95": None if self.diff_ci95 is None else list(self.diff_ci95)}
+
+
+@dataclass(frozen=True)
 class MethodSummary:
     """One method over the run's questions: mean scores with 95% intervals, cost per query, fates."""
     n: int
@@ -280,6 +357,8 @@ class MethodSummary:
     ci95: dict[str, tuple[float, float]]
     llm_seconds_per_query: float | None = None
     answers_capped: int | None = None
+    # per hop, then "all"; None: not a tracking method, or a run made before the figure existed
+    tracker_precision: list[TrackerPrecision] | None = None
 
     @classmethod
     def from_json(cls, obj: Any, where: str) -> MethodSummary:
@@ -292,13 +371,17 @@ class MethodSummary:
         fates = f.object("gold_fate")
         if not all(_is_number(v) for v in fates.values()):
             raise f.fail("gold_fate", "not a set of counts")
+        tracker = f.get("tracker_precision", _tracker_hops, "a list", optional=True)
         return cls(n=n, scores={k: f.number(k) for k in SCORES},
                    prompt_tokens_per_query=f.number("prompt_tokens_per_query"),
                    completion_tokens_per_query=f.number("completion_tokens_per_query"),
                    llm_calls_per_query=f.number("llm_calls_per_query"), seconds_per_query=f.number("seconds_per_query"),
                    gold_fate=fates, ci95={k: (v[0], v[1]) for k, v in ci.items()},
                    llm_seconds_per_query=f.number("llm_seconds_per_query", optional=True),
-                   answers_capped=f.count("answers_capped", optional=True))
+                   answers_capped=f.count("answers_capped", optional=True),
+                   tracker_precision=None if tracker is None else [
+                       TrackerPrecision.from_json(x, f"{where}, tracker_precision[{i}]")
+                       for i, x in enumerate(tracker)])
 
     def figure(self, key: str) -> float | None:
         """A score (SCORES) or a per-query figure, by its name in summary.json."""
@@ -309,11 +392,14 @@ class MethodSummary:
         return getattr(self, key)
 
     def to_json(self) -> dict[str, Any]:
-        return {"n": self.n, **self.scores, "prompt_tokens_per_query": self.prompt_tokens_per_query,
-                "completion_tokens_per_query": self.completion_tokens_per_query,
-                "llm_calls_per_query": self.llm_calls_per_query, "seconds_per_query": self.seconds_per_query,
-                "llm_seconds_per_query": self.llm_seconds_per_query, "gold_fate": dict(self.gold_fate),
-                "answers_capped": self.answers_capped, "ci95": {k: list(v) for k, v in self.ci95.items()}}
+        out = {"n": self.n, **self.scores, "prompt_tokens_per_query": self.prompt_tokens_per_query,
+               "completion_tokens_per_query": self.completion_tokens_per_query,
+               "llm_calls_per_query": self.llm_calls_per_query, "seconds_per_query": self.seconds_per_query,
+               "llm_seconds_per_query": self.llm_seconds_per_query, "gold_fate": dict(self.gold_fate),
+               "answers_capped": self.answers_capped, "ci95": {k: list(v) for k, v in self.ci95.items()}}
+        if self.tracker_precision is not None:  # absent, not null, so older summaries write back byte for byte
+            out["tracker_precision"] = [r.to_json() for r in self.tracker_precision]
+        return out
 
 
 @dataclass(frozen=True)
@@ -410,4 +496,5 @@ def _paired_scores(scores: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 __all__ = ["CallTotals", "CostPerQuery", "GoldFate", "LABELS", "MethodResult", "MethodSummary", "PAIRED_SCORES",
-           "PER_QUERY", "PairedScore", "QuestionRecord", "RunFormatError", "RunSummary", "SCORES", "check_indexing"]
+           "PER_QUERY", "PairedScore", "QuestionRecord", "RunFormatError", "RunSummary", "SCORES", "TrackerHop",
+           "TrackerPrecision", "check_indexing"]

@@ -25,7 +25,8 @@ from memrag.eval.stats import bootstrap_ci, mean, paired_win_loss
 from memrag.eval.rundir import REPORT_HTML, SUMMARY, SUMMARY_MD, write_json_atomic
 from memrag.eval.gold import fate_family, fate_order
 from memrag.eval.records import (LABELS, PAIRED_SCORES, SCORES, CostPerQuery, MethodSummary, PairedScore,
-                                  RunSummary)
+                                  RunSummary, TrackerHop, TrackerPrecision)
+from memrag.eval.tracker_precision import aggregate as tracker_aggregate
 from memrag.methods import registry
 
 
@@ -51,6 +52,14 @@ def _fate_counts(method: str, rows: list[dict[str, Any]]) -> dict[str, int]:
     return {f: counts[f] for f in sorted(counts, key=lambda f: (fate_order(f), f))}
 
 
+def _tracker_precision(rows: list[dict[str, Any]]) -> list[TrackerPrecision] | None:
+    """Per hop and over all hops, when every question recorded its tracking counts (a method with a
+    path tracker, scored since the figure existed); else None."""
+    if not rows or any(r.get("tracker") is None for r in rows):
+        return None
+    return tracker_aggregate([[TrackerHop.from_json(h, "tracker") for h in r["tracker"]] for r in rows])
+
+
 def _method_summary(method: str, rows: list[dict[str, Any]]) -> MethodSummary:
     scores: dict[str, float | None] = {}
     ci: dict[str, tuple[float, float]] = {}
@@ -66,7 +75,8 @@ def _method_summary(method: str, rows: list[dict[str, Any]]) -> MethodSummary:
         llm_calls_per_query=_mean_or_none([r["tokens"]["llm_calls"] for r in rows]),
         seconds_per_query=_mean_or_none([r["seconds"] for r in rows]),
         llm_seconds_per_query=_mean_or_none([r["tokens"].get("llm_seconds") for r in rows]),
-        gold_fate=_fate_counts(method, rows), answers_capped=sum(1 for r in rows if r.get("answer_capped")), ci95=ci)
+        gold_fate=_fate_counts(method, rows), answers_capped=sum(1 for r in rows if r.get("answer_capped")), ci95=ci,
+        tracker_precision=_tracker_precision(rows))
 
 
 def _same_top5_as_dense(methods: list[str], records: list[dict[str, Any]]) -> dict[str, int]:
@@ -244,6 +254,50 @@ def paired_rows(summary: RunSummary | dict[str, Any]) -> Table:
     return ["pair (a vs b)", "score", "a wins", "a loses", "ties", "mean a − b (95% CI), points"], rows, (0,)
 
 
+NOT_BETTER = "not better than list order"
+NOT_RECORDED = "not recorded"
+TRACKER_NOTE = ("New paths only (paths carried from the previous hop left out); kept = the tracker's valid "
+                "paths; a path counts when it touches a gold passage. Top of list and random keep as many new "
+                "paths as the tracker did (random: its exact expectation); recall = gold-touching listed new "
+                "paths the tracker kept. Sums over questions, then the ratio; [95% paired bootstrap interval "
+                f"over questions]. Flagged \"{NOT_BETTER}\" when tracker − top of list is ≤ 0 or its interval "
+                "reaches 0.")
+
+
+def _has_tracker(method: str) -> bool:
+    """A method that judges listed paths with a tracking call (its stage is '<name>.track')."""
+    return method in registry.names() and any(s.endswith(".track") for s in registry.get(method).stage_tokens)
+
+
+def tracker_rows(summary: RunSummary | dict[str, Any]) -> Table:
+    """Tracker precision per method with a tracker, per hop then over all hops (percent); a method
+    whose summary predates the figure gets one row saying so."""
+    rows = []
+    for m, e in RunSummary.of(summary).methods.items():
+        if e.tracker_precision is None:
+            if _has_tracker(m):
+                rows.append([str(m), "–", "–", "–", NOT_RECORDED, "–", "–", "–", "–", ""])
+            continue
+        for r in e.tracker_precision:
+            ci = "" if r.diff_ci95 is None else f" [{100 * r.diff_ci95[0]:+.1f}, {100 * r.diff_ci95[1]:+.1f}]"
+            rows.append([str(m), r.hop, str(r.questions), f"{r.kept_new} / {r.listed_new}", _pct(r.precision),
+                         _pct(r.top_precision), _pct(r.random_precision), _pct(r.recall),
+                         "–" if r.diff is None else f"{100 * r.diff:+.1f}{ci}",
+                         NOT_BETTER if r.not_better_than_list_order else ""])
+    return (["method", "hop", "questions", "kept / listed new paths", "tracker %", "top of list %", "random %",
+             "recall %", "tracker − top (95% CI), points", "flag"], rows, (0, 1))  # the hop label is the file's text
+
+
+def _tracker_section(s: RunSummary, heading: str) -> list[str]:
+    """The tracker table with its note; one line when the run's summary predates the figure."""
+    tracker = tracker_rows(s)
+    if not tracker[1]:
+        return []
+    if all(e.tracker_precision is None for e in s.methods.values()):
+        return [f"Tracker precision (new paths): {NOT_RECORDED} (this run's summary predates the figure).", ""]
+    return [f"{heading}# Tracker precision (new paths)", "", _markdown(tracker), "", TRACKER_NOTE, ""]
+
+
 def markdown_table(summary: RunSummary | dict[str, Any]) -> str:
     return _markdown(score_rows(summary))
 
@@ -312,6 +366,7 @@ def summary_markdown(summary: RunSummary | dict[str, Any], title: str | None = N
              "",
              _indexing_line(s.indexing), "",
              f"{heading}# Gold passage fates (k = {stamp.get('fate_k')})", "", fate_table(s), ""]
+    parts += _tracker_section(s, heading)
     if any(s.paired.values()):
         parts += [f"{heading}# Paired comparison", "", paired_table(s), ""]
     dev = deviations_table(s) if deviations else ""
@@ -438,6 +493,7 @@ def html_report(summary: RunSummary | dict[str, Any], records: Sequence[dict[str
     plots = "".join(f.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, f in enumerate(figs))
     tables = "".join(f"<h2>{html.escape(name)}</h2>" + _html_table(t)
                      for name, t in (("Scores", score_rows(summary)), ("Gold passage fates", fate_rows(summary)),
+                                     ("Tracker precision (new paths)", tracker_rows(summary)),
                                      ("Paired comparison", paired_rows(summary))) if t[1])
     facts = "".join(f"<li>{html.escape(f'{k}: {v}')}</li>" for k, v in stamp.items()
                     if k not in ("params", "index_params", "stage_versions"))

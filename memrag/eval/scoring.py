@@ -12,6 +12,7 @@ from memrag.eval.gold import NOT_IN_MEMORY, best_fate, gold_fate
 from memrag.eval.metrics import exact_match, f1_score, raw_exact_match, recall_at_k
 from memrag.index.memory import Memory
 from memrag.eval.records import CallTotals
+from memrag.eval.tracker_precision import question_counts
 from memrag.trace import LLMCallRecord, Trace
 from memrag.viz.tables import calls_counted_once
 
@@ -100,6 +101,7 @@ def unit_fates(trace: Trace, q: Question, units: ChunkUnits, k: int) -> list[dic
 def score_question(q: Question, traces: list[Trace], units: ChunkUnits, fate_k: int) -> dict[str, Any]:
     per_method, across = call_totals(traces)
     methods: dict[str, Any] = {}
+    gold_chunks = [c for u in q.gold_units for c in units.chunks_of_unit.get(u, [])]
     for t in traces:
         ranked_units = [units.unit(r.chunk_id) for r in t.ranked]
         metrics: dict[str, float | None] = {f"recall@{k}": recall_at_k(ranked_units, q.gold_units, k)
@@ -128,5 +130,8 @@ def score_question(q: Question, traces: list[Trace], units: ChunkUnits, fate_k: 
             "ranked_total": len(t.ranked),
             "trace": trace,
         }
+        tracked = question_counts(t, gold_chunks)
+        if tracked is not None:  # a method with a path tracker: its judgements, counted for precision
+            methods[t.method]["tracker"] = [h.to_json() for h in tracked]
     return {"qid": q.qid, "question": q.question, "answers": q.answers, "gold_units": q.gold_units,
             "hops": q.meta.get("hops"), "methods": methods, "all_methods": across.to_json()}

@@ -31,6 +31,27 @@ def bootstrap_ci(
     return float(low), float(high)
 
 
+def bootstrap_ratio_ci(
+    numerators: Sequence[float], denominators: Sequence[float], n_boot: int = 2000, seed: int = 0,
+    alpha: float = 0.05,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of sum(numerators) / sum(denominators), resampling the pairs
+    (one per question) together: a micro-averaged share's interval. Resamples whose denominators
+    sum to 0 are left out; None when every one does."""
+    num = np.asarray(numerators, dtype=float)
+    den = np.asarray(denominators, dtype=float)
+    if num.size == 0 or num.size != den.size:
+        raise ValueError(f"a ratio bootstrap needs equal, non-empty lists, got {num.size} and {den.size}")
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, num.size, size=(n_boot, num.size))
+    tops, bottoms = num[picks].sum(axis=1), den[picks].sum(axis=1)
+    ok = bottoms > 0
+    if not ok.any():
+        return None
+    low, high = np.quantile(tops[ok] / bottoms[ok], [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
+
+
 def paired_win_loss(a: Sequence[float], b: Sequence[float]) -> dict[str, int]:
     """Per question: does method a score above, below or level with method b?"""
     if len(a) != len(b):
