@@ -3,10 +3,10 @@
     python bench/tracker_hop1_probe.py --out DIR [--keep-top 5] [--replies FILE] -- EVAL ARGUMENTS
 
     # the sample corpus (its shipped recordings replay the query-entity and hop-1 tracking calls)
-    python bench/tracker_hop1_probe.py --out docs/runs/sample-tracker-hop1-probe -- --dataset sample --scope pooled
+    python bench/tracker_hop1_probe.py --out docs/probes/sample-tracker-hop1 -- --dataset sample --scope pooled
     # MuSiQue 31-60 (a selection set) from its committed replies, on the imported memory;
     # musique_31_60.json = entries 30-59 of the shared musique_train.json (bench/replay_check.py makes it)
-    python bench/tracker_hop1_probe.py --out docs/runs/musique-31-60-tracker-hop1-probe \
+    python bench/tracker_hop1_probe.py --out docs/probes/musique-31-60-tracker-hop1 \
         --replies docs/runs/musique-pooled-31-60-retrieval/replies.jsonl -- --dataset musique \
         --data musique_31_60.json --corpus ../shared/bench/musique/musique_train_corpus.json \
         --import-openie ../shared/bench/musique/openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json \

@@ -1,8 +1,8 @@
 """A second likelihood design for NeuroPath's tracker, judged on hop 1: one label distribution over
 the whole listing, read in two orders.
 
-    python bench/tracker_label_probe.py --probe-run data/probe-runs/sample-tracker-hop1-probe \
-        --out docs/runs/sample-tracker-label-probe
+    python bench/tracker_label_probe.py --probe-run data/probe-runs/sample-tracker-hop1 \
+        --out docs/probes/sample-tracker-label
 
 Reads the hop-1 listings of a `bench/tracker_hop1_probe.py` run (its run folder under
 data/probe-runs/, which holds the traces), shows the embedded model each question's new hop-1
