@@ -30,7 +30,8 @@ def first_reach(memory: Memory, seed_keys: Iterable[str], max_hops: int, coref_t
                 t = memory.triples[tid]
                 first.setdefault(t.chunk_id, hop)
                 ends.add(far_end(t, key)[0])
-        touch = ends | {m.key for end in ends for m in memory.coref_of(end, coref_top, coref_threshold)}
+        if hop < max_hops:  # the ends' coreference candidates matter only if another hop follows
+            touch = ends | {m.key for end in ends for m in memory.coref_of(end, coref_top, coref_threshold)}
     return first
 
 
