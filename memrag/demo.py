@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memrag.ask import METHODS, ask
-from memrag.llm.recordings import EXTRACTION_FILE, RecordingLLM, Recordings
+from memrag.llm.recordings import EXTRACTION_FILE, RecordingLLM, Recordings, ReuseRecordedLLM
 from memrag.textsafe import slug
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,10 +42,13 @@ def gold_chunk_ids(memory, gold_docs: list[str]) -> list[int]:
 
 def record(memory, llm, embedder, memory_dir: Path, methods: tuple[str, ...] = METHODS,
            questions: list[dict[str, Any]] | None = None,
-           progress: Callable[[int, int, str, float], None] | None = None) -> Path:
-    """Ask every demo question with every method on a live LLM and write the raw responses."""
+           progress: Callable[[int, int, str, float], None] | None = None,
+           reuse: Recordings | None = None) -> Path:
+    """Ask every demo question with every method on a live LLM and write the raw responses.
+    With `reuse` (the recordings being replaced), a call they hold is answered from them and only
+    the calls that changed reach the model."""
     questions = questions if questions is not None else sample_questions()
-    rec = RecordingLLM(llm)
+    rec = RecordingLLM(ReuseRecordedLLM(reuse, llm) if reuse is not None else llm)
     path = None
     for i, q in enumerate(questions):
         rec.question = q["question"]

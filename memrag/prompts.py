@@ -192,9 +192,10 @@ TRACK_SYSTEM = (
 
 
 def track_messages(question: str, hop: int, path_lines: list[str], previous_chain: str,
-                   previous_requirement: str) -> list[dict[str, str]]:
+                   previous_requirement: str, carry: bool = True) -> list[dict[str, str]]:
+    """One hop's tracking prompt; with `carry` the previous hop's chain and requirement come along."""
     parts = [f"Question: {question}", f"Hop {hop}."]
-    if previous_chain or previous_requirement:
+    if carry and (previous_chain or previous_requirement):
         parts.append(f"So far: {previous_chain}".strip())
         parts.append(f"Still missing: {previous_requirement}".strip())
     parts.append("Paths:")

@@ -429,3 +429,24 @@ def test_the_old_name_of_rounds_is_still_read():
     assert resolve_params("ecphory", {"rounds": 0, "k_final": 3}) == EcphoryParams(rounds=0, k_final=3)
     with pytest.raises(ValueError, match="both 'depth'"):
         resolve_params("ecphory", {"depth": 1, "rounds": 2})
+
+
+def test_what_the_rounds_added_is_counted_from_the_trace():
+    from memrag.explain.activation import RoundsAdded, rounds_added, rounds_added_sentence
+    from memrag.trace import ActivatedEngram, EcphoryDetail
+
+    def a(i, key, rnd, origin, sim):
+        return ActivatedEngram(i, key, key, "t", "", i, sim, rnd, origin)
+
+    q1, q2, c1, c2 = a(1, "q1", 0, "query", .9), a(2, "q2", 0, "query", .8), a(3, "c1", 0, "cue", .3), \
+        a(4, "c2", 0, "cue", .2)
+    s1 = a(5, "s1", 1, "semantic", .5)
+    d = EcphoryDetail(initial=[q1, q2, c1, c2], final=[q1, q2, s1, c1])
+    assert rounds_added(d) == RoundsAdded(recalled=4, from_rounds=1, cue_hits_left_out=1, above_a_query_hit=0)
+    said = rounds_added_sentence(rounds_added(d))
+    assert "1 of the 4 recalled engrams" in said and "places of 1 cue hit(s)" in said and "none can" in said
+    # a re-rank that put a round engram above a query hit (not the paper's algorithm) is said, not hidden
+    odd = EcphoryDetail(initial=[q1, q2], final=[q1, s1, q2])
+    assert rounds_added(odd).above_a_query_hit == 1
+    assert "1 of them rank above an initial query hit" in rounds_added_sentence(rounds_added(odd))
+    assert rounds_added(EcphoryDetail(initial=[q1], final=[q1])).from_rounds == 0

@@ -249,6 +249,31 @@ def test_hop2_prunes_new_paths_by_the_requirement_but_never_kept_ones():
     assert "Salt Fair" not in user_prompt(llm, "neuropath.track.hop2")
 
 
+def test_hop_prompt_carries_the_chain_or_is_the_official_shape():
+    _, carried = run(NeuroPathParams(prune_top=1))
+    assert NeuroPathParams().hop_prompt == "carry"
+    prompt = user_prompt(carried, "neuropath.track.hop2")
+    assert "So far: A path says Ada Brennick was born in Port Alder." in prompt  # path numbers stripped
+    assert f"Still missing: {REQ1}" in prompt
+    _, official = run(NeuroPathParams(prune_top=1, hop_prompt="paths"))
+    prompt = user_prompt(official, "neuropath.track.hop2")
+    assert "born in Port Alder." not in prompt and REQ1 not in prompt and "So far" not in prompt
+    assert prompt.startswith(f"Question: {Q}\nHop 2.\nPaths:\n")
+    # hop 1's prompt is the same either way
+    assert user_prompt(carried, "neuropath.track.hop1") == user_prompt(official, "neuropath.track.hop1")
+
+
+def test_a_hop_that_repeats_the_previous_chain_and_requirement_is_flagged():
+    copied = r2(reasoning_chain=CHAIN1, expansion_requirement=REQ1, **{"continue": 0})
+    t, _ = run(NeuroPathParams(prune_top=1), hop2=[copied])
+    assert "hop 2 repeated hop 1's reasoning chain and expansion requirement word for word " \
+           "(both were in its prompt)" in t.flags
+    t, _ = run(NeuroPathParams(prune_top=1, hop_prompt="paths"), hop2=[copied])
+    assert "hop 2 repeated hop 1's reasoning chain and expansion requirement word for word" in t.flags
+    t, _ = run(NeuroPathParams(prune_top=1), hop2=[r2(reasoning_chain=CHAIN1, **{"continue": 0})])
+    assert not any("repeated" in f for f in t.flags)  # a new requirement is not a copy
+
+
 # ---------------------------------------------------------------- completion
 def test_dp_in_valid_order_then_dense_completion_minus_dp():
     t, _ = run(NeuroPathParams(prune_top=2, dp_position="first"))
@@ -291,6 +316,32 @@ def test_dp_fused_by_evidence_with_the_completion_rank():
     assert t1.ranked_ids()[:4] == [4, 0, 2, 6]
     with pytest.raises(ValueError, match="dp_fusion_k"):
         run(NeuroPathParams(dp_position="fused", dp_fusion_k=0))
+
+
+def test_fused_never_buries_a_kept_pick_below_completions_head():
+    # The CARICOM shape (MuSiQue): the tracker keeps one path; completion ranks its passage 19th.
+    # Fusion alone gives every other chunk the one-item path list's "past the end" score 1/(k + 2),
+    # so completion's first ten outranked the pick (rank 11 here, 19 in the real run). A kept pick
+    # ranks no lower than after_head puts it: after completion's first dp_head (2) chunks.
+    from memrag.methods.neuropath.search import fuse_dp
+    from memrag.trace import RankedChunk
+
+    def chunks(completion_order, picks):
+        dp = [RankedChunk(c, 0, None, "path", f"path {i}") for i, c in enumerate(picks, start=1)]
+        de = [RankedChunk(c, 0, 0.5, "completion", "completion") for c in completion_order if c not in picks]
+        return dp, de
+
+    completion_order = list(range(100, 118)) + [7] + list(range(118, 130))
+    fused = fuse_dp(*chunks(completion_order, [7]), completion_order, k=5)
+    assert [x.chunk_id for x in fused] == [100, 101, 7] + [c for c in completion_order if c not in (7, 100, 101)]
+    assert fused[2].why.endswith("lifted to rank 3 (a kept path's chunk ranks no lower than after_head)")
+    fused = fuse_dp(*chunks(completion_order, [7]), completion_order, k=5, head=0)
+    assert fused[0].chunk_id == 7
+    # Fusion still lifts above the floor: a pick completion ranks 2nd leads; the second pick (completion
+    # rank 19) may take index 3 at the latest and does.
+    order = [100, 5] + list(range(101, 117)) + [7] + list(range(117, 130))
+    fused = [x.chunk_id for x in fuse_dp(*chunks(order, [5, 7]), order, k=5)]
+    assert fused[:4] == [5, 100, 101, 7]
 
 
 def test_completion_off_gives_dp_alone():

@@ -141,3 +141,31 @@ def test_a_broken_reply_is_recorded_and_a_replay_fails_that_chunk_the_same_way(t
     # a whole reply is still written without the field: old recordings files read as they were
     assert all("error" not in json.loads(line) for line in (tmp_path / "replies.jsonl").read_text().splitlines()[1:]
                if json.loads(line)["text"].endswith("}"))
+
+
+def test_rerecording_after_a_prompt_change_asks_only_the_changed_calls(recorded, monkeypatch):
+    """`demo record` reuses the replies the memory already holds for unchanged calls: after the
+    answer prompt changes, only answers reach the model, and every other reply stays as recorded."""
+    from memrag.llm.recordings import ReuseRecordedLLM
+
+    memory, emb, mdir = recorded
+    before = {r.key: r for r in Recordings.open(mdir).responses.values()}
+    monkeypatch.setattr(prompts, "ANSWER_SYSTEM", prompts.ANSWER_SYSTEM + " Be brief.")
+    # a different tracker reply from the live model: it must not be asked
+    live = live_llm(valid_first=2)
+    record(memory, live, emb, mdir, questions=QUESTIONS, reuse=Recordings.open(mdir))
+    assert {c["stage"] for c in live.calls} == {"answer"}
+    after = {r.key: r for r in Recordings.open(mdir).responses.values()}
+    kept = {k for k in after if k in before}
+    assert {after[k].stage for k in set(after) - kept} == {"answer"}
+    assert {before[k].stage for k in set(before) - kept} == {"answer"}  # the stale answers left the file
+    assert all(after[k].text == before[k].text and after[k].seconds == before[k].seconds for k in kept)
+    # recordings from another engine are not mixed in
+    with pytest.raises(ValueError, match="nothing in it can be reused"):
+        ReuseRecordedLLM(Recordings.open(mdir), _other_model())
+
+
+def _other_model():
+    llm = live_llm()
+    llm.model = "scripted-2"
+    return llm

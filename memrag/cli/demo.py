@@ -14,6 +14,9 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("action", choices=["record", "extract"])
     p.add_argument("--recorded", action="store_true",
                    help="extract: rebuild from the memory's extraction.jsonl (no model; after a post-processing change)")
+    p.add_argument("--fresh", action="store_true",
+                   help="record: ask the model every call again (default: reuse the replies the memory's recordings "
+                        "already hold for unchanged calls, so only what changed is asked)")
     add_backend_args(p)
     c = sub.add_parser("demo-check", help="before a live demo: backend, sample memory, recordings, pages")
     c.add_argument("--no-pages", action="store_true", help="skip rendering the pages")
@@ -67,11 +70,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
               f"{' --model ' + choice.model if choice.backend == 'ollama' else ''}`", file=sys.stderr)
         return 2
     memory = store.load(target, get_embedder().model_id)
-    print(f"recording with {choice.backend} / {choice.model} into {target}", file=sys.stderr)
+    reuse = None if args.fresh else _reusable_recordings(target, llm)
+    print(f"recording with {choice.backend} / {choice.model} into {target}"
+          + (f", reusing the {len(reuse.responses)} replies it holds for unchanged calls" if reuse else ""),
+          file=sys.stderr)
     questions = demo.sample_questions()
     bar = ProgressLine("recording", len(questions))
     path = demo.record(memory, llm, get_embedder(), target, questions=questions,
-                       progress=lambda i, n, qid, s: bar.update(i, f"{qid} {s:.0f}s"))
+                       progress=lambda i, n, qid, s: bar.update(i, f"{qid} {s:.0f}s"), reuse=reuse)
     bar.close()
     print(f"wrote {path}")
     return 0
+
+
+def _reusable_recordings(target, llm):
+    """The memory's recordings when the same engine made them; None (said) otherwise."""
+    from memrag.llm.recordings import Recordings
+
+    rec = Recordings.open(target)
+    if rec is not None and rec.identity != llm.identity():
+        print(f"the recordings in {target} were made by {rec.backend} / {rec.model}: every call is asked again",
+              file=sys.stderr)
+        return None
+    return rec

@@ -36,6 +36,9 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--no-cache", action="store_true", help="do not reuse recorded LLM replies")
     p.add_argument("--recorded", action="store_true",
                    help="answer from recordings instead of a live LLM: the memory's responses.jsonl, or --replies")
+    p.add_argument("--reuse", type=Path, metavar="REPLIES",
+                   help="a live run answers every call this recordings file holds from it (the same engine only) "
+                        "and asks the model the rest: a variant re-run pays only for the calls it changed")
     p.add_argument("--replies", type=Path,
                    help="a recordings file (responses.jsonl format): live runs write every raw reply into it after "
                         "each question (commit it beside the summary); with --recorded the run replays from it")
@@ -91,6 +94,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
 
+    if args.reuse and args.recorded:
+        print("error: --reuse is for live runs (it asks the model what the file does not hold); "
+              "--recorded replays only", file=sys.stderr)
+        return 2
     recorder = None
 
     def llm_factory():
@@ -115,6 +122,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         llm, choice = make_llm(settings)
         print(choice.describe(), file=sys.stderr)
         config.extract_parallel = extraction_slots(choice.backend, settings)
+        if args.reuse:
+            from memrag.llm.recordings import Recordings, ReuseRecordedLLM
+
+            llm = ReuseRecordedLLM(Recordings.load(args.reuse), llm)
+            print(f"LLM: calls recorded in {args.reuse} are answered from it", file=sys.stderr)
         if args.replies:
             from memrag.llm.recordings import RecordingLLM
 

@@ -69,3 +69,39 @@ def names_counted(names: list[str]) -> str:
     for n in names:
         counts[n] = counts.get(n, 0) + 1
     return ", ".join(n + (f" ×{c}" if c > 1 else "") for n, c in counts.items())
+
+
+@dataclass(frozen=True)
+class RoundsAdded:
+    """What the associative rounds changed in what was recalled (E_final), counted from one trace."""
+    recalled: int  # engrams in E_final
+    from_rounds: int  # of them first activated in a round ≥ 1
+    cue_hits_left_out: int  # initial cue hits (not query hits) that E_final no longer holds
+    above_a_query_hit: int  # round engrams E_final ranks above one of its initial query hits
+
+
+def rounds_added(detail: EcphoryDetail) -> RoundsAdded:
+    final_keys = {a.key for a in detail.final}
+    from_rounds = [i for i, a in enumerate(detail.final) if a.round >= 1]
+    query_at = [i for i, a in enumerate(detail.final) if a.round == 0 and a.origin == "query"]
+    above = sum(1 for i in from_rounds if query_at and i < query_at[-1])
+    cue_out = len({a.key for a in detail.initial if a.origin == "cue"} - final_keys
+                  - {a.key for a in detail.initial if a.origin == "query"})
+    return RoundsAdded(len(detail.final), len(from_rounds), cue_out, above)
+
+
+def rounds_added_sentence(r: RoundsAdded) -> str:
+    """The count for a trace, and why spreading can only displace cue hits (the paper's Algorithm 1:
+    the initial query hits and the final re-rank use the same similarity to the question)."""
+    if not r.recalled:
+        return "Nothing was recalled, so the rounds added nothing."
+    out = (f"What the rounds added: {r.from_rounds} of the {r.recalled} recalled engrams were first "
+           f"activated by spreading (a round ≥ 1)")
+    if r.from_rounds and r.cue_hits_left_out:
+        out += f"; they took the places of {r.cue_hits_left_out} cue hit(s) that are no longer recalled"
+    out += ". "
+    if r.above_a_query_hit:
+        return out + f"{r.above_a_query_hit} of them rank above an initial query hit."
+    return out + ("None ranks above an initial query hit, and none can: the query hits are the engrams most "
+                  "similar to the question, and the re-rank orders by that same similarity, so spreading "
+                  "can only displace cue hits.")

@@ -200,6 +200,44 @@ class ReplayLLM:
         return c
 
 
+class ReuseRecordedLLM:
+    """A live LLM that answers from earlier recordings first, so a re-recording after a change
+    asks the model only the calls that changed and every unchanged reply stays byte-identical
+    (greedy decoding on another machine or thread count may word a reply differently). Reused
+    only when the recordings were made by the same engine (the identity in their header)."""
+
+    def __init__(self, recordings: Recordings, inner: LLM) -> None:
+        if recordings.identity != inner.identity():
+            raise ValueError(f"{recordings.path} was recorded by {recordings.backend} / {recordings.model}, "
+                             f"not {inner.backend} / {inner.model}: nothing in it can be reused")
+        self.rec = recordings
+        self.inner = inner
+        self.backend = inner.backend
+        self.model = inner.model
+        self.reused = 0
+        self.asked = 0
+
+    def identity(self) -> dict[str, Any]:
+        return self.inner.identity()
+
+    def logprobs_missing(self) -> str:
+        return logprobs_missing(self.inner)
+
+    def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
+                 max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
+        key = cache_key(self.rec.identity, messages, schema, call_params(max_tokens, stage, None, top_logprobs))
+        hit = self.rec.responses.get(key)
+        if hit is None:
+            self.asked += 1
+            return self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage,
+                                       **({"top_logprobs": top_logprobs} if top_logprobs else {}))
+        self.reused += 1
+        c = hit.completion(self.model, self.backend, stage)
+        if hit.error:
+            raise LLMReplyError(hit.error, completion=c)
+        return c
+
+
 class RecordingLLM:
     """Wraps a live LLM and keeps every response it returns, for writing as recordings."""
 

@@ -57,7 +57,8 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
         st.dataframe(frame([{"engram": a.name, "type": a.type, "cosine to centroid": s,
                            "similarity to question": round(a.similarity, 3), "first activated": a.round,
                            "origin": a.origin} for a, s in zip(r.centroid_neighbours, scores)]), hide_index=True)
-    st.caption("Final ranking: the re-ranked engrams given to the answer step (one per entity).")
+    st.caption("Final ranking: the re-ranked engrams given to the answer step (one per entity). "
+               + activation.rounds_added_sentence(activation.rounds_added(d)))
     st.dataframe(frame([{"rank": i + 1, "engram": a.name, "type": a.type, "similarity": round(a.similarity, 3),
                        "round": a.round, "origin": a.origin, "via": a.via, "chunk": a.chunk_id,
                        "description": a.description} for i, a in enumerate(d.final)]), hide_index=True)

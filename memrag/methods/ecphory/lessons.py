@@ -80,7 +80,8 @@ def _ec_rerank(trace: Trace, step: Step) -> Lesson:
     assert d is not None
     names = dedupe([a.name for a in d.final])
     here = (f"Every activated engram is ranked by its similarity to the question; the best {len(d.final)} "
-            f"entities are recalled, one engram each: {quote(names)}.")
+            f"entities are recalled, one engram each: {quote(names)}. "
+            + activation.rounds_added_sentence(activation.rounds_added(d)))
     return Lesson(step.index, step.title, "from activation to recollection",
                   "Not everything a cue stirs up is recalled: what finally comes to mind is what fits the "
                   "question best.", here, names)

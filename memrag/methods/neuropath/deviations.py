@@ -8,11 +8,24 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation("neuropath", "Where the valid paths' chunks go (dp_position)",
               "D_p (chunks of the last hop's valid paths) first, then the completion ranking",
               "dp_position='fused' (default): reciprocal-rank fusion (dp_fusion_k 5) of the path order and "
-              "the completion rank, so a path chunk completion also ranks high leads; 'first' is the paper's "
-              "order, 'interleave' alternates completion and D_p, 'after_head' puts D_p after the first "
-              "dp_head completion chunks",
+              "the completion rank, so a path chunk completion also ranks high leads, with a floor: the i-th "
+              "chunk of D_p ranks no lower than after dp_head (2) completion chunks and D_p's first i - 1; "
+              "'first' is the paper's order, 'interleave' alternates completion and D_p, 'after_head' puts "
+              "D_p after the first dp_head completion chunks",
               "a 1.5B tracker marks most listed paths valid, so D_p first lets its noise decide R@2; placed "
-              "by evidence, R@2 rose on both selection sets (sample 49.2 -> 58.3, MuSiQue 31-60 45.3 -> 48.1)"),
+              "by evidence, R@2 rose on both selection sets (sample 49.2 -> 58.3, MuSiQue 31-60 45.3 -> 48.1). "
+              "The floor (2026-12-02) keeps fusion from burying a kept passage below completion's head by "
+              "the path list's 'past the end' score (the CARICOM question: rank 19 -> 3); R@2 is unchanged by "
+              "construction, R@5 moved -3.8 / +3.9 / -0.3 points (sample / MuSiQue 31-60 / 1-30, replayed)"),
+    Deviation("neuropath", "What a tracking prompt after hop 1 carries (hop_prompt)",
+              "the question and the listed paths only",
+              "hop_prompt='carry' (default): also the previous hop's reasoning chain ('So far') and expansion "
+              "requirement ('Still missing'); 'paths' is the official shape. Either way a hop that repeats the "
+              "previous chain and requirement word for word is flagged in the trace",
+              "kept from memrag's first version, not yet chosen by measurement: on the committed MuSiQue "
+              "recordings the 1.5B model copies the carried text (hop 2's chain equals hop 1's in 11 and 12 of 16 "
+              "two-hop runs, the requirement in 15 and 13; every hop-2 call says continue). The official shape "
+              "is one click away (the paper preset) and measured beside it in docs/results.md"),
     Deviation("neuropath", "Coreference set size",
               "the official code searches k = 5 including the node itself (at most 4 others)",
               "coref_top counts other nodes only (5 others by default)",

@@ -12,6 +12,8 @@ from memrag.fields import helped as _f
 DpPosition = Literal["first", "after_head", "interleave", "fused"]
 # Who decides which listed paths are kept at each hop.
 Tracker = Literal["generative", "likelihood"]
+# What a tracking prompt after hop 1 carries besides the question and the paths.
+HopPrompt = Literal["carry", "paths"]
 
 
 @dataclass
@@ -29,7 +31,9 @@ class NeuroPathParams:
         "fusion of the path order and the completion rank, so a path chunk that completion also ranks high "
         "leads and a lone tracker pick competes with completion's head (a deviation: a small tracker marks "
         "most listed paths valid).")
-    dp_head: int = _f(2, "With dp_position=after_head: completion chunks placed before D_p.")
+    dp_head: int = _f(2, "With dp_position=after_head: completion chunks placed before D_p. With fused: the "
+                      "floor — the i-th chunk of D_p ranks no lower than after dp_head completion chunks and "
+                      "D_p's first i - 1 (fusion may lift it, never bury it).")
     dp_fusion_k: int = _f(5, "With dp_position=fused: the constant k in Σ 1/(k + rank); on the order of the "
                           "answer's passage count, so the heads of both lists decide the top ranks.")
     answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
@@ -46,5 +50,10 @@ class NeuroPathParams:
         "probabilities falls back to generative for that hop, said in the trace.")
     keep_threshold: float = _f(0.5, "With tracker=likelihood: the least P(yes) (normalised over yes + no) for "
                                "a path to be kept; 0.5 = the model leans to yes.")
+    hop_prompt: HopPrompt = _f(
+        "carry", "What a tracking prompt after hop 1 holds: paths = the official code's shape (the question and "
+        "the listed paths only); carry = a deviation: also the previous hop's reasoning chain ('So far') and "
+        "expansion requirement ('Still missing'). A hop that repeats the previous chain and requirement word "
+        "for word is flagged in the trace either way.")
     keep_top: int | None = _f(10, "With tracker=likelihood: at most this many kept paths per hop, most probable "
                               "first (10, the generative reply's cap on valid_ids); None = no cap.")

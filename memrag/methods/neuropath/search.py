@@ -221,7 +221,7 @@ def _track(ctx: QueryContext, trace: Trace, params: NeuroPathParams, seed_keys: 
         listed = _prune_and_list(memory, h, kept, new, target_vec, params, trace)
         lines = [listing_line(n, p) for n, p in enumerate(listed, start=1)]
         msgs = prompts.track_messages(ctx.question, hop, lines, strip_path_refs(chain),
-                                      strip_path_refs(requirement))
+                                      strip_path_refs(requirement), carry=params.hop_prompt == "carry")
         res = call_json(ctx.llm, msgs, prompts.TRACK_SCHEMA, f"neuropath.track.hop{hop}", _validate_track)
         h.call_index = len(trace.llm_calls)
         trace.llm_calls.extend(res.calls)
@@ -245,6 +245,9 @@ def _track(ctx: QueryContext, trace: Trace, params: NeuroPathParams, seed_keys: 
         if params.tracker == "likelihood":
             valid_n, expand_n = likelihood.decide(ctx, trace, h, listed, (valid_n, expand_n), params)
             _set_fates(by_number, valid_n)
+        if hop > 1 and (chain or requirement) and (j.reasoning_chain, j.expansion_requirement) == (chain, requirement):
+            trace.flags.append(f"hop {hop} repeated hop {hop - 1}'s reasoning chain and expansion requirement "
+                               f"word for word" + (" (both were in its prompt)" if params.hop_prompt == "carry" else ""))
         chain, requirement = j.reasoning_chain, j.expansion_requirement
         step.summary = (f"{h.new_count} new paths ({h.pruned_count} pruned), {len(listed)} listed; "
                         + (f"kept by likelihood: {len(valid_n)} (the generative call picked {generated}), "
@@ -414,25 +417,46 @@ def place_dp(dp: list, de: list, position: str, head: int = 2, *,
             out += de[i:i + 1] + dp[i:i + 1]
         return out
     order = completion_order if completion_order is not None else [x.chunk_id for x in de]
-    return fuse_dp(dp, de, order, fusion_k)
+    return fuse_dp(dp, de, order, fusion_k, head)
 
 
 def fuse_dp(dp: list[RankedChunk], de: list[RankedChunk], completion_order: list[int],
-            k: int) -> list[RankedChunk]:
+            k: int, head: int = 2) -> list[RankedChunk]:
     """D_p placed by evidence: reciprocal-rank fusion of the path order (D_p's order; a chunk no
     valid path carries is tied past its end) and the completion ranking (every chunk, D_p's
     included). A valid path whose chunk completion also ranks high leads; a lone tracker pick
-    competes with completion's head instead of displacing it."""
+    competes with completion's head instead of displacing it.
+
+    Fusion may lift a kept path's chunk, never bury it: the i-th chunk of D_p ranks no lower than
+    after_head puts it (after `head` completion chunks and D_p's first i - 1). Fusion alone gave
+    every other chunk the score of D_p's end + 1, so with a short D_p a kept passage that
+    completion ranked low fell below completion's head by that default score (MuSiQue, the
+    CARICOM question: the kept passage at rank 19)."""
     by_id = {x.chunk_id: x for x in list(dp) + list(de)}
     comp_rank = {cid: r for r, cid in enumerate(completion_order, start=1)}
-    out = []
+    fused = []
     for cid, _ in fuse_ranks([[x.chunk_id for x in dp], completion_order], k):
         x = by_id.get(cid)
         if x is None:
             continue
         if x.source == "path" and cid in comp_rank:
             x.why += f"; completion rank {comp_rank[cid]}"
-        out.append(x)
+        fused.append(x)
+    latest = {x.chunk_id: head + i for i, x in enumerate(dp)}  # the last index each D_p chunk may take
+    out: list[RankedChunk] = []
+    placed: set[int] = set()
+    waiting = iter(x for x in dp)
+    due = next(waiting, None)
+    for x in fused:
+        while due is not None and (due.chunk_id in placed or latest[due.chunk_id] <= len(out)):
+            if due.chunk_id not in placed:
+                due.why += f"; lifted to rank {len(out) + 1} (a kept path's chunk ranks no lower than after_head)"
+                out.append(due)
+                placed.add(due.chunk_id)
+            due = next(waiting, None)
+        if x.chunk_id not in placed:
+            out.append(x)
+            placed.add(x.chunk_id)
     return out
 
 
