@@ -211,7 +211,7 @@ def test_cli_lists_removes_undoes_and_refuses_an_unknown_name(two):
     gone = cli("--memory", str(two), "--remove", "ada", "--json")
     assert gone.returncode == 0, gone.stderr
     assert json.loads(gone.stdout.splitlines()[-1])["removed"] == ["ada"]
-    assert "Chunk numbers changed" in gone.stderr
+    assert "chunk numbers and fingerprint changed" in gone.stderr
     assert removal.document_names(store.load(two)) == ["mill"]
     back = cli("--memory", str(two), "--undo")
     assert back.returncode == 0 and "removed ada" in back.stdout and store.current_version_dir(two) == vdir

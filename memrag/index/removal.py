@@ -55,10 +55,11 @@ class Removal:
                 f"no other document mentions; new version {self.version} (undo with --undo)")
 
 
-STALE_NOTE = ("Chunk numbers changed with this removal: traces, evaluation runs and recorded answers made "
-              "before it belong to the earlier version (its fingerprint differs). They still show their "
-              "own passages, but their chunk numbers are not mapped onto this memory, and recorded answers "
-              "are not replayed against it; undo the removal to use them as they were.")
+STALE_NOTE = ("This memory's chunk numbers and fingerprint changed: traces, evaluation runs and recorded answers "
+              "made on the version before belong to that version. They still show their own passages, but "
+              "their chunk numbers are not mapped onto this one and recorded answers are not replayed against "
+              "it; undo (index --undo, or the Memory page's button) switches back to the version they were "
+              "made on.")
 
 
 def document_names(memory: Memory) -> list[str]:
@@ -123,13 +124,13 @@ def _rows(vectors: np.ndarray, ids: list[int], dim: int) -> np.ndarray:
 
 
 def remove_documents(path: Path, names: Sequence[str], embedder: Callable[[str], Any],
-                     _fail_after: str | None = None) -> Removal:
+                     lock_wait_s: float = store.LOCK_WAIT_S, _fail_after: str | None = None) -> Removal:
     """Remove the named documents from the memory folder at `path` as a new version.
     `embedder(model_id)` (the memory's own embedder) is called only when a remaining node must be
     named again (loading a model costs seconds).
     Holds the folder's writer lock from reading to saving, so no build's save is lost."""
     path = Path(path)
-    with store.writing(path):
+    with store.writing(path, lock_wait_s):
         memory = store.load(path)
         check_names(memory, names)  # before anything is computed: a wrong name changes nothing
         smaller, removal = without_documents(memory, names, _LazyEmbedder(lambda: embedder(memory.embedder_id)))

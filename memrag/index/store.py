@@ -244,12 +244,12 @@ class NothingToUndoError(MemoryStoreError):
     """The live version has no earlier version kept to switch back to; nothing was changed."""
 
 
-def undo(path: Path) -> tuple[str, dict[str, Any]]:
+def undo(path: Path, lock_wait_s: float = LOCK_WAIT_S) -> tuple[str, dict[str, Any]]:
     """Switch the memory back to the version before the live one (one atomic rewrite of CURRENT:
     the earlier version's files are untouched, so it opens byte for byte as it was saved).
     Returns (the version now live, the manifest of the version undone)."""
     path = Path(path)
-    with writing(path), storage_guard(path, "undo the last change", "The memory is unchanged."):
+    with writing(path, lock_wait_s), storage_guard(path, "undo the last change", "The memory is unchanged."):
         live = current_version_dir(path).name
         undone = read_manifest(path)
         before = previous_version(path, live)
@@ -259,6 +259,17 @@ def undo(path: Path) -> tuple[str, dict[str, Any]]:
         _version_manifest(path, before)  # refuse to switch to a version whose manifest is damaged
         write_atomic(path / CURRENT, before + "\n")
         return before, undone
+
+
+def undoable(path: Path) -> str | None:
+    """What `undo` would undo now (the live version's change in words), or None when it cannot."""
+    try:
+        live = current_version_dir(path).name
+        if previous_version(path, live) is None:
+            return None
+        return read_manifest(path).get("change") or "the last change"
+    except MemoryFormatError:
+        return None
 
 
 def _write_sqlite(m: Memory, file: Path) -> None:
