@@ -3,15 +3,25 @@ refused in room mode and for the shipped sample memory."""
 
 from __future__ import annotations
 
+import re
+
 from memrag.app.removal_views import SAMPLE_REFUSAL
 from memrag.index import removal, store
-from test_app_pages import HOSTILE_TITLE, app, click, no_exception, plain
+from test_app_pages import HOSTILE_TITLE, app, no_exception, plain
 from test_app_pages import home, recorded, tiny  # noqa: F401 (fixtures)
 
 
+def unescaped(label: str) -> str:
+    return re.sub(r"\\(.)", r"\1", label)
+
+
 def buttons(at) -> dict[str, bool]:
-    """Label → disabled, for every button on the page."""
-    return {b.label: b.disabled for b in at.button}
+    """Label as shown → disabled, for every button on the page."""
+    return {unescaped(b.label): b.disabled for b in at.button}
+
+
+def click(at, label: str):
+    return next(b for b in at.button if unescaped(b.label) == label).click().run()
 
 
 def test_remove_asks_first_then_removes_and_undo_brings_it_back(tiny):

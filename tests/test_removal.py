@@ -165,6 +165,16 @@ def test_undo_survives_the_next_save_and_walks_back_along_the_versions_it_came_f
     assert store.current_version_dir(two).name == first
 
 
+def test_undo_after_a_build_names_what_it_added_and_goes_back_to_before_it(tmp_path):
+    path = tmp_path / "m"
+    build(path, [ADA])
+    assert store.undoable(path) is None  # a first version has nothing before it
+    first = store.current_version_dir(path).name
+    build(path, [MILL])
+    assert store.undoable(path) == "added mill"
+    assert store.undo(path)[0] == first and removal.document_names(store.load(path)) == ["ada"]
+
+
 @pytest.mark.parametrize("phase", ["vectors", "rename"])
 def test_a_removal_interrupted_half_way_loses_nothing(two, phase):
     vdir = store.current_version_dir(two)

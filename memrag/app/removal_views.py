@@ -79,7 +79,7 @@ def _undo(path: Path, key: str, refused: bool) -> None:
     if change is None:
         st.caption("No earlier version of this memory is kept: nothing to undo.")
         return
-    if st.button(f"Undo the last change ({change})", key=f"{key}_undo", disabled=refused):
+    if st.button(escape_markdown(f"Undo the last change ({change})"), key=f"{key}_undo", disabled=refused):
         _run(key, lambda: "Undid {}: version {} is live again.".format(change, store.undo(path, LOCK_WAIT_S)[0]),
              path)
 

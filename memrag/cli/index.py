@@ -67,7 +67,7 @@ def _edit(args: argparse.Namespace) -> int:
             return 0
         live, undone = store.undo(args.memory)
         what = undone.get("change") or "the last change"
-        print(f"undid {what}: version {live} is live again")
+        print(f"undid the last change ({what}): version {live} is live again")
         if args.json:
             print(json.dumps({"version": live, "undone": what}))
         return 0

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from memrag.index import store
+from memrag.index.build import change_text, refresh_entity_vectors
 from memrag.index.memory import Memory
 
 
@@ -89,8 +90,6 @@ def check_names(memory: Memory, names: Sequence[str]) -> list[str]:
 def without_documents(memory: Memory, names: Sequence[str], embedder: Any) -> tuple[Memory, Removal]:
     """A new Memory without the named documents (the given one is not changed), and what went.
     `embedder` (with .encode) is used only for nodes whose name changes; version is filled in on save."""
-    from memrag.index.build import refresh_entity_vectors
-
     gone = set(check_names(memory, names))
     kept = [c for c in memory.chunks if c.doc_id not in gone]
     new_id = {c.chunk_id: i for i, c in enumerate(kept)}
@@ -135,7 +134,7 @@ def remove_documents(path: Path, names: Sequence[str], embedder: Callable[[str],
         check_names(memory, names)  # before anything is computed: a wrong name changes nothing
         smaller, removal = without_documents(memory, names, _LazyEmbedder(lambda: embedder(memory.embedder_id)))
         version = store.save(smaller, path, _fail_after=_fail_after,
-                             change=f"removed {', '.join(removal.documents)}")
+                             change=change_text("removed", removal.documents))
     return replace(removal, version=version.name)
 
 

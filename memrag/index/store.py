@@ -205,15 +205,17 @@ def _versions(path: Path) -> list[str]:
     return sorted(p.name for p in Path(path).glob("v[0-9]*") if p.is_dir() and p.name[1:].isdigit())
 
 
-def _version_manifest(path: Path, version: str) -> dict[str, Any]:
-    """A kept version's manifest (not necessarily the live one), checked like the live one's."""
+def _version_manifest(path: Path, version: str, label: str = "") -> dict[str, Any]:
+    """A kept version's manifest (the live one's or an earlier one's), checked to have the shape
+    memrag writes. `label` names the file in messages (default: VERSION/manifest.json)."""
     file = Path(path) / version / MANIFEST
+    label = label or f"{version}/{MANIFEST}"
     try:
         if file.stat().st_size > fmt.MANIFEST_MAX_BYTES:
-            raise damaged(path, f"{version}/{MANIFEST} is too large to be a manifest memrag wrote")
+            raise damaged(path, f"{label} is {file.stat().st_size} bytes: not a manifest memrag wrote")
         text = file.read_bytes()
     except OSError as e:
-        raise damaged(path, f"{version}/{MANIFEST} is unreadable ({e.strerror or e})") from None
+        raise damaged(path, f"{label} is unreadable ({e.strerror or e})") from None
     return fmt.parse_manifest(text, path, FORMAT_VERSION)
 
 
@@ -304,15 +306,7 @@ def _write_sqlite(m: Memory, file: Path) -> None:
 
 def read_manifest(path: Path) -> dict[str, Any]:
     """The live version's manifest, checked to have the shape memrag writes."""
-    vdir = current_version_dir(path)
-    file = vdir / MANIFEST
-    try:
-        if file.stat().st_size > fmt.MANIFEST_MAX_BYTES:
-            raise damaged(path, f"{MANIFEST} is {file.stat().st_size} bytes: not a manifest memrag wrote")
-        text = file.read_bytes()
-    except OSError as e:
-        raise damaged(path, f"{MANIFEST} is unreadable ({e.strerror or e})") from None
-    return fmt.parse_manifest(text, path, FORMAT_VERSION)
+    return _version_manifest(path, current_version_dir(path).name, MANIFEST)
 
 
 def check(path: Path) -> dict[str, Any]:
