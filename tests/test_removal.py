@@ -188,6 +188,31 @@ def test_a_removal_interrupted_half_way_loses_nothing(two, phase):
     assert store.undo(two)[0] == vdir.name  # the version a dead save left aside is not an ancestor
 
 
+def test_a_removal_waits_for_a_running_build_then_is_refused_changing_nothing(two):
+    import threading
+
+    held, release = threading.Event(), threading.Event()
+
+    def build_holding_the_lock() -> None:
+        with store.writing(two):
+            held.set()
+            release.wait(30)
+
+    t = threading.Thread(target=build_holding_the_lock)
+    t.start()
+    try:
+        assert held.wait(10)
+        vdir = store.current_version_dir(two)
+        with pytest.raises(store.MemoryBusyError, match="Nothing was changed"):
+            removal.remove_documents(two, ["ada"], embedder, lock_wait_s=0.2)
+        with pytest.raises(store.MemoryBusyError):
+            store.undo(two, lock_wait_s=0.2)
+        assert store.current_version_dir(two) == vdir
+    finally:
+        release.set()
+        t.join()
+
+
 def test_a_wrong_name_changes_nothing_and_says_which_names_exist(two):
     vdir = store.current_version_dir(two)
     before = sorted(p.name for p in two.iterdir())

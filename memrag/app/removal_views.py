@@ -25,8 +25,8 @@ SAMPLE_REFUSAL = ("The sample memory ships with memrag and cannot be changed her
 
 def removal_panel(path: str | Path, memory: Memory, key: str = "rm") -> None:
     """Remove a document and undo the last change, for the memory open at `path`."""
+    _report(key)  # outside the expander: the outcome is seen whether or not it is open
     with st.expander("Remove documents", expanded=bool(st.session_state.get(f"{key}_confirm"))):
-        _report(key)
         if memory_state.is_sample(path):
             st.info(SAMPLE_REFUSAL)
             return

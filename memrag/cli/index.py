@@ -60,7 +60,7 @@ def _edit(args: argparse.Namespace) -> int:
             return 0
         if args.remove:
             done = removal.remove_documents(args.memory, args.remove, get_embedder)
-            print(done.text())
+            print(done.text() + " (undo with --undo)")
             print(removal.STALE_NOTE, file=sys.stderr)
             if args.json:
                 print(json.dumps({"version": done.version, "removed": done.documents}))

@@ -53,7 +53,7 @@ class Removal:
     def text(self) -> str:
         return (f"removed {', '.join(self.documents)}: {self.chunks} chunk(s), {self.engrams} mention(s), "
                 f"{self.triples} triple(s), {self.entities} entit{'y' if self.entities == 1 else 'ies'} "
-                f"no other document mentions; new version {self.version} (undo with --undo)")
+                f"no other document mentions; new version {self.version}")
 
 
 STALE_NOTE = ("This memory's chunk numbers and fingerprint changed: traces, evaluation runs and recorded answers "
