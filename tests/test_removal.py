@@ -188,6 +188,42 @@ def test_a_removal_interrupted_half_way_loses_nothing(two, phase):
     assert store.undo(two)[0] == vdir.name  # the version a dead save left aside is not an ancestor
 
 
+KILLED_REMOVAL = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+from memrag.index import removal, store
+from scripted import HashEmbedder
+
+def stall(path, data):  # the new version is on disk; CURRENT is about to name it
+    Path(sys.argv[2]).touch()
+    time.sleep(120)
+
+store.write_atomic = stall
+removal.remove_documents(Path(sys.argv[1]), ["ada"], lambda model: HashEmbedder())
+"""
+
+
+def test_a_removal_killed_before_the_switch_leaves_the_memory_as_it_was(two, tmp_path):
+    import signal
+    import time
+
+    vdir, marker = store.current_version_dir(two), tmp_path / "stalled"
+    saved = files(vdir)
+    p = subprocess.Popen([sys.executable, "-c", KILLED_REMOVAL, str(two), str(marker), str(REPO / "tests")],
+                         cwd=REPO, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not marker.exists() and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), p.stderr.read() if p.poll() is not None else "the removal never reached the switch"
+    p.send_signal(signal.SIGKILL)
+    p.wait(30)
+    assert store.current_version_dir(two) == vdir and files(vdir) == saved
+    assert removal.document_names(store.load(two)) == ["ada", "mill"]
+    removal.remove_documents(two, ["ada"], embedder)  # the lock died with the process
+    assert removal.document_names(store.load(two)) == ["mill"] and store.undo(two)[0] == vdir.name
+
+
 def test_a_removal_waits_for_a_running_build_then_is_refused_changing_nothing(two):
     import threading
 
