@@ -7,6 +7,7 @@ import streamlit as st
 
 from memrag.app import (backend_state, estimates, job_owner, job_views, jobs, memory_state, memory_views, room,
                         widgets)
+from memrag.app.removal_views import removal_panel
 from memrag.app.work import build_work
 from memrag.index import store
 from memrag.app.session import AppState
@@ -135,3 +136,4 @@ if error:
 elif memory is not None:
     st.header(escape_markdown(memory_state.memory_label(path)))
     memory_views.memory_tabs(memory, key="mem")
+    removal_panel(path, memory)

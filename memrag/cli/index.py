@@ -1,4 +1,5 @@
-"""python -m memrag index PATH... --memory DIR [--import-openie FILE --corpus FILE] [--json]"""
+"""python -m memrag index PATH... --memory DIR [--import-openie FILE --corpus FILE] [--json]
+python -m memrag index --memory DIR --list | --remove NAME... | --undo"""
 
 from __future__ import annotations
 
@@ -22,11 +23,60 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--name", default="", help="a name for a new memory")
     p.add_argument("--retry-failed", action="store_true", help="extract again chunks that failed before")
     p.add_argument("--json", action="store_true", help="last stdout line: one JSON summary object")
+    edit = p.add_mutually_exclusive_group()
+    edit.add_argument("--list", action="store_true", help="list the memory's documents by name")
+    edit.add_argument("--remove", nargs="+", metavar="NAME",
+                      help="remove these documents (names as --list prints them) as a new memory version")
+    edit.add_argument("--undo", action="store_true", help="switch back to the version before the last change")
     add_backend_args(p)
     return {"index": cmd_index}
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    if args.list or args.remove or args.undo:
+        if args.paths or args.import_openie:
+            print("--list, --remove and --undo take no PATHs or --import-openie", file=sys.stderr)
+            return 2
+        return _edit(args)
+    return _build(args)
+
+
+def _edit(args: argparse.Namespace) -> int:
+    """--list, --remove and --undo: read or change the memory's documents without an LLM."""
+    from memrag.embed import get_embedder
+    from memrag.index import removal, store
+
+    try:
+        if not store.is_memory_dir(args.memory):
+            raise store.MemoryStoreError(f"{args.memory} is not a memrag memory folder (it has no CURRENT file)")
+        if args.list:
+            memory = store.load(args.memory)
+            rows = [{"name": d.doc_id, "title": d.title, "chunks": sum(c.doc_id == d.doc_id for c in memory.chunks)}
+                    for d in memory.documents]
+            for r in rows:
+                print(f"{r['name']}\t{r['title']}\t{r['chunks']} chunk(s)")
+            if args.json:
+                print(json.dumps({"documents": rows}))
+            return 0
+        if args.remove:
+            done = removal.remove_documents(args.memory, args.remove, get_embedder)
+            print(done.text() + " (undo with --undo)")
+            print(removal.STALE_NOTE, file=sys.stderr)
+            if args.json:
+                print(json.dumps({"version": done.version, "removed": done.documents}))
+            return 0
+        live, undone = store.undo(args.memory)
+        what = undone.get("change") or "the last change"
+        print(f"undid the last change ({what}): version {live} is live again")
+        if args.json:
+            print(json.dumps({"version": live, "undone": what}))
+        return 0
+    except ValueError as e:  # MemoryStoreError and its kinds: unknown name, busy, damaged, nothing to undo
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+def _build(args: argparse.Namespace) -> int:
     from memrag.index.build import build_memory
     from memrag.embed import get_embedder
     from memrag.index.readers import read_paths

@@ -336,7 +336,8 @@ def _build(path: Path | None, documents: list[Document], llm: LLM | None, embedd
     if len(m.entity_vecs) != len(m.entities):
         refresh_entity_vectors(m, embedder, {n.key: n.name for n in m.entities[:len(m.entity_vecs)]})
     yield from embed_new_rows(m, embedder)
-    yield from save_and_finish(m, path, t_start, {"cleanup": dict(sorted(cleanup.items()))})
+    yield from save_and_finish(m, path, t_start, {"cleanup": dict(sorted(cleanup.items()))},
+                               change=change_text("added", [d.doc_id for d, _ in plan]))
 
 
 def _failed_before(m: Memory, chunk_id: int) -> bool:
@@ -353,13 +354,21 @@ def _stop_after_failures(in_a_row: int, reached: int, total: int, last_error: st
             "build again (with --retry-failed to extract the failed chunks again).")
 
 
+def change_text(verb: str, doc_ids: list[str], shown: int = 3) -> str:
+    """A version's change in words, as undo names it: 'added a, b, c and 4 more'."""
+    if not doc_ids:
+        return ""
+    more = f" and {len(doc_ids) - shown} more" if len(doc_ids) > shown else ""
+    return f"{verb} {', '.join(doc_ids[:shown])}{more}"
+
+
 def save_and_finish(m: Memory, path: Path | None, t_start: float,
-                    extra: dict[str, Any] | None = None) -> Iterator[BuildEvent]:
-    """The end of every build: save (when a folder is given), then `done` with the stats,
-    how clean the entity names are, and any `extra` figures of the build."""
+                    extra: dict[str, Any] | None = None, change: str = "") -> Iterator[BuildEvent]:
+    """The end of every build: save (when a folder is given, with `change` in words for undo), then
+    `done` with the stats, how clean the entity names are, and any `extra` figures of the build."""
     if path is not None:
         t0 = time.perf_counter()
-        store.save(m, path)
+        store.save(m, path, change=change)
         yield BuildEvent("saved", {"path": str(path), "seconds": round(time.perf_counter() - t0, 3)})
     stats: dict[str, Any] = dict(m.stats())
     stats["names"] = name_quality([n.name for n in m.entities])

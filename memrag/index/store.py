@@ -4,8 +4,10 @@ Layout: `<dir>/CURRENT` names the live version folder `<dir>/v000007/`, which
 holds `memory.sqlite`, `manifest.json` and the vector arrays (`*.npy`, loaded
 with allow_pickle=False). A save writes a new version folder aside, then
 replaces CURRENT atomically (os.replace of a one-line file): a crash at any
-moment leaves the previous version loadable. Old versions are pruned after the
-switch. faiss indices are rebuilt at load — never `faiss.read_index`.
+moment leaves the previous version loadable. Each manifest names the version that was live
+when it was saved (`previous`), so `undo` can switch CURRENT back to it; after a save only the
+live version and its KEEP_VERSIONS - 1 nearest ancestors are kept (versions left aside by an undo
+go too). faiss indices are rebuilt at load — never `faiss.read_index`.
 
 Every file is fsynced before its rename (`memrag.durable`), so a power cut
 cannot leave CURRENT naming bytes that never reached the disk. One writer at a
@@ -37,7 +39,8 @@ from memrag.index.memory import (FORMAT_VERSION, ChunkRow, DocRow, EngramRow, Ex
 CURRENT = "CURRENT"
 MANIFEST = "manifest.json"
 VECTORS = ("chunk_vecs", "engram_vecs", "entity_vecs", "triple_vecs")
-KEEP_VERSIONS = 2
+KEEP_VERSIONS = 3  # the live version and two to undo back to
+HISTORY_MAX = 200  # fingerprints of earlier versions a manifest remembers (to recognise old traces)
 LOCK_WAIT_S = 10.0  # a second writer waits this long for the first, then is refused
 STALE_TEMP_S = 3600.0  # a save writes its version in seconds; older temporaries are leftovers
 SAVE_KEPT = "The memory's previous version is unchanged (a build's extracted chunks stay in its journal)."
@@ -99,18 +102,32 @@ def _next_version(path: Path) -> str:
     return f"v{(max(nums) + 1) if nums else 1:06d}"
 
 
-def save(memory: Memory, path: Path, _fail_after: str | None = None) -> Path:
-    """Write `memory` as a new version of the folder and switch to it atomically.
+def save(memory: Memory, path: Path, _fail_after: str | None = None, change: str = "") -> Path:
+    """Write `memory` as a new version of the folder and switch to it atomically. `change` says
+    in words what this version changed (shown by `undo`).
 
     `_fail_after` is for tests: raise right after the named phase to simulate a crash.
     """
     path = Path(path)
     with writing(path), storage_guard(path, "save the memory", SAVE_KEPT):
-        return _save(memory, path, _fail_after)
+        return _save(memory, path, _fail_after, change)
 
 
-def _save(memory: Memory, path: Path, _fail_after: str | None) -> Path:
+def _lineage_fields(path: Path) -> dict[str, Any]:
+    """What a new version records of the one it replaces: its name, and the fingerprints of it and
+    of its own ancestors (so a trace made on any earlier version is recognised as such)."""
+    try:
+        live = current_version_dir(path).name
+        before = read_manifest(path)
+    except MemoryFormatError:
+        return {"previous": ""}  # a new folder (or a damaged live version, which this save replaces)
+    history = [*before.get("history", []), before.get("fingerprint", "")][-HISTORY_MAX:]
+    return {"previous": live, "history": [h for h in history if h]}
+
+
+def _save(memory: Memory, path: Path, _fail_after: str | None, change: str = "") -> Path:
     remove_stale_temporaries(path)
+    lineage = _lineage_fields(path)
     version = _next_version(path)
     tmp = path / f".{version}.tmp{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -134,6 +151,8 @@ def _save(memory: Memory, path: Path, _fail_after: str | None) -> Path:
                        "engrams": len(memory.engrams), "triples": len(memory.triples),
                        "entities": len(memory.entities)},
             "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            **lineage,
+            **({"change": change} if change else {}),
         }
         write_file(tmp / MANIFEST, lambda fh: fh.write(json.dumps(manifest, indent=2, ensure_ascii=False).encode()))
         fsync_dir(tmp)
@@ -182,11 +201,77 @@ def remove_stale_temporaries(path: Path, max_age_s: float = STALE_TEMP_S) -> lis
     return removed
 
 
+def _versions(path: Path) -> list[str]:
+    return sorted(p.name for p in Path(path).glob("v[0-9]*") if p.is_dir() and p.name[1:].isdigit())
+
+
+def _version_manifest(path: Path, version: str, label: str = "") -> dict[str, Any]:
+    """A kept version's manifest (the live one's or an earlier one's), checked to have the shape
+    memrag writes. `label` names the file in messages (default: VERSION/manifest.json)."""
+    file = Path(path) / version / MANIFEST
+    label = label or f"{version}/{MANIFEST}"
+    try:
+        if file.stat().st_size > fmt.MANIFEST_MAX_BYTES:
+            raise damaged(path, f"{label} is {file.stat().st_size} bytes: not a manifest memrag wrote")
+        text = file.read_bytes()
+    except OSError as e:
+        raise damaged(path, f"{label} is unreadable ({e.strerror or e})") from None
+    return fmt.parse_manifest(text, path, FORMAT_VERSION)
+
+
+def previous_version(path: Path, version: str) -> str | None:
+    """The version that was live when `version` was saved, if it is still kept. Versions saved
+    before manifests named it: the highest-numbered kept version below it (saves were sequential)."""
+    try:
+        named = _version_manifest(path, version).get("previous")
+    except MemoryFormatError:
+        named = None
+    kept = _versions(path)
+    if named is None:
+        below = [v for v in kept if v < version]
+        return below[-1] if below else None
+    return named if named in kept else None
+
+
 def _prune(path: Path, live: str) -> None:
-    versions = sorted(p.name for p in path.glob("v[0-9]*") if p.is_dir())
-    for old in versions[:-KEEP_VERSIONS]:
-        if old != live:
+    keep, v = {live}, live
+    while len(keep) < KEEP_VERSIONS and (v := previous_version(path, v)) is not None and v not in keep:
+        keep.add(v)
+    for old in _versions(path):
+        if old not in keep:  # older ancestors, and versions an undo left aside
             shutil.rmtree(path / old, ignore_errors=True)
+
+
+class NothingToUndoError(MemoryStoreError):
+    """The live version has no earlier version kept to switch back to; nothing was changed."""
+
+
+def undo(path: Path, lock_wait_s: float = LOCK_WAIT_S) -> tuple[str, dict[str, Any]]:
+    """Switch the memory back to the version before the live one (one atomic rewrite of CURRENT:
+    the earlier version's files are untouched, so it opens byte for byte as it was saved).
+    Returns (the version now live, the manifest of the version undone)."""
+    path = Path(path)
+    with writing(path, lock_wait_s), storage_guard(path, "undo the last change", "The memory is unchanged."):
+        live = current_version_dir(path).name
+        undone = read_manifest(path)
+        before = previous_version(path, live)
+        if before is None:
+            raise NothingToUndoError(f"memory {path} keeps no version before the live one ({live}): "
+                                     "nothing to undo. Nothing was changed.")
+        _version_manifest(path, before)  # refuse to switch to a version whose manifest is damaged
+        write_atomic(path / CURRENT, before + "\n")
+        return before, undone
+
+
+def undoable(path: Path) -> str | None:
+    """What `undo` would undo now (the live version's change in words), or None when it cannot."""
+    try:
+        live = current_version_dir(path).name
+        if previous_version(path, live) is None:
+            return None
+        return read_manifest(path).get("change") or "the last change"
+    except MemoryFormatError:
+        return None
 
 
 def _write_sqlite(m: Memory, file: Path) -> None:
@@ -221,15 +306,7 @@ def _write_sqlite(m: Memory, file: Path) -> None:
 
 def read_manifest(path: Path) -> dict[str, Any]:
     """The live version's manifest, checked to have the shape memrag writes."""
-    vdir = current_version_dir(path)
-    file = vdir / MANIFEST
-    try:
-        if file.stat().st_size > fmt.MANIFEST_MAX_BYTES:
-            raise damaged(path, f"{MANIFEST} is {file.stat().st_size} bytes: not a manifest memrag wrote")
-        text = file.read_bytes()
-    except OSError as e:
-        raise damaged(path, f"{MANIFEST} is unreadable ({e.strerror or e})") from None
-    return fmt.parse_manifest(text, path, FORMAT_VERSION)
+    return _version_manifest(path, current_version_dir(path).name, MANIFEST)
 
 
 def check(path: Path) -> dict[str, Any]:

@@ -70,10 +70,13 @@ def validate_manifest(obj: Any, where: Path | str, format_version: int) -> dict[
     if not _is_int(dim) or not 1 <= dim <= MAX_DIM:
         raise damaged(where, f"manifest.json gives the embedder dimension {_short(dim)}; "
                              f"expected a whole number from 1 to {MAX_DIM}")
-    for key, kind in (("name", str), ("fingerprint", str), ("saved_at", str), ("llm", dict), ("params", dict)):
+    for key, kind in (("name", str), ("fingerprint", str), ("saved_at", str), ("llm", dict), ("params", dict),
+                      ("previous", str), ("change", str), ("history", list)):
         if key in obj and not isinstance(obj[key], kind):
             raise damaged(where, f"manifest.json field {key!r} is a {type(obj[key]).__name__}, "
                                  f"not a {kind.__name__}")
+    if not all(isinstance(h, str) for h in obj.get("history", [])):
+        raise damaged(where, "manifest.json field 'history' must list fingerprints (strings)")
     _check_params(obj.get("params") or {}, where)
     counts = obj.get("counts")
     if counts is not None:
