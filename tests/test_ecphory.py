@@ -442,9 +442,10 @@ def test_what_the_rounds_added_is_counted_from_the_trace():
         a(4, "c2", 0, "cue", .2)
     s1 = a(5, "s1", 1, "semantic", .5)
     d = EcphoryDetail(initial=[q1, q2, c1, c2], final=[q1, q2, s1, c1])
-    assert rounds_added(d) == RoundsAdded(recalled=4, from_rounds=1, cue_hits_left_out=1, above_a_query_hit=0)
+    # without the rounds E_final would be q1, q2, c1, c2: s1 took c2's place
+    assert rounds_added(d) == RoundsAdded(recalled=4, from_rounds=1, displaced=1, above_a_query_hit=0)
     said = rounds_added_sentence(rounds_added(d))
-    assert "1 of the 4 recalled engrams" in said and "places of 1 cue hit(s)" in said and "none can" in said
+    assert "1 of the 4 recalled engrams" in said and "in place of 1 initially" in said and "none can" in said
     # a re-rank that put a round engram above a query hit (not the paper's algorithm) is said, not hidden
     odd = EcphoryDetail(initial=[q1, q2], final=[q1, s1, q2])
     assert rounds_added(odd).above_a_query_hit == 1

@@ -274,6 +274,19 @@ def test_a_hop_that_repeats_the_previous_chain_and_requirement_is_flagged():
     assert not any("repeated" in f for f in t.flags)  # a new requirement is not a copy
 
 
+def test_class_words_seed_nothing_when_asked():
+    from memrag.methods.neuropath.search import is_class_word
+
+    assert [is_class_word(x) for x in ("country", "city of birth", "Germany", "US", "de Niro", "1904", "東京")] \
+        == [True, True, False, False, False, False, False]
+    t, _ = run(NeuroPathParams(prune_top=2, skip_class_words=True), entities={"entities": ["Ada Brennick", "river"]})
+    seeds = {s.query_entity: s.accepted for s in t.neuropath.seeds}
+    assert seeds["Ada Brennick"] is True and seeds["river"] is False
+    assert "1 written in lower case, a kind of thing rather than an entity: 'river'" in t.steps[0].summary
+    t, _ = run(NeuroPathParams(prune_top=2), entities={"entities": ["Ada Brennick", "river"]})
+    assert all(s.accepted for s in t.neuropath.seeds)  # off by default
+
+
 # ---------------------------------------------------------------- completion
 def test_dp_in_valid_order_then_dense_completion_minus_dp():
     t, _ = run(NeuroPathParams(prune_top=2, dp_position="first"))

@@ -76,7 +76,7 @@ class RoundsAdded:
     """What the associative rounds changed in what was recalled (E_final), counted from one trace."""
     recalled: int  # engrams in E_final
     from_rounds: int  # of them first activated in a round ≥ 1
-    cue_hits_left_out: int  # initial cue hits (not query hits) that E_final no longer holds
+    displaced: int  # initial engrams that E_final would hold had no round run, and does not
     above_a_query_hit: int  # round engrams E_final ranks above one of its initial query hits
 
 
@@ -85,9 +85,12 @@ def rounds_added(detail: EcphoryDetail) -> RoundsAdded:
     from_rounds = [i for i, a in enumerate(detail.final) if a.round >= 1]
     query_at = [i for i, a in enumerate(detail.final) if a.round == 0 and a.origin == "query"]
     above = sum(1 for i in from_rounds if query_at and i < query_at[-1])
-    cue_out = len({a.key for a in detail.initial if a.origin == "cue"} - final_keys
-                  - {a.key for a in detail.initial if a.origin == "query"})
-    return RoundsAdded(len(detail.final), len(from_rounds), cue_out, above)
+    # E_final without the rounds: the initial engrams by similarity, one per entity, as many as recalled
+    without: list[str] = []
+    for a in sorted(detail.initial, key=lambda a: -a.similarity):
+        if a.key not in without and len(without) < len(detail.final):
+            without.append(a.key)
+    return RoundsAdded(len(detail.final), len(from_rounds), len(set(without) - final_keys), above)
 
 
 def rounds_added_sentence(r: RoundsAdded) -> str:
@@ -97,8 +100,8 @@ def rounds_added_sentence(r: RoundsAdded) -> str:
         return "Nothing was recalled, so the rounds added nothing."
     out = (f"What the rounds added: {r.from_rounds} of the {r.recalled} recalled engrams were first "
            f"activated by spreading (a round ≥ 1)")
-    if r.from_rounds and r.cue_hits_left_out:
-        out += f"; they took the places of {r.cue_hits_left_out} cue hit(s) that are no longer recalled"
+    if r.displaced:
+        out += f", in place of {r.displaced} initially activated engram(s) that would otherwise be recalled"
     out += ". "
     if r.above_a_query_hit:
         return out + f"{r.above_a_query_hit} of them rank above an initial query hit."

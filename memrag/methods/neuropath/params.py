@@ -38,6 +38,10 @@ class NeuroPathParams:
                           "answer's passage count, so the heads of both lists decide the top ranks.")
     answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
     seed_floor: float = _f(0.0, "Deviation: minimum similarity for a query entity's seed (0 = paper).")
+    skip_class_words: bool = _f(
+        False, "Deviation: a query entity written all in lower case ('country', 'city of birth', 'director') "
+        "names a kind of thing, not an entity, and seeds nothing; its nearest graph node (often the same "
+        "word, at similarity 1.0) would start paths from every country or city the memory mentions.")
     verbatim_seeds: bool = _f(False, "Deviation: also seed graph phrases named verbatim (capitalised) in the question.")
     force_hops: bool = _f(False, "Deviation: run every hop even after the model says stop.")
     tracker: Tracker = _f(

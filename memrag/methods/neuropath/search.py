@@ -160,6 +160,13 @@ def _dense_fallback(ctx: QueryContext, trace: Trace, params: NeuroPathParams, er
                cite_top=max(20, params.answer_passages))
 
 
+def is_class_word(query_entity: str) -> bool:
+    """'country', 'city of birth': letters, none of them upper case, in a script that has case.
+    Names are capitalised in the questions NeuroPath answers; a lower-case span names a kind."""
+    letters = [c for c in query_entity if c.isalpha()]
+    return bool(letters) and any(c.lower() != c.upper() for c in letters) and not any(c.isupper() for c in letters)
+
+
 def _seeds(ctx: QueryContext, trace: Trace, params: NeuroPathParams) -> list[str]:
     """Seed records into the trace; returns the seed set (seeds, then their coreference members)."""
     memory, detail = ctx.memory, trace.neuropath
@@ -169,7 +176,8 @@ def _seeds(ctx: QueryContext, trace: Trace, params: NeuroPathParams) -> list[str
         scores, ids = memory.index("entities").search(ctx.embed(detail.query_entities), 1)
         for qe, s, i in zip(detail.query_entities, scores[:, 0], ids[:, 0]):
             node = memory.entities[int(i)]
-            accepted = params.seed_floor <= 0 or float(s) >= params.seed_floor
+            accepted = (params.seed_floor <= 0 or float(s) >= params.seed_floor) and \
+                not (params.skip_class_words and is_class_word(qe))
             detail.seeds.append(NeuroPathSeed(qe, node.key, node.name, float(s), accepted=accepted))
         if params.verbatim_seeds:
             taken = {s.key for s in detail.seeds if s.accepted}
@@ -189,9 +197,12 @@ def _seeds(ctx: QueryContext, trace: Trace, params: NeuroPathParams) -> list[str
             if m.key not in order:
                 order.append(m.key)
     accepted = [s for s in detail.seeds if s.accepted]
-    rejected = len(detail.seeds) - len(accepted)
+    kinds = [s for s in detail.seeds if not s.accepted and params.skip_class_words and is_class_word(s.query_entity)]
+    low = len(detail.seeds) - len(accepted) - len(kinds)
     step.summary = (f"{len(detail.query_entities)} query entities → {len(accepted)} seeds"
-                    + (f" ({rejected} below the similarity floor {params.seed_floor})" if rejected else "")
+                    + (f" ({low} below the similarity floor {params.seed_floor})" if low else "")
+                    + (f" ({len(kinds)} written in lower case, a kind of thing rather than an entity: "
+                       f"{', '.join(repr(s.query_entity) for s in kinds)})" if kinds else "")
                     + f"; {len(order) - len({s.key for s in accepted})} coreference members added.")
     return order
 
