@@ -184,7 +184,7 @@ def test_cli_ask_eval_and_report_run_the_toy(toy, tmp_path, capsys):
 
 # ------------------------------------------------------------------ the app's pages
 def test_the_ask_page_shows_the_toy_beside_the_others_and_in_detail(toy, tiny):
-    from memrag.app import state as app_state
+    from memrag.app import param_widgets as app_state
     from test_app_pages import ask, ask_page, no_exception, plain
 
     at = ask_page(tiny)
