@@ -248,7 +248,7 @@ def test_the_learn_page_teaches_the_toy(toy, tiny):
 # ------------------------------------------------------------------ scans of the library
 # Where a method may be named: its wing, its app views, the registry, and readers of old files.
 NAMING_ALLOWED = ("memrag/methods/", "memrag/app/method_views/")
-OLD_FORMAT_READERS: tuple[str, ...] = ()
+OLD_FORMAT_READERS: tuple[str, ...] = ("memrag/trace_legacy.py",)
 READS_TEXT = {"search", "match", "fullmatch", "findall", "finditer", "split", "rsplit", "partition", "rpartition"}
 
 

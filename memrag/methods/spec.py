@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memrag.trace import register_detail
+
 
 # Stages one ask makes once whatever the number of methods that need them (the query-entity call).
 SHARED_STAGES: tuple[str, ...] = ("query.entities",)
@@ -60,6 +62,13 @@ class MethodSpec:
     lessons_at: str = ""  # 'module:LESSON' for the Learn page (memrag.explain.lessons.Lesson)
     ablations_at: str = ""  # 'module:PRESETS' for Compare mode (memrag.explain.ablations.Preset list)
     deviations_at: str = ""  # 'module:DEVIATIONS' (memrag.explain.deviations.Deviation tuple)
+    # The dataclass of what its search records in `Trace.details` (its wing's detail.py); None: nothing.
+    detail: type | None = None
+
+    def __post_init__(self) -> None:
+        # a trace file holding this method's detail reads it back as this type
+        if self.detail is not None:
+            register_detail(self.name, self.detail)
 
     def uses_llm(self, params: Any) -> bool:
         """Whether retrieval with these parameters calls the LLM (the answer step aside)."""

@@ -29,8 +29,8 @@ from memrag.methods.ecphory.params import EcphoryParams
 from memrag.index.memory import Memory
 from memrag.methods.base import QueryContext, fuse_ranks, new_trace, query_entities, set_ranked
 from memrag.methods.dense.search import dense_ranking
-from memrag.trace import (ActivatedEngram, EcphoryDetail, EcphoryRound, GraphEdge, GraphNode,
-                          RankedChunk, Trace)
+from memrag.trace import GraphEdge, GraphNode, RankedChunk, Trace
+from memrag.methods.ecphory.detail import ActivatedEngram, EcphoryDetail, EcphoryRound
 
 # Seed weights are similarities clipped at this floor: a cosine can be zero or negative, and a
 # negative weight would push the centroid away from that seed (or make the weights' sum vanish).
@@ -226,7 +226,7 @@ def retrieve(ctx: QueryContext, params: EcphoryParams | None = None) -> Trace:
     memory = ctx.memory
     trace = new_trace(ctx, "ecphory", params_dict(params))
     detail = EcphoryDetail()
-    trace.ecphory = detail
+    trace.details[trace.method] = detail
     table = _table(memory)
     vq = np.asarray(ctx.question_vec, np.float32).reshape(1, -1)
     n_engrams = len(memory.engrams)

@@ -34,8 +34,8 @@ from memrag.index.memory import Memory
 from memrag.llm.jsoncall import call_json
 from memrag.methods.base import QueryContext, new_trace, set_ranked
 from memrag.methods.dense.search import dense_ranking
-from memrag.trace import (GraphEdge, GraphNode, HippoRAG2Detail, NodeMass, PassageSeed, PhraseSeed,
-                          RankedChunk, RetrievedFact, Trace)
+from memrag.trace import GraphEdge, GraphNode, RankedChunk, Trace
+from memrag.methods.hipporag2.detail import HippoRAG2Detail, NodeMass, PassageSeed, PhraseSeed, RetrievedFact
 
 TOP_NODES = 30  # nodes listed (and drawn) by PageRank mass
 PASSAGE_SEEDS_LISTED = 10  # every passage is a seed; the trace lists the heaviest
@@ -261,7 +261,7 @@ def retrieve(ctx: QueryContext, params: HippoRAG2Params | None = None) -> Trace:
     trace = new_trace(ctx, "hipporag2", params_dict(params))
     detail = HippoRAG2Detail(recognition=params.recognition, graph=dict(graph.counts), graph_built=built,
                              graph_seconds=graph.seconds if built else 0.0)
-    trace.hipporag2 = detail
+    trace.details[trace.method] = detail
     trace.nodes.append(GraphNode("q", "question", "query", step=0, role="query", tooltip=ctx.question))
     dense = dense_ranking(ctx)
 

@@ -36,8 +36,8 @@ from memrag.methods.dense.search import dense_ranking
 from memrag.methods.neuropath.reach import unlisted_reach
 from memrag.methods.neuropath.paths import (extend_path, first_hop_paths, id_list, listing_line, path_scores,
                                   strip_path_refs, verbatim_keys)
-from memrag.trace import (GraphEdge, GraphNode, NeuroPathDetail, NeuroPathHop, NeuroPathSeed,
-                          PathCandidate, RankedChunk, Trace)
+from memrag.trace import GraphEdge, GraphNode, RankedChunk, Trace
+from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, NeuroPathSeed, PathCandidate
 
 MAX_GRAPH_NODES = 300
 # Best fate first: a triple edge takes the role of the best fate any path through it had.
@@ -115,7 +115,7 @@ def retrieve(ctx: QueryContext, params: NeuroPathParams | None = None) -> Trace:
                          f"{len(ctx.memory.triple_vecs)} triple vectors: rebuild or re-embed it before using NeuroPath")
     t0 = time.perf_counter()
     trace = new_trace(ctx, "neuropath", params_dict(params))
-    detail = trace.neuropath = NeuroPathDetail()
+    detail = trace.details[trace.method] = NeuroPathDetail()
 
     entities, calls, error = query_entities(ctx)
     trace.llm_calls.extend(calls)
@@ -145,7 +145,7 @@ def retrieve(ctx: QueryContext, params: NeuroPathParams | None = None) -> Trace:
 
 
 def _dense_fallback(ctx: QueryContext, trace: Trace, params: NeuroPathParams, error: str | None) -> None:
-    detail = trace.neuropath
+    detail = trace.detail(NeuroPathDetail)
     assert detail is not None
     detail.fallback_dense = True
     detail.stop_reason = "no query entities"
@@ -162,7 +162,7 @@ def _dense_fallback(ctx: QueryContext, trace: Trace, params: NeuroPathParams, er
 
 def _seeds(ctx: QueryContext, trace: Trace, params: NeuroPathParams) -> list[str]:
     """Seed records into the trace; returns the seed set (seeds, then their coreference members)."""
-    memory, detail = ctx.memory, trace.neuropath
+    memory, detail = ctx.memory, trace.detail(NeuroPathDetail)
     assert detail is not None
     step = trace.add_step("seeds", "Seeds")
     if len(memory.entities):
@@ -200,7 +200,7 @@ def _seeds(ctx: QueryContext, trace: Trace, params: NeuroPathParams) -> list[str
 def _track(ctx: QueryContext, trace: Trace, params: NeuroPathParams, seed_keys: list[str]
            ) -> tuple[list[PathCandidate], str, str]:
     """The hop loop; returns (the final valid paths in order, last chain, last requirement)."""
-    memory, detail = ctx.memory, trace.neuropath
+    memory, detail = ctx.memory, trace.detail(NeuroPathDetail)
     assert detail is not None
     seen: set[str] = set()
     new = first_hop_paths(memory, seed_keys, seen)
@@ -351,7 +351,7 @@ def _prune_and_list(memory: Memory, h: NeuroPathHop, kept: list[PathCandidate], 
 def _complete(ctx: QueryContext, trace: Trace, params: NeuroPathParams, valid: list[PathCandidate],
               chain: str, requirement: str) -> None:
     """D_p (valid paths' chunks) then, with completion, the dense ranking for question + chain + requirement."""
-    detail = trace.neuropath
+    detail = trace.detail(NeuroPathDetail)
     assert detail is not None
     dp: list[RankedChunk] = []
     for vrank, p in enumerate(valid, start=1):
@@ -439,7 +439,7 @@ def fuse_dp(dp: list[RankedChunk], de: list[RankedChunk], completion_order: list
 # ---------------------------------------------------------------- subgraph for the views
 def _subgraph(ctx: QueryContext, trace: Trace) -> None:
     """Entity nodes and triple / coreference edges, each tagged with the step it first appears in."""
-    memory, detail = ctx.memory, trace.neuropath
+    memory, detail = ctx.memory, trace.detail(NeuroPathDetail)
     assert detail is not None
     nodes: dict[str, GraphNode] = {}
     edges: dict[str, GraphEdge] = {}
