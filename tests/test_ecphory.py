@@ -15,6 +15,7 @@ from memrag.config import EcphoryParams
 from memrag.index.memory import ChunkRow, DocRow, EngramRow, Memory
 from memrag.methods.dense import search as dense
 from memrag.methods.ecphory import search as ecphory
+from memrag.methods.ecphory.picture import SUBGRAPH_CAP
 from memrag.methods.base import QueryContext
 from memrag.index.normalise import entity_key
 from memrag.trace import Trace
@@ -360,7 +361,7 @@ def test_subgraph_is_capped_with_final_entities_kept():
     assert "round 1 newly activated 400 engrams; the trace lists the first 200" in trace.flags
     final = trace.detail(EcphoryDetail).final
     assert [e.name for e in final] == ["Hub", "Member 0", "Member 1", "Member 2", "Member 3"]
-    assert len(trace.nodes) <= ecphory.SUBGRAPH_CAP
+    assert len(trace.nodes) <= SUBGRAPH_CAP
     assert any("subgraph capped" in f for f in trace.flags)
     drawn = {n.id for n in trace.nodes}
     assert {f"e:{e.key}" for e in trace.detail(EcphoryDetail).final} <= drawn

@@ -29,7 +29,7 @@ from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams, NeuroPathParams
 from memrag.index.readers import Document
 from memrag.index.memory import ChunkRow, DocRow, EngramRow, Memory, TripleRow
-from memrag.methods.neuropath import search as neuropath
+from memrag.methods.neuropath import picture, search as neuropath
 from memrag.methods.base import EmptyMemoryError, QueryContext
 from memrag.methods.neuropath.paths import strip_path_refs, verbatim_keys
 from memrag.index.normalise import entity_key
@@ -483,7 +483,7 @@ def test_subgraph_cap_leaves_out_pruned_paths_of_a_hub():
 
 
 def test_subgraph_cap_keeps_valid_paths_and_fills_with_listed_ones(monkeypatch):
-    monkeypatch.setattr(neuropath, "MAX_GRAPH_NODES", 50)
+    monkeypatch.setattr(picture, "MAX_GRAPH_NODES", 50)
     t = ask_hub(hub_memory(), NeuroPathParams(prune_top=None, max_listed=100, coref_threshold=0.99))
     assert len(t.nodes) == 50
     valid = next(p for p in t.detail(NeuroPathDetail).hops[0].candidates if p.fate == "valid")

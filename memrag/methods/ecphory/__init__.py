@@ -15,7 +15,7 @@ def _context_size(p: EcphoryParams) -> int:
 
 
 SPEC = wing_spec(
-    __name__, detail=EcphoryDetail,
+    __name__, detail=EcphoryDetail, step_style="rounds",
     name="ecphory", label="EcphoryRAG", params=EcphoryParams,
     renderer_at="memrag.viz.trace_graphs:ecphory_activation_graph",
     expected_stages=_stages,

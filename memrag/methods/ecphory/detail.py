@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+ORIGINS = ("query", "cue", "semantic", "graph")  # how an engram was activated (its `origin`)
+
+
 @dataclass
 class ActivatedEngram:
     engram_id: int

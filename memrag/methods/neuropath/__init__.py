@@ -18,7 +18,7 @@ def _stages(p: NeuroPathParams) -> tuple[str, ...]:
 
 
 SPEC = wing_spec(
-    __name__, detail=NeuroPathDetail,
+    __name__, detail=NeuroPathDetail, step_style="paths",
     name="neuropath", label="NeuroPath", params=NeuroPathParams,
     renderer_at="memrag.viz.trace_graphs:neuropath_overview",
     expected_stages=_stages,
