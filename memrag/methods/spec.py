@@ -85,6 +85,9 @@ class MethodSpec:
     learn_title: str = ""  # its heading on the Learn page; empty = not taught there
     lessons_at: str = ""  # 'module:LESSON' for the Learn page (memrag.explain.lessons.Lesson)
     ablations_at: str = ""  # 'module:PRESETS' for Compare mode (memrag.explain.ablations.Preset list)
+    # 'module:function' (trace -> {label: number}): a few counts of its own an ablation moves, shown
+    # beside the shared ones in Compare mode; empty = none
+    ablation_facts_at: str = ""
     deviations_at: str = ""  # 'module:DEVIATIONS' (memrag.explain.deviations.Deviation tuple)
     # The dataclass of what its search records in `Trace.details` (its wing's detail.py); None: nothing.
     detail: type | None = None
