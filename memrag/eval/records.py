@@ -26,19 +26,6 @@ LABELS = {"recall@1": "R@1", "recall@2": "R@2", "recall@5": "R@5", "recall@10": 
 
 T = TypeVar("T")
 
-# Citations older summaries' deviation rows make to places that are not in the repository, and
-# where the same fact lives now: a reader shows the row pointing there (the file stays as written).
-_MOVED_CITATIONS = {"DESIGN §6": "bench/dense_reference.py"}
-
-
-def _current_citations(row: dict[str, str]) -> dict[str, str]:
-    out = {}
-    for key, text in row.items():
-        for old, new in _MOVED_CITATIONS.items():
-            text = text.replace(old, new)
-        out[key] = text
-    return out
-
 
 class RunFormatError(ValueError):
     """A run file that does not follow the schema; the message names the file and the field."""
@@ -487,7 +474,7 @@ class RunSummary:
                                for m, x in _paired_scores(scores, f"{where}, paired[{p!r}]").items()}
                            for p, scores in paired.items()},
                    all_methods=CostPerQuery.from_json(all_methods, f"{where}, all_methods") if all_methods else None,
-                   deviations=[_current_citations(d) for d in deviations], same_top5_as_dense=same)
+                   deviations=deviations, same_top5_as_dense=same)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"stamp": self.stamp, "scope": self.scope,
