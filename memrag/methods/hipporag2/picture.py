@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from memrag.index.memory import Memory
-from memrag.methods.hipporag2.detail import HippoRAG2Detail
+from memrag.methods.hipporag2.detail import HippoRAG2Detail, PhraseSeed
 from memrag.methods.picture_kit import add_edge, add_node, passage_tip
 from memrag.trace import GraphEdge, GraphNode, Trace
 
@@ -18,7 +18,21 @@ def mass_text(m: float) -> str:
     return f"{m:.3g}"
 
 
-# ------------------------------------------------------------------ the method
+def draw_seeds(trace: Trace, seeds: list[PhraseSeed], step: int) -> None:
+    """Each phrase seed as a starred node, with an edge from the question carrying its weight."""
+    for s in seeds:
+        nid = f"e:{s.key}"
+        add_node(trace, GraphNode(nid, s.name, "entity", step=step, chunk_ids=s.chunk_ids[:20],
+                                  role="seed", group="seed", tooltip=f"{s.name}: seed weight {s.weight:.3g}"))
+        trace.edges.append(GraphEdge(f"s:{nid}", "q", nid, "activation", f"{s.weight:.3g}", step=step, role="seed"))
+
+
+def draw_fallback(trace: Trace, memory: Memory, answer: list[tuple[int, float]], step: int) -> None:
+    """With no graph search, the passages the answer reads (by dense score) are the picture."""
+    for cid, s in answer:
+        c = memory.chunks[cid]
+        add_node(trace, GraphNode(f"c:{cid}", c.title, "chunk", step=step, score=s, chunk_ids=[cid],
+                                  role="context", tooltip=passage_tip(c.text)))
 
 
 def draw(trace: Trace, memory: Memory, graph: Any, detail: HippoRAG2Detail, mass: np.ndarray,

@@ -34,10 +34,10 @@ from memrag.index.memory import Memory
 from memrag.llm.jsoncall import call_json
 from memrag.methods.base import QueryContext, new_trace, set_ranked
 from memrag.methods.dense.search import dense_ranking
-from memrag.trace import GraphEdge, GraphNode, RankedChunk, Trace
+from memrag.trace import RankedChunk, Trace
 from memrag.methods.hipporag2.detail import HippoRAG2Detail, NodeMass, PassageSeed, PhraseSeed, RetrievedFact
-from memrag.methods.hipporag2.picture import draw, mass_text
-from memrag.methods.picture_kit import add_node, passage_tip, question_node
+from memrag.methods.hipporag2.picture import draw, draw_fallback, draw_seeds, mass_text
+from memrag.methods.picture_kit import question_node
 
 TOP_NODES = 30  # nodes listed (and drawn) by PageRank mass
 PASSAGE_SEEDS_LISTED = 10  # every passage is a seed; the trace lists the heaviest
@@ -248,6 +248,7 @@ def phrase_seeds(memory: Memory, graph: HippoGraph, kept: list[RetrievedFact], t
     return out
 
 
+# ------------------------------------------------------------------ the method
 def retrieve(ctx: QueryContext, params: HippoRAG2Params | None = None) -> Trace:
     """HippoRAG 2 retrieval; the answer is added afterwards by the shared answer step."""
     params = params or HippoRAG2Params()
@@ -314,13 +315,7 @@ def retrieve(ctx: QueryContext, params: HippoRAG2Params | None = None) -> Trace:
                     f"(together {detail.passage_seed_total:.3g}).")
     if reset.sum() <= 0:
         return _fallback(ctx, trace, detail, dense, params, "no seed has any weight", t0)
-    for s in detail.phrase_seeds:
-        nid = f"e:{s.key}"
-        trace.nodes.append(GraphNode(nid, s.name, "entity", step=step.index, chunk_ids=s.chunk_ids[:20],
-                                     role="seed", group="seed", tooltip=f"{s.name}: seed weight {s.weight:.3g}"))
-        trace.edges.append(GraphEdge(f"s:{nid}", "q", nid, "activation", f"{s.weight:.3g}", step=step.index,
-                                     role="seed"))
-        step.node_ids.append(nid)
+    draw_seeds(trace, detail.phrase_seeds, step.index)
 
     # 4. personalised PageRank
     step = trace.add_step("pagerank", "Personalised PageRank")
@@ -374,9 +369,6 @@ def _fallback(ctx: QueryContext, trace: Trace, detail: HippoRAG2Detail, dense: l
     set_ranked(trace, ctx.memory, [RankedChunk(cid, r, s, "dense", f"cosine {s:.3f} (dense fallback: {why})")
                                    for r, (cid, s) in enumerate(dense)],
                cite_top=max(20, params.answer_passages))
-    for cid, s in dense[: params.answer_passages]:
-        c = ctx.memory.chunks[cid]
-        add_node(trace, GraphNode(f"c:{cid}", c.title, "chunk", step=step.index, score=s, chunk_ids=[cid],
-                                  role="context", tooltip=passage_tip(c.text)))
+    draw_fallback(trace, ctx.memory, dense[: params.answer_passages], step.index)
     trace.retrieval_seconds = time.perf_counter() - t0
     return trace
