@@ -25,7 +25,7 @@ from memrag.eval.datasets import Dataset, load_2wiki, load_hotpotqa, load_musiqu
 from memrag.eval.metrics import recall_at_k  # noqa: E402
 from memrag.eval.stats import mean  # noqa: E402
 
-# Figures this recipe is known to give (DESIGN.md §6, bench/README.md).
+# Figures this recipe is known to give (the published dense recall@2/@5; bench/README.md).
 REFERENCE = {"musique": (47.2, 62.2), "2wiki": (53.7, 63.6), "hotpotqa": (58.6, 72.6)}
 TOLERANCE = 0.5
 KS = (2, 5)

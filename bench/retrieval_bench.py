@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import _common as C
+from memrag.methods.neuropath.detail import NeuroPathDetail
 
 METHODS = ("dense", "neuropath", "ecphory", "hipporag2")
 TARGET_MS = {"dense": 20.0, "neuropath": 100.0, "ecphory": 50.0, "hipporag2": 100.0}
@@ -156,7 +157,7 @@ def time_methods(memory: Any, embedder: Any, questions: list[str], warmup: str,
             prof.disable()
         return {"wall_s": wall, "llm_s": llm.seconds, "embed_s": emb.seconds, "embedded_texts": emb.texts,
                 "ours_s": wall - llm.seconds, "llm_calls": len(trace.llm_calls), "flags": list(trace.flags),
-                "hops": len(trace.neuropath.hops) if trace.neuropath else None}
+                "hops": len(d.hops) if (d := trace.detail(NeuroPathDetail)) else None}
 
     warm = {m: one(m, warmup) for m in METHODS}
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in METHODS}

@@ -55,7 +55,8 @@ from memrag.llm.base import Completion, Message
 from memrag.llm.factory import make_llm
 from memrag.llm.logprobs import logprobs_missing
 from memrag.llm.recordings import FILE_NAME, RecordingLLM, Recordings, StaleRecording
-from memrag.trace import NeuroPathHop, PathCandidate, Trace
+from memrag.trace import Trace
+from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, PathCandidate
 
 
 class ReplayThenLive:
@@ -100,9 +101,10 @@ def question_row(record: dict[str, Any]) -> dict[str, Any]:
     method = record["methods"]["neuropath"]
     gold = {f["chunk_id"] for f in method["gold_fate"] if f.get("chunk_id") is not None}
     trace = Trace.from_dict(method["trace"])
-    hop = trace.neuropath.hops[0] if trace.neuropath and trace.neuropath.hops else None
+    detail = trace.detail(NeuroPathDetail)
+    hop = detail.hops[0] if detail and detail.hops else None
     if hop is None or hop.tracker != "likelihood":
-        why = hop.tracker_note if hop is not None else (trace.neuropath.stop_reason if trace.neuropath else "")
+        why = hop.tracker_note if hop is not None else (detail.stop_reason if detail else "")
         return {"qid": record["qid"], "skipped": why or "no hop 1"}
     new: list[PathCandidate] = sorted((p for p in hop.candidates if p.listed_as is not None and p.kept_from is None),
                                       key=lambda p: p.listed_as or 0)

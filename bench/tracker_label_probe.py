@@ -32,6 +32,7 @@ from memrag.llm.factory import make_llm
 from memrag.llm.logprobs import label_probabilities
 from memrag.llm.recordings import RecordingLLM
 from memrag.trace import Trace
+from memrag.methods.neuropath.detail import NeuroPathDetail
 
 LABELS = list(string.ascii_uppercase)
 SYSTEM = ("You help answer a multi-hop question by choosing facts from a knowledge graph. Each option is a "
@@ -71,9 +72,10 @@ def main() -> int:
         method = record["methods"]["neuropath"]
         gold_chunks = {f["chunk_id"] for f in method["gold_fate"] if f.get("chunk_id") is not None}
         trace = Trace.from_dict(method["trace"])
-        if trace.neuropath is None or not trace.neuropath.hops:
+        detail = trace.detail(NeuroPathDetail)
+        if detail is None or not detail.hops:
             continue
-        hop = trace.neuropath.hops[0]
+        hop = detail.hops[0]
         new = sorted((p for p in hop.candidates if p.listed_as is not None and p.kept_from is None),
                      key=lambda p: p.listed_as or 0)[: len(LABELS)]
         if len(new) < 2:

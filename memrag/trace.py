@@ -13,9 +13,28 @@ import types
 import typing
 from dataclasses import dataclass, field
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
+
+from memrag import trace_legacy
 
 TRACE_VERSION = 1
+D = TypeVar("D")
+
+# Method name → the dataclass its detail reads back into. Filled by each method's spec when its
+# wing is imported (`MethodSpec.detail`); trace.py sits below the methods and never imports them.
+_DETAIL_TYPES: dict[str, type] = {}
+
+
+def register_detail(method: str, kind: type) -> None:
+    """Read `method`'s detail in a trace file back as a `kind`."""
+    _DETAIL_TYPES[method] = kind
+
+
+def detail_type(method: str) -> type:
+    kind = _DETAIL_TYPES.get(method)
+    if kind is None:
+        raise ValueError(f"a detail recorded by {method[:40]!r}, which no loaded method reads")
+    return kind
 
 
 # ---------------------------------------------------------------- shared parts
@@ -169,211 +188,12 @@ class AnswerResult:
     capped: list[str] = field(default_factory=list)  # reply fields that reached their schema length cap
 
 
-# ---------------------------------------------------------------- NeuroPath
-@dataclass
-class PathTriple:
-    triple_id: int
-    head: str
-    relation: str
-    tail: str
-    chunk_id: int
-
-
-@dataclass
-class PathCandidate:
-    pid: str  # unique within the trace
-    hop: int  # hop that created it
-    triples: list[PathTriple]
-    frontier: str  # entity key where it may grow
-    frontier_name: str
-    chunk_ids: list[int]
-    text: str
-    score: float | None = None  # pruning similarity to the goal
-    rank: int | None = None  # rank among this hop's new paths by score
-    fate: str = "shown"  # pruned | shown | valid | expanded | dropped | unlisted
-    listed_as: int | None = None  # the number shown in the prompt
-    parent: str | None = None
-    kept_from: int | None = None  # hop it was kept from (re-listed, not expandable)
-    # The likelihood tracker's judgement: P("yes") to "does this path help?", normalised over yes +
-    # no (0 when neither was among the top tokens); a path carried from an earlier hop keeps the
-    # probability it was judged with there. None: not judged (generative tracker, a hop that fell back).
-    probability: float | None = None
-
-    @property
-    def is_new(self) -> bool:
-        """Created at this hop's listing, not carried from an earlier hop."""
-        return self.kept_from is None
-
-
+# A similar entity: one of the memory's coreference candidates (NeuroPath's seeds record them).
 @dataclass
 class CorefMember:
     key: str
     name: str
     similarity: float
-
-
-@dataclass
-class NeuroPathSeed:
-    query_entity: str
-    key: str
-    name: str
-    similarity: float
-    origin: str = "query-entity"  # query-entity | verbatim
-    accepted: bool = True
-    coref: list[CorefMember] = field(default_factory=list)
-
-
-@dataclass
-class NeuroPathHop:
-    hop: int
-    # what this hop's new paths were pruned against: the previous hop's expansion requirement, or
-    # the question at hop 1 (the JSON key stays "goal" so older traces read)
-    goal: str
-    candidates: list[PathCandidate] = field(default_factory=list)
-    new_count: int = 0
-    pruned_count: int = 0
-    capped: bool = False
-    reasoning_chain: str = ""
-    expansion_requirement: str = ""
-    valid_ids: list[int] = field(default_factory=list)
-    expand_ids: list[int] = field(default_factory=list)
-    invalid_ids: list[int] = field(default_factory=list)
-    continue_: int = 0
-    call_index: int | None = None  # index into Trace.llm_calls
-    failed: bool = False
-    failure: str = ""
-    # Which tracker decided the kept paths (valid_ids) at this hop: "generative" (the model's
-    # valid_ids) or "likelihood" (judged by probability; the candidates carry it). A likelihood
-    # hop that fell back says why in tracker_note; tracker_note also states the expansion rule.
-    tracker: str = "generative"
-    tracker_note: str = ""
-    # With the likelihood tracker, the generative call's own valid_ids (recorded for comparison,
-    # not used); empty with the generative tracker, whose picks are valid_ids.
-    generated_valid_ids: list[int] = field(default_factory=list)
-    judge_call_indices: list[int] = field(default_factory=list)  # indexes into Trace.llm_calls
-
-
-@dataclass
-class ReachedChunk:
-    chunk_id: int
-    hop: int  # the first hop at which a path from the seeds could reach it
-
-
-@dataclass
-class NeuroPathDetail:
-    query_entities: list[str] = field(default_factory=list)
-    seeds: list[NeuroPathSeed] = field(default_factory=list)
-    hops: list[NeuroPathHop] = field(default_factory=list)
-    dp_chunk_ids: list[int] = field(default_factory=list)
-    de_query: str = ""
-    stop_reason: str = ""
-    fallback_dense: bool = False
-    tracking_failed: bool = False
-    # chunks a path from the seeds could reach within max_hops that no candidate path touched (the
-    # memory graph's reach, so a gold fate can tell "tracking did not go there" from "no seed
-    # reaches it"); None in traces written before it was recorded
-    unlisted_reach: list[ReachedChunk] | None = None
-    path_vector_note: str = ("a path's vector is the normalised sum of its triples' stored vectors "
-                             "(an approximation of embedding the path text)")
-
-
-# ---------------------------------------------------------------- EcphoryRAG
-@dataclass
-class ActivatedEngram:
-    engram_id: int
-    key: str
-    name: str
-    type: str
-    description: str
-    chunk_id: int
-    similarity: float  # cosine to the question
-    round: int  # 0 = initial activation
-    origin: str  # query | cue | semantic | graph
-    via: str = ""  # the cue, or the seed that brought it
-
-
-@dataclass
-class EcphoryRound:
-    round: int
-    seed_ids: list[int]
-    weights: list[float]
-    centroid_neighbours: list[ActivatedEngram] = field(default_factory=list)
-    new: list[ActivatedEngram] = field(default_factory=list)
-    centroid_scores: list[float] = field(default_factory=list)  # cosine of each centroid neighbour to the centroid
-    new_counts: dict[str, int] = field(default_factory=dict)  # origin → engrams newly activated (all, even if `new` is cut)
-    note: str = ""  # why the round added nothing or did not run
-
-
-@dataclass
-class EcphoryDetail:
-    cues: list[str] = field(default_factory=list)
-    cue_hits: dict[str, list[int]] = field(default_factory=dict)
-    initial: list[ActivatedEngram] = field(default_factory=list)
-    rounds: list[EcphoryRound] = field(default_factory=list)
-    final: list[ActivatedEngram] = field(default_factory=list)
-    c_assoc: list[int] = field(default_factory=list)
-    c_direct: list[int] = field(default_factory=list)
-    context_chunk_ids: list[int] = field(default_factory=list)
-
-
-# ---------------------------------------------------------------- HippoRAG 2
-@dataclass
-class RetrievedFact:
-    fact_id: int  # row of the method's fact table (distinct triples of the memory)
-    head: str
-    relation: str
-    tail: str
-    head_key: str
-    tail_key: str
-    cosine: float  # to the question
-    score: float  # min-max normalised over every fact (what the seeds use)
-    chunk_ids: list[int] = field(default_factory=list)  # chunks the triple was extracted from
-    verdict: str = "kept"  # kept | dropped (by recognition memory) | unjudged (the call failed)
-
-
-@dataclass
-class PhraseSeed:
-    key: str
-    name: str
-    weight: float  # its reset weight before PageRank normalises the seed vector
-    fact_scores: list[float] = field(default_factory=list)  # score of each kept fact naming it
-    passages: int = 0  # passages containing it: each fact score is divided by this
-    chunk_ids: list[int] = field(default_factory=list)  # those passages
-    mass: float = 0.0  # its PageRank mass
-
-
-@dataclass
-class PassageSeed:
-    chunk_id: int
-    dense_score: float  # min-max normalised cosine to the question
-    weight: float  # dense_score × passage_node_weight
-
-
-@dataclass
-class NodeMass:
-    node_id: str  # "e:<key>" or "c:<chunk id>"
-    label: str
-    kind: str  # phrase | passage
-    mass: float
-    seed: float = 0.0  # its reset weight (0 = not a seed)
-
-
-@dataclass
-class HippoRAG2Detail:
-    facts: list[RetrievedFact] = field(default_factory=list)
-    recognition: bool = True
-    recognition_call: int | None = None  # index into Trace.llm_calls of the (last) recognition call
-    recognition_error: str = ""
-    fallback_dense: bool = False
-    fallback_reason: str = ""
-    phrase_seeds: list[PhraseSeed] = field(default_factory=list)
-    passage_seeds: list[PassageSeed] = field(default_factory=list)  # the heaviest; every passage has one
-    passage_seed_total: float = 0.0  # the sum over every passage
-    top_nodes: list[NodeMass] = field(default_factory=list)  # by PageRank mass, phrases and passages
-    phrase_mass: float = 0.0  # total PageRank mass on phrase nodes (passages hold the rest)
-    graph: dict[str, int] = field(default_factory=dict)  # node and edge counts by kind
-    graph_built: bool = False  # False: the memory's graph was reused from an earlier query
-    graph_seconds: float = 0.0  # time building it (outside retrieval_seconds)
 
 
 # ---------------------------------------------------------------- the trace
@@ -396,9 +216,9 @@ class Trace:
     flags: list[str] = field(default_factory=list)
     retrieval_seconds: float = 0.0
     seconds: float = 0.0
-    neuropath: NeuroPathDetail | None = None
-    ecphory: EcphoryDetail | None = None
-    hipporag2: HippoRAG2Detail | None = None
+    # What the method itself recorded, beyond the shared parts above: method name → its wing's
+    # detail dataclass (memrag/methods/<name>/detail.py), read back through `detail_type`.
+    details: dict[str, Any] = field(default_factory=dict)
 
     # --- convenience
     def chunk(self, chunk_id: int) -> ChunkRef | None:
@@ -406,6 +226,10 @@ class Trace:
             if c.chunk_id == chunk_id:
                 return c
         return None
+
+    def detail(self, kind: type[D]) -> D | None:
+        """The method's own record if it is a `kind` (a wing's detail dataclass), else None."""
+        return next((d for d in self.details.values() if isinstance(d, kind)), None)
 
     def ranked_ids(self) -> list[int]:
         return [r.chunk_id for r in self.ranked]
@@ -426,7 +250,13 @@ class Trace:
         version = data.get("version")
         if version != TRACE_VERSION:
             raise ValueError(f"trace format version {version!r} is not supported (expected {TRACE_VERSION})")
-        return _build(cls, data)
+        data = trace_legacy.details_in_slot(data)
+        details = data.get("details", {})
+        if not isinstance(details, dict):
+            raise ValueError(f"expected an object for details, got {type(details).__name__}")
+        trace = _build(cls, {k: v for k, v in data.items() if k != "details"})
+        trace.details = {name: _build(detail_type(name), value) for name, value in details.items()}
+        return trace
 
     @classmethod
     def from_json(cls, text: str) -> "Trace":

@@ -119,6 +119,7 @@ def load_trace(item: Any, where: str) -> Trace:
     if not isinstance(item, dict):
         raise ValueError(f"{where} is not an object")
     check_numbers(item, where)
+    registry.methods()  # every registered method's detail type, for the trace's details
     try:
         trace = Trace.from_dict(item)
     except (ValueError, TypeError) as e:

@@ -28,6 +28,7 @@ TOY = {
 
         from memrag.fields import helped
         from memrag.methods.spec import wing_spec
+        from toywing.detail import ToyDetail
 
 
         @dataclass
@@ -38,7 +39,7 @@ TOY = {
 
         SPEC = wing_spec(
             __name__, name="toy", label="Toy Rehearsal", params=ToyParams,
-            renderer_at="memrag.viz.trace_graphs:dense_graph",
+            renderer_at="toywing.picture:overview", detail=ToyDetail,
             view_at="toywing.views:VIEWS",  # outside memrag, its app views live in the wing too
             expected_stages=lambda p: ("toy.think",) if p.think else (),
             stage_tokens={"toy.think": (100.0, 1000.0)},
@@ -46,11 +47,28 @@ TOY = {
             learn_title="Toy · rehearsal",
         )
     ''',
+    "detail.py": '''
+        from dataclasses import dataclass, field
+
+
+        @dataclass
+        class Rehearsal:
+            chunk_id: int
+            times: int
+
+
+        @dataclass
+        class ToyDetail:
+            rehearsed: list[Rehearsal] = field(default_factory=list)
+            mood: str = ""
+    ''',
     "search.py": '''
         from memrag.fields import params_dict
         from memrag.methods.base import new_trace, set_ranked
         from memrag.methods.dense.search import dense_ranking
-        from memrag.trace import GraphNode, RankedChunk
+        from memrag.trace import RankedChunk
+        from toywing.detail import Rehearsal, ToyDetail
+        from toywing.picture import draw
 
 
         def retrieve(ctx, params):
@@ -61,9 +79,33 @@ TOY = {
             step = trace.add_step("rehearse", "Rehearse", "The toy rehearses the dense ranking.")
             ranking = dense_ranking(ctx)
             set_ranked(trace, ctx.memory, [RankedChunk(c, r, s, "toy", "rehearsed") for r, (c, s) in enumerate(ranking)])
-            trace.nodes.append(GraphNode("q", "question", "query", step=0, tooltip=ctx.question))
-            step.node_ids.append("q")
+            head = ranking[: params.answer_passages]  # it rehearses what it will answer from
+            trace.details[trace.method] = ToyDetail([Rehearsal(c, len(head) - r) for r, (c, _) in enumerate(head)],
+                                                    "calm")
+            draw(trace, ctx.memory, step.index)
             return trace
+    ''',
+    "picture.py": '''
+        from memrag.methods.picture_kit import add_edge, add_node, passage_tip, question_node
+        from memrag.trace import GraphEdge, GraphNode
+        from memrag.viz.graph_html import render
+        from toywing.detail import ToyDetail
+
+
+        def draw(trace, memory, step):
+            """The question and each rehearsed passage, an edge saying how often."""
+            add_node(trace, question_node(trace, step))
+            for r in trace.detail(ToyDetail).rehearsed:
+                c = memory.chunks[r.chunk_id]
+                add_node(trace, GraphNode(f"c:{r.chunk_id}", "TOYNODE " + c.title, "chunk", step=step,
+                                          chunk_ids=[r.chunk_id], role="context", tooltip=passage_tip(c.text)))
+                add_edge(trace, GraphEdge(f"q>c:{r.chunk_id}", "q", f"c:{r.chunk_id}", "provenance",
+                                          f"{r.times}x", step=step))
+
+
+        def overview(trace, *, gold_chunk_ids=None, height=400):
+            d = trace.detail(ToyDetail)
+            return render(trace.nodes, trace.edges, height=height), f"TOY PICTURE: {len(d.rehearsed)} rehearsed"
     ''',
     "fates.py": '''
         from memrag.methods.fate_kit import FateInfo, FateKind, FateRecord, FateRules, in_top, rank_of
@@ -85,6 +127,7 @@ TOY = {
         import streamlit as st
 
         from memrag.app.method_views import MethodViews
+        from memrag.app.method_views.common import method_picture
 
 
         def detail(trace, gold_ids, key):
@@ -93,6 +136,7 @@ TOY = {
 
         def overview(trace, gold_ids, height):
             st.caption("TOY OVERVIEW")
+            method_picture(trace, gold_ids, height, drawable=True)  # the spec's picture
 
 
         VIEWS = MethodViews(detail, overview)
@@ -182,16 +226,40 @@ def test_cli_ask_eval_and_report_run_the_toy(toy, tmp_path, capsys):
     assert "| toy |" in report.markdown_table(summary)
 
 
+def test_the_toys_detail_and_picture_travel_through_a_trace_file(toy, tmp_path):
+    from memrag.cli.main import main
+    from memrag.demo import sample_memory_dir
+    from memrag.tracefile import read_traces
+    from memrag.viz import trace_graphs
+    from toywing.detail import Rehearsal, ToyDetail
+
+    question = json.loads((ROOT / "sample_corpus" / "questions.json").read_text())[0]["question"]
+    out = tmp_path / "toy.json"
+    assert main(["ask", question, "--memory", str(sample_memory_dir()), "--method", "toy", "--out", str(out)]) == 0
+    assert '"details": {"toy": {"rehearsed": [{"chunk_id"' in out.read_text()  # the generic slot, by name
+    (t,), _ = read_traces(out.read_bytes())
+    d = t.detail(ToyDetail)
+    assert type(d) is ToyDetail and d.mood == "calm" and [r.times for r in d.rehearsed] == [5, 4, 3, 2, 1]
+    assert all(type(r) is Rehearsal for r in d.rehearsed) and d.rehearsed[0].chunk_id == t.ranked[0].chunk_id
+    # its picture: the nodes its picture.py built, drawn by the renderer its spec names
+    picture = toy.picture
+    assert picture.step_style == "plain"
+    html, note = picture.overview(t)
+    assert note == "TOY PICTURE: 5 rehearsed" and html.count("TOYNODE ") >= 5
+    assert trace_graphs.highlighted_nodes(t, 0) == ["q"] + [f"c:{r.chunk_id}" for r in d.rehearsed]
+    assert "TOYNODE " in trace_graphs.step_graph(t, 0)[0]
+
+
 # ------------------------------------------------------------------ the app's pages
 def test_the_ask_page_shows_the_toy_beside_the_others_and_in_detail(toy, tiny):
-    from memrag.app import state as app_state
+    from memrag.app import param_widgets as app_state
     from test_app_pages import ask, ask_page, no_exception, plain
 
     at = ask_page(tiny)
     assert "Toy Rehearsal" in at.pills(key="ask_methods").options
     at = ask(at)
     text = plain(at)
-    assert text.count("**Answer:** Vell River") == 5 and "TOY OVERVIEW" in text
+    assert text.count("**Answer:** Vell River") == 5 and "TOY OVERVIEW" in text and "TOY PICTURE:" in text
     assert "Toy Rehearsal" in [s.value for s in at.subheader]
     at.session_state["res_pick"] = "toy"
     at.session_state["res_toy_tabs"] = "Retrieval"
@@ -248,7 +316,7 @@ def test_the_learn_page_teaches_the_toy(toy, tiny):
 # ------------------------------------------------------------------ scans of the library
 # Where a method may be named: its wing, its app views, the registry, and readers of old files.
 NAMING_ALLOWED = ("memrag/methods/", "memrag/app/method_views/")
-OLD_FORMAT_READERS: tuple[str, ...] = ()
+OLD_FORMAT_READERS: tuple[str, ...] = ("memrag/trace_legacy.py",)
 READS_TEXT = {"search", "match", "fullmatch", "findall", "finditer", "split", "rsplit", "partition", "rpartition"}
 
 

@@ -8,6 +8,8 @@ from memrag.app import jobs, param_widgets, session
 from memrag.explain import ablations as compare
 from memrag.config import EcphoryParams, NeuroPathParams
 from memrag.trace import AnswerResult, LLMCallRecord, RankedChunk, Trace
+from memrag.methods.neuropath.detail import NeuroPathDetail
+from memrag.methods.ecphory.detail import EcphoryDetail
 from test_app_pages import (QUESTION, app, assert_nothing_raw, frames, no_exception, plain, recorded,  # noqa: F401
                             scripted, table_with, tiny, home)
 
@@ -79,7 +81,7 @@ def test_editing_one_set_by_hand_is_what_runs(tiny):
     assert b.params.rounds == 1 and b.params.k_final == 3 and a.params == EcphoryParams()
     rows = changed(at)
     assert rows["parameter: rounds"] == ("2", "1", "changed") and rows["parameter: k_final"] == ("20", "3", "changed")
-    assert len(b.trace.ecphory.rounds) == 1 and len(b.trace.ecphory.final) <= 3
+    assert len(b.trace.detail(EcphoryDetail).rounds) == 1 and len(b.trace.detail(EcphoryDetail).final) <= 3
     # reset puts the ablation back
     next(x for x in at.button if x.label == "Reset both to the ablation").click().run()
     assert at.number_input(key=param_widgets.param_key("ecphory", "rounds", "cmp_b")).value == 0
@@ -113,7 +115,7 @@ def test_recorded_question_variant_needing_new_calls_says_run_live(recorded):
     assert all(v.ok and v.trace.answer.answer == "Grey Sea" for v in job.result)
     stages = [c["stage"] for c in live.calls]
     assert stages.count("query.entities") == 1 and stages.count("neuropath.track.hop2") == 2
-    assert job.result[1].trace.neuropath.hops[1].capped
+    assert job.result[1].trace.detail(NeuroPathDetail).hops[1].capped
 
 
 def test_recorded_retrieval_replays_when_only_the_answer_is_new(recorded):

@@ -16,6 +16,7 @@ from memrag.explain import lessons as learn
 from memrag.methods.hipporag2 import search as hipporag2
 from memrag.viz import tables, trace_graphs
 from memrag.viz.palette import PAGERANK_COLOURS
+from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from scripted import ScriptedLLM
 from test_app_compare import changed, compare_page, run_compare
 from test_app_learn import LEARN, slider
@@ -45,7 +46,7 @@ def hippo_trace(at):
 def test_the_retrieval_tab_shows_facts_verdicts_seeds_and_masses(tiny):
     at = ask(only_hipporag2(ask_page(tiny)))
     t = hippo_trace(at)
-    d = t.hipporag2
+    d = t.detail(HippoRAG2Detail)
     assert not d.fallback_dense and d.phrase_seeds
     at = retrieval_tab(at)
     facts = table_with(at, "verdict")
@@ -77,7 +78,7 @@ def test_no_kept_fact_falls_back_to_dense_and_says_so(tiny):
     at = ask_page(tiny, llm)
     at.session_state["ask_methods"] = ["hipporag2", "dense"]
     at = ask(at.run())
-    d = hippo_trace(at).hipporag2
+    d = hippo_trace(at).detail(HippoRAG2Detail)
     assert d.fallback_dense and d.fallback_reason == "recognition memory kept no fact"
     said = "HippoRAG 2 fell back to dense retrieval: recognition memory kept no fact."
     assert said in plain(at)  # beside the other method's answer
@@ -114,8 +115,8 @@ def test_compare_recognition_on_off_and_the_paper_settings_button(tiny):
     assert [c.stage for c in b.trace.llm_calls] == ["answer"]
     rows = changed(at)
     assert rows["parameter: recognition"][:2] == ("True", "False")
-    kept_a = sum(f.verdict == "kept" for f in a.trace.hipporag2.facts)
-    assert rows["facts kept"][:2] == (str(kept_a), str(len(b.trace.hipporag2.facts)))
+    kept_a = sum(f.verdict == "kept" for f in a.trace.detail(HippoRAG2Detail).facts)
+    assert rows["facts kept"][:2] == (str(kept_a), str(len(b.trace.detail(HippoRAG2Detail).facts)))
     # the paper's settings replace a changed sidebar value in both sets, in one click
     at.session_state[param_widgets.value_key("hipporag2", "damping")] = 0.7
     at.selectbox(key="cmp_preset_hipporag2").set_value("synonymy threshold 0.8 / 0.9").run()
@@ -145,7 +146,7 @@ def test_paper_params_are_the_defaults_with_paper_settings():
 def test_compare_facts_of_a_hipporag2_run():
     t = hipporag2.retrieve(ctx(world(), keep(1, 3)), P3)
     assert compare.retrieval_facts(t) == {"facts kept": 2, "phrase seeds": 3,
-                                          "PageRank mass on phrases": t.hipporag2.phrase_mass,
+                                          "PageRank mass on phrases": t.detail(HippoRAG2Detail).phrase_mass,
                                           "dense fallback (1 = yes)": 0}
 
 
@@ -182,7 +183,7 @@ def test_lessons_name_the_kept_facts_seeded_phrases_mass_and_winning_passages():
     assert ls[2].names == ["Tollmere", "Ada Brennick", "Brennick Mill"]  # the trace's own seeds
     assert "'Tollmere' 0.5 (in 2 passage(s))" in ls[2].here
     assert ls[3].names[0] == "Harrow River"  # reached by the walk, never seeded
-    assert f"{t.hipporag2.phrase_mass:.0%} of its mass on phrase nodes" in ls[3].here
+    assert f"{t.detail(HippoRAG2Detail).phrase_mass:.0%} of its mass on phrase nodes" in ls[3].here
     assert ls[4].names[0] == t.chunk(t.ranked[0].chunk_id).title
     fallback = learn.lessons(hipporag2.retrieve(ctx(world(), keep()), P3))
     assert fallback[-1].concept == "no cue to complete" and "fell back to dense retrieval" in fallback[-1].here
@@ -214,6 +215,6 @@ def test_learn_replays_the_users_hipporag2_trace(tiny):
     slider(at).set_value(2).run()  # the seeds
     text = plain(no_exception(at))
     assert "hippocampal index ↔ the graph" in text
-    for s in t.hipporag2.phrase_seeds:
+    for s in t.detail(HippoRAG2Detail).phrase_seeds:
         assert f"'{s.name}'" in text
     assert_nothing_raw(at)

@@ -12,6 +12,7 @@ from memrag.ask import ask as run_ask
 from memrag.config import NeuroPathParams
 from memrag.app.learn_views import DEMO, LAST_ASK
 from memrag.viz import trace_graphs
+from memrag.methods.ecphory.detail import EcphoryDetail
 from scripted import ScriptedLLM
 from test_app_pages import (QUESTION, app, assert_nothing_raw, embedder, frames, no_exception, plain,  # noqa: F401
                             recorded, scripted, tiny, home)
@@ -138,7 +139,7 @@ def test_lessons_follow_the_steps_and_name_what_the_trace_did(traces):
     assert [x.title for x in ec_lessons] == [s.title for s in t["ecphory"].steps]
     assert ec_lessons[0].names == ["Ada Brennick"] and "cue" in ec_lessons[0].concept
     assert ec_lessons[2].concept == "ecphory ↔ associative activation" and "Round 1: seeds" in ec_lessons[2].here
-    assert ec_lessons[-2].names == [a.name for a in t["ecphory"].ecphory.final]
+    assert ec_lessons[-2].names == [a.name for a in t["ecphory"].detail(EcphoryDetail).final]
 
 
 def test_a_lesson_tells_what_the_parameters_changed(traces):

@@ -15,9 +15,11 @@ from memrag.config import EcphoryParams
 from memrag.index.memory import ChunkRow, DocRow, EngramRow, Memory
 from memrag.methods.dense import search as dense
 from memrag.methods.ecphory import search as ecphory
+from memrag.methods.ecphory.picture import SUBGRAPH_CAP
 from memrag.methods.base import QueryContext
 from memrag.index.normalise import entity_key
 from memrag.trace import Trace
+from memrag.methods.ecphory.detail import EcphoryDetail
 
 QUESTION = "Which mill did the Brennick family sell to the Lantern Guild?"
 
@@ -87,13 +89,13 @@ def run_w(llm=None, **kw):
 
 
 def activated(trace: Trace) -> set[int]:
-    d = trace.ecphory
+    d = trace.detail(EcphoryDetail)
     return {e.engram_id for e in d.initial} | {e.engram_id for r in d.rounds for e in r.new}
 
 
 def test_initial_activation_cue_hits_and_c_init_order():
     trace, memory, _ = run_w()
-    d = trace.ecphory
+    d = trace.detail(EcphoryDetail)
     assert d.cues == ["Lantern Guild"]
     assert d.cue_hits == {"Lantern Guild": [D]}
     assert [(e.engram_id, e.origin, e.round, e.via) for e in d.initial] == [
@@ -116,7 +118,7 @@ def test_initial_activation_cue_hits_and_c_init_order():
 def test_paper_policy_depth_two_adds_nothing_beyond_depth_one():
     one, _, _ = run_w(seed_policy="paper", rounds=1)
     two, _, _ = run_w(seed_policy="paper", rounds=2)
-    r1, r2 = two.ecphory.rounds
+    r1, r2 = two.detail(EcphoryDetail).rounds
     assert [e.engram_id for e in r1.new] == [B, B2]
     assert {e.origin for e in r1.new} == {"semantic"}
     assert r1.seed_ids == r2.seed_ids == [A]
@@ -124,13 +126,14 @@ def test_paper_policy_depth_two_adds_nothing_beyond_depth_one():
     assert "round 2 added nothing new: seeds identical to round 1" in two.flags
     assert r2.note == "round 2 added nothing new: seeds identical to round 1"
     assert activated(one) == activated(two) == {A, D, B, B2}
-    assert [e.engram_id for e in one.ecphory.final] == [e.engram_id for e in two.ecphory.final]
+    one_final, two_final = one.detail(EcphoryDetail).final, two.detail(EcphoryDetail).final
+    assert [e.engram_id for e in one_final] == [e.engram_id for e in two_final]
 
 
 def test_moving_policy_activates_what_depth_one_did_not():
     one, _, _ = run_w(rounds=1)
     two, _, _ = run_w(rounds=2)
-    r2 = two.ecphory.rounds[1]
+    r2 = two.detail(EcphoryDetail).rounds[1]
     assert r2.seed_ids == [B]
     assert [(e.engram_id, e.origin, e.round) for e in r2.new] == [(C, "semantic", 2)]
     assert "Brennick Mill" in r2.new[0].via  # the only seed, so the nearest one
@@ -144,7 +147,7 @@ def test_moving_policy_activates_what_depth_one_did_not():
 def test_moving_policy_stops_when_a_round_adds_nothing():
     # round 3: seed C → top 3 = C, B (.812), A (.3): nothing new; round 4 has no seeds.
     trace, _, _ = run_w(rounds=4)
-    r3, r4 = trace.ecphory.rounds[2:]
+    r3, r4 = trace.detail(EcphoryDetail).rounds[2:]
     assert r3.seed_ids == [C] and r3.new == [] and r3.note == "round 3 added nothing new"
     assert r4.seed_ids == [] and "round 4 not run" in r4.note
     assert any("round 4 not run: round 3 activated no new engrams" in f for f in trace.flags)
@@ -166,7 +169,7 @@ def test_weights_follow_similarity_and_move_the_centroid():
     memory = make_memory(chunks, engrams)
     ctx = QueryContext(memory, cue_llm(), embedder(), QUESTION)
     trace = ecphory.retrieve(ctx, EcphoryParams(k_initial=2, seeds=2, rounds=1, graph_expansion=False))
-    rnd = trace.ecphory.rounds[0]
+    rnd = trace.detail(EcphoryDetail).rounds[0]
     assert rnd.seed_ids == [0, 1]
     assert rnd.weights == pytest.approx([.75, .25], abs=1e-3)
     assert [e.name for e in rnd.centroid_neighbours] == ["Xavier", "Nemo One", "Yara", "Nemo Two"]
@@ -181,7 +184,7 @@ def test_weights_stay_positive_for_a_dissimilar_seed():
     memory = make_memory(chunks, engrams)
     ctx = QueryContext(memory, cue_llm("Opposite"), embedder(Opposite=vec(d0=-.6, d1=.8)), QUESTION)
     trace = ecphory.retrieve(ctx, EcphoryParams(k_initial=1, cue_k=1, seeds=2, rounds=1, graph_expansion=False))
-    rnd = trace.ecphory.rounds[0]
+    rnd = trace.detail(EcphoryDetail).rounds[0]
     assert rnd.seed_ids == [0, 1]
     assert all(w > 0 for w in rnd.weights) and rnd.weights[1] < 0.01
     assert sum(rnd.weights) == pytest.approx(1.0)
@@ -216,7 +219,7 @@ def run_g(**kw):
 
 def test_graph_expansion_adds_cooccurring_entities_within_the_cap():
     trace, _ = run_g()
-    new = trace.ecphory.rounds[0].new
+    new = trace.detail(EcphoryDetail).rounds[0].new
     assert [(e.engram_id, e.origin) for e in new] == [
         (1, "semantic"), (2, "semantic"), (6, "graph"), (7, "graph"), (5, "graph")]
     assert {e.via for e in new if e.origin == "graph"} == {"Seed Person"}
@@ -226,45 +229,45 @@ def test_graph_expansion_adds_cooccurring_entities_within_the_cap():
     assert ("e:seed person", "e:gamma two", "graph") in edges
 
     one, _ = run_g(graph_neighbours=1)
-    assert [e.engram_id for e in one.ecphory.rounds[0].new if e.origin == "graph"] == [6, 7]
+    assert [e.engram_id for e in one.detail(EcphoryDetail).rounds[0].new if e.origin == "graph"] == [6, 7]
     off, _ = run_g(graph_expansion=False)
-    assert not [e for e in off.ecphory.rounds[0].new if e.origin == "graph"]
+    assert not [e for e in off.detail(EcphoryDetail).rounds[0].new if e.origin == "graph"]
     assert activated(off) == {0, 1, 2}
 
 
 def test_k_final_keeps_one_engram_per_entity():
     # E_all sims: Seed 1.0 and .9, Filler One .8, Gamma Two .2, Gamma One 0 (twice).
     trace, _ = run_g(k_final=3)
-    final = trace.ecphory.final
+    final = trace.detail(EcphoryDetail).final
     assert [(e.engram_id, e.name) for e in final] == [(0, "Seed Person"), (2, "Filler One"), (5, "Gamma Two")]
     assert trace.context_facts == ["Seed Person (person): the seed", "Filler One (thing): first filler",
                                    "Gamma Two (place): gamma two"]
     wide, _ = run_g(k_final=10)
-    assert [e.engram_id for e in wide.ecphory.final] == [0, 2, 5, 6]  # 4 entities, one mention each
+    assert [e.engram_id for e in wide.detail(EcphoryDetail).final] == [0, 2, 5, 6]  # 4 entities, one mention each
 
 
 def test_no_cues_is_flagged_and_retrieval_goes_on():
     trace, _ = run_g()
-    assert trace.ecphory.cues == [] and trace.ecphory.cue_hits == {}
+    assert trace.detail(EcphoryDetail).cues == [] and trace.detail(EcphoryDetail).cue_hits == {}
     assert any("found no entities" in f for f in trace.flags)
-    assert [e.origin for e in trace.ecphory.initial] == ["query"]
-    assert trace.ecphory.final
+    assert [e.origin for e in trace.detail(EcphoryDetail).initial] == ["query"]
+    assert trace.detail(EcphoryDetail).final
 
 
 def test_failed_cue_call_is_flagged_and_retrieval_goes_on():
     llm = ScriptedLLM({"query.entities": ["not json at all", "still not json"]})
     trace, _, _ = run_w(llm=llm)
     assert any(f.startswith("the cue call failed") for f in trace.flags)
-    assert [e.origin for e in trace.ecphory.initial] == ["query"]
+    assert [e.origin for e in trace.detail(EcphoryDetail).initial] == ["query"]
     assert len(trace.llm_calls) == 2 and not any(c.ok for c in trace.llm_calls)
-    assert trace.ecphory.context_chunk_ids == [1, 0]  # C_assoc [1], then C_direct [0, 2]
+    assert trace.detail(EcphoryDetail).context_chunk_ids == [1, 0]  # C_assoc [1], then C_direct [0, 2]
 
 
 def test_without_an_llm_retrieval_runs_on_the_question_vector():
     memory = make_memory(W_CHUNKS, W_ENGRAMS)
     trace = ecphory.retrieve(QueryContext(memory, None, embedder(), QUESTION), w_params())
     assert any(f.startswith("no LLM") for f in trace.flags)
-    assert trace.ecphory.c_assoc == [1]
+    assert trace.detail(EcphoryDetail).c_assoc == [1]
 
 
 # ---------------------------------------------------------------- context
@@ -272,13 +275,13 @@ def test_context_source_changes_context_and_ranked_list():
     # moving, depth 2: E_all = A, D, B, B2, C → E_final (k_final 3) = A (c1), B (c2), B2 (c3).
     c_init, _, _ = run_w(context_source="c_init")
     act, _, _ = run_w(context_source="activated")
-    assert c_init.ecphory.context_chunk_ids == [1, 5]
-    assert act.ecphory.context_chunk_ids == [1, 2]
+    assert c_init.detail(EcphoryDetail).context_chunk_ids == [1, 5]
+    assert act.detail(EcphoryDetail).context_chunk_ids == [1, 2]
     assert [(r.chunk_id, r.source) for r in act.ranked] == [
         (1, "activated"), (2, "activated"), (3, "activated"), (5, "c_assoc"), (0, "c_direct"),
         (4, "dense-tail")]
     assert act.ranked[1].why.startswith("E_final #2: engram 'Brennick Mill'")
-    assert [e.engram_id for e in act.ecphory.final] == [A, B, B2]
+    assert [e.engram_id for e in act.detail(EcphoryDetail).final] == [A, B, B2]
 
 
 def test_fused_ranking_by_hand():
@@ -288,7 +291,7 @@ def test_fused_ranking_by_hand():
     # 1/(60+a) + 1/(60+d): c2 2/62; c1 1/61+1/65; c0 1/66+1/61; c3 1/63+1/64; c5 1/65+1/63; c4 1/64+1/66
     trace, _, _ = run_w(context_source="fused", fusion_k=60)
     assert [r.chunk_id for r in trace.ranked] == [2, 1, 0, 3, 5, 4]
-    assert trace.ecphory.context_chunk_ids == [2, 1]
+    assert trace.detail(EcphoryDetail).context_chunk_ids == [2, 1]
     assert [r.source for r in trace.ranked] == ["fused", "fused", "similarity", "fused", "fused", "fused"]
     assert "round 1" in trace.ranked[0].why and "similarity rank 2" in trace.ranked[0].why
     # a round-2 activation (C's chunk 4) is in the ranking on activation's word, not on similarity alone
@@ -305,17 +308,17 @@ def test_context_differs_from_dense_retrieval_when_activation_points_elsewhere()
     trace, memory, ctx = run_w()
     d = dense.retrieve(ctx)
     assert d.ranked_ids()[:2] == [0, 2]
-    assert trace.ecphory.context_chunk_ids == [1, 5]
+    assert trace.detail(EcphoryDetail).context_chunk_ids == [1, 5]
     assert d.ranked_ids().index(1) == 4  # the chunk EcphoryRAG reads first is dense's 5th
 
 
 def test_context_chunk_texts_are_in_the_trace_and_json_round_trips():
     trace, memory, _ = run_w(context_chunks=4, context_source="activated")
-    for cid in trace.ecphory.context_chunk_ids:
+    for cid in trace.detail(EcphoryDetail).context_chunk_ids:
         assert trace.chunk(cid) is not None and trace.chunk(cid).text == memory.chunks[cid].text
     again = Trace.from_json(trace.to_json())
     assert again == trace
-    assert again.ecphory.rounds[1].new[0].origin == "semantic"
+    assert again.detail(EcphoryDetail).rounds[1].new[0].origin == "semantic"
 
 
 def test_subgraph_and_steps_tell_the_story():
@@ -350,25 +353,26 @@ def test_subgraph_is_capped_with_final_entities_kept():
     trace = ecphory.retrieve(ctx, EcphoryParams(k_initial=1, rounds=1, graph_neighbours=400, k_final=5))
     # round 1: the centroid's 3 nearest (centroid = Hub = d0) are Hub, Member 0, Member 1 (largest d0
     # part); graph expansion brings the other 398 members
-    rnd = trace.ecphory.rounds[0]
+    rnd = trace.detail(EcphoryDetail).rounds[0]
     assert rnd.new_counts == {"semantic": 2, "graph": 398}
     assert [e.name for e in rnd.new[:3]] == ["Member 0", "Member 1", "Member 2"]
     assert [e.origin for e in rnd.new[1:3]] == ["semantic", "graph"]
     assert len(rnd.new) == ecphory.NEW_LISTED
     assert "round 1 newly activated 400 engrams; the trace lists the first 200" in trace.flags
-    assert [e.name for e in trace.ecphory.final] == ["Hub", "Member 0", "Member 1", "Member 2", "Member 3"]
-    assert len(trace.nodes) <= ecphory.SUBGRAPH_CAP
+    final = trace.detail(EcphoryDetail).final
+    assert [e.name for e in final] == ["Hub", "Member 0", "Member 1", "Member 2", "Member 3"]
+    assert len(trace.nodes) <= SUBGRAPH_CAP
     assert any("subgraph capped" in f for f in trace.flags)
     drawn = {n.id for n in trace.nodes}
-    assert {f"e:{e.key}" for e in trace.ecphory.final} <= drawn
+    assert {f"e:{e.key}" for e in trace.detail(EcphoryDetail).final} <= drawn
 
 
 def test_memory_without_engrams_uses_direct_chunks():
     memory = make_memory(W_CHUNKS, [])
     trace = ecphory.retrieve(QueryContext(memory, cue_llm("Lantern Guild"), embedder(), QUESTION), w_params())
     assert any("no engrams" in f for f in trace.flags)
-    assert trace.ecphory.context_chunk_ids == [0, 2] and trace.ecphory.final == []
-    assert trace.ecphory.rounds[0].note.startswith("round 1 not run")
+    assert trace.detail(EcphoryDetail).context_chunk_ids == [0, 2] and trace.detail(EcphoryDetail).final == []
+    assert trace.detail(EcphoryDetail).rounds[0].note.startswith("round 1 not run")
 
 
 def test_bad_parameters_are_refused_by_name():
@@ -389,7 +393,7 @@ def test_ask_end_to_end_gives_facts_and_context_to_the_answer_step():
     (trace,) = ask(memory, QUESTION, llm=llm, embedder=embedder(**{"Lantern Guild": vec(d3=1.0)}),
                    methods=["ecphory"], params={"ecphory": w_params()})
     assert trace.answer.answer == "Brennick Mill"
-    assert trace.answer.context_chunk_ids == trace.ecphory.context_chunk_ids == [1, 5]
+    assert trace.answer.context_chunk_ids == trace.detail(EcphoryDetail).context_chunk_ids == [1, 5]
     # passage [2] is chunk 5: the citation maps passage numbers to chunk ids (raw numbers would say 2)
     assert trace.answer.cited_chunk_ids == [5]
     prompt = llm.calls[-1]["messages"][-1]["content"]
@@ -418,7 +422,7 @@ def test_neuropath_and_ecphory_share_one_query_entity_call():
     for t in traces:
         shared = [c for c in t.llm_calls if c.stage == "query.entities"]
         assert len(shared) == 1 and shared[0].shared
-    assert traces[1].ecphory.cue_hits == {"Lantern Guild": [D]}
+    assert traces[1].detail(EcphoryDetail).cue_hits == {"Lantern Guild": [D]}
 
 
 def test_the_old_name_of_rounds_is_still_read():

@@ -144,7 +144,7 @@ def test_sample_run_scores_records_and_summarises(tmp_path):
     # …counted on the real traces: the scripted tracker keeps path 1, the top of the list, every time
     for r in records:
         assert "tracker" not in r["methods"]["dense"]
-        hops = r["methods"]["neuropath"]["trace"]["neuropath"]["hops"]
+        hops = r["methods"]["neuropath"]["trace"]["details"]["neuropath"]["hops"]
         assert [h["hop"] for h in r["methods"]["neuropath"]["tracker"]] == [h["hop"] for h in hops]
         assert all(h["gold_kept"] == h["gold_top"] for h in r["methods"]["neuropath"]["tracker"])
     overall = on_disk["methods"]["neuropath"]["tracker_precision"][-1]

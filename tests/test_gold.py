@@ -7,8 +7,9 @@ import pytest
 from memrag.eval.gold import NOT_IN_MEMORY, best_fate, fate_order, gold_fate
 from memrag.methods.ecphory.fates import outside_context as ecphory_outside_context
 from memrag.methods.neuropath.fates import RULES as NEUROPATH_RULES
-from memrag.trace import (ReachedChunk, ActivatedEngram, EcphoryDetail, EcphoryRound, NeuroPathDetail, NeuroPathHop,
-                          PathCandidate, RankedChunk, Trace)
+from memrag.trace import RankedChunk, Trace
+from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, PathCandidate, ReachedChunk
+from memrag.methods.ecphory.detail import ActivatedEngram, EcphoryDetail, EcphoryRound
 
 
 def ranked(*items: tuple[int, str]) -> list[RankedChunk]:
@@ -60,7 +61,7 @@ def neuropath_trace() -> Trace:
         path("h2.2", 2, [1, 7], "valid", 0.7, 2, 3)])
     detail = NeuroPathDetail(query_entities=["X"], hops=[hop1, hop2], dp_chunk_ids=[1, 7, 5],
                              stop_reason="model said stop")
-    return Trace(method="neuropath", question="q", neuropath=detail,
+    return Trace(method="neuropath", question="q", details={"neuropath": detail},
                  ranked=ranked((1, "path"), (7, "path"), (5, "path"), (2, "completion"), (3, "completion"),
                                (4, "completion"), (6, "completion"), (8, "completion"), (9, "completion")))
 
@@ -89,13 +90,14 @@ def test_neuropath_tells_a_stopped_tracker_from_unreachable_seeds():
     # The same trace with the memory graph's reach recorded: chunk 2 lies at hop 3 from the seeds
     # (tracking said stop at hop 2); chunk 6 is out of reach.
     t = neuropath_trace()
-    t.neuropath.unlisted_reach = [ReachedChunk(2, 3)]
+    t.detail(NeuroPathDetail).unlisted_reach = [ReachedChunk(2, 3)]
     got = by_chunk(gold_fate(t, [2, 6], k=2))
     assert got[2]["fate"] == "reachable within max_hops, but tracking did not go there"
     assert "reach it at hop 3" in got[2]["detail"] and "tracking stopped at hop 2 (model said stop)" in got[2]["detail"]
     assert got[6]["fate"] == "no seed reaches it within max_hops" and "predates" not in got[6]["detail"]
-    t.neuropath.hops = t.neuropath.hops[:1]  # had it reached hop 2 and grown nothing that way
-    t.neuropath.unlisted_reach = [ReachedChunk(6, 1)]
+    d = t.detail(NeuroPathDetail)
+    d.hops = d.hops[:1]  # had it reached hop 2 and grown nothing that way
+    t.detail(NeuroPathDetail).unlisted_reach = [ReachedChunk(6, 1)]
     assert "the paths towards it were not expanded" in by_chunk(gold_fate(t, [6], k=2))[6]["detail"]
 
 
@@ -109,7 +111,7 @@ def test_neuropath_inside_k_path_beats_completion():
 
 
 def test_neuropath_dense_fallback_uses_dense_fates():
-    t = Trace(method="neuropath", question="q", neuropath=NeuroPathDetail(fallback_dense=True),
+    t = Trace(method="neuropath", question="q", details={"neuropath": NeuroPathDetail(fallback_dense=True)},
               ranked=ranked((4, "dense"), (2, "dense")))
     got = by_chunk(gold_fate(t, [2, 7], k=1))
     assert got[2]["fate"] == "beyond k" and "fell back" in got[2]["detail"]
@@ -128,7 +130,7 @@ def ecphory_trace(new_listed_all: bool = True) -> Trace:
                 EcphoryRound(2, [2], [1.0], new=[engram(3, 12, 2, "graph")],
                              new_counts={"graph": 1 if new_listed_all else 5})],
         final=[engram(3, 12, 2, "graph")], c_assoc=[13, 10], c_direct=[14])
-    return Trace(method="ecphory", question="q", ecphory=detail,
+    return Trace(method="ecphory", question="q", details={"ecphory": detail},
                  ranked=ranked((13, "c_assoc"), (10, "c_assoc"), (14, "c_direct"), (11, "dense-tail"),
                                (12, "dense-tail"), (15, "dense-tail")))
 

@@ -20,6 +20,7 @@ from memrag.methods.base import QueryContext
 from memrag.trace import Trace
 from memrag.viz.legend import legend_items
 from memrag.viz.trace_graphs import hipporag2_overview
+from memrag.methods.hipporag2.detail import HippoRAG2Detail
 
 QUESTION = "Which river runs through the town where Ada Brennick opened her bakery?"
 
@@ -77,7 +78,7 @@ P3 = HippoRAG2Params(linking_top_k=3)
 
 
 def seeds(trace: Trace) -> dict[str, float]:
-    return {s.name: s.weight for s in trace.hipporag2.phrase_seeds}
+    return {s.name: s.weight for s in trace.detail(HippoRAG2Detail).phrase_seeds}
 
 
 def near(values):  # float32 vectors: hand-worked figures hold to about 1e-6
@@ -101,11 +102,11 @@ def test_graph_is_built_once_per_memory_and_reused():
     m = world()
     first = hipporag2.retrieve(ctx(m), HippoRAG2Params(recognition=False))
     second = hipporag2.retrieve(ctx(m), HippoRAG2Params(recognition=False))
-    assert first.hipporag2.graph_built and not second.hipporag2.graph_built
-    assert first.hipporag2.graph_seconds > 0 and second.hipporag2.graph_seconds == 0
-    assert first.hipporag2.graph == second.hipporag2.graph
+    assert first.detail(HippoRAG2Detail).graph_built and not second.detail(HippoRAG2Detail).graph_built
+    assert first.detail(HippoRAG2Detail).graph_seconds > 0 and second.detail(HippoRAG2Detail).graph_seconds == 0
+    assert first.detail(HippoRAG2Detail).graph == second.detail(HippoRAG2Detail).graph
     other = hipporag2.retrieve(ctx(m), HippoRAG2Params(recognition=False, synonymy_threshold=0.95))
-    assert other.hipporag2.graph_built  # another synonymy setting is another graph
+    assert other.detail(HippoRAG2Detail).graph_built  # another synonymy setting is another graph
 
 
 # ---------------------------------------------------------------- seeds
@@ -114,7 +115,7 @@ def test_seed_weights_without_recognition():
     # Ada (1/2 + .2/2)/2 = .3, Tollmere (1/2 + .6/2)/2 = .4, Harrow River .6/1 = .6, Brennick Mill .2/1 = .2;
     # the 3 heaviest stay: Harrow River, Tollmere, Ada.
     t = hipporag2.retrieve(ctx(world()), HippoRAG2Params(linking_top_k=3, recognition=False))
-    d = t.hipporag2
+    d = t.detail(HippoRAG2Detail)
     assert [f.score for f in d.facts] == near([1.0, 0.6, 0.2])
     assert seeds(t) == near({"Harrow River": 0.6, "Tollmere": 0.4, "Ada Brennick": 0.3})
     assert list(seeds(t)) == ["Harrow River", "Tollmere", "Ada Brennick"]
@@ -128,10 +129,10 @@ def test_recognition_verdicts_change_the_seeds():
     # keeping T0 and T2: Ada (.5 + .1)/2 = .3, Tollmere .5, Brennick Mill .2; Harrow River is no seed
     llm = keep(1, 3)
     t = hipporag2.retrieve(ctx(world(), llm), P3)
-    assert [f.verdict for f in t.hipporag2.facts] == ["kept", "dropped", "kept"]
+    assert [f.verdict for f in t.detail(HippoRAG2Detail).facts] == ["kept", "dropped", "kept"]
     assert seeds(t) == near({"Tollmere": 0.5, "Ada Brennick": 0.3, "Brennick Mill": 0.2})
     assert [c.stage for c in t.llm_calls] == ["hipporag2.recognition"]
-    assert t.hipporag2.recognition_call == 0
+    assert t.detail(HippoRAG2Detail).recognition_call == 0
     assert "Tollmere | lies on | Harrow River" in t.llm_calls[0].messages[-1]["content"]
     # keeping T1 only: Tollmere .6/2 = .3, Harrow River .6
     t = hipporag2.retrieve(ctx(world(), keep(2)), P3)
@@ -142,14 +143,14 @@ def test_retrieval_only_variant_makes_no_llm_call():
     llm = ScriptedLLM({})  # any call would fail the test
     t = hipporag2.retrieve(ctx(world(), llm), HippoRAG2Params(recognition=False))
     assert llm.calls == [] and t.llm_calls == []
-    assert all(f.verdict == "kept" for f in t.hipporag2.facts)
+    assert all(f.verdict == "kept" for f in t.detail(HippoRAG2Detail).facts)
 
 
 # ---------------------------------------------------------------- fallback
 def test_dense_fallback_when_no_fact_survives():
     m = world()
     t = hipporag2.retrieve(ctx(m, keep()), P3)
-    assert t.hipporag2.fallback_dense and "kept no fact" in t.hipporag2.fallback_reason
+    assert t.detail(HippoRAG2Detail).fallback_dense and "kept no fact" in t.detail(HippoRAG2Detail).fallback_reason
     assert any(f.startswith("fallback to dense ranking") for f in t.flags)
     assert t.ranked_ids() == [0, 1, 2, 3, 4]  # dense order
     assert {r.source for r in t.ranked} == {"dense"}
@@ -162,8 +163,8 @@ def test_dense_fallback_when_the_recognition_call_fails():
     llm = ScriptedLLM({"hipporag2.recognition": ["not json", {"keep": [9]}]})  # unreadable, then out of range
     t = hipporag2.retrieve(ctx(world(), llm), P3)
     assert len(t.llm_calls) == 2 and not t.llm_calls[-1].ok
-    assert t.hipporag2.fallback_dense and "failed" in t.hipporag2.fallback_reason
-    assert {f.verdict for f in t.hipporag2.facts} == {"unjudged"}
+    assert t.detail(HippoRAG2Detail).fallback_dense and "failed" in t.detail(HippoRAG2Detail).fallback_reason
+    assert {f.verdict for f in t.detail(HippoRAG2Detail).facts} == {"unjudged"}
 
 
 # ---------------------------------------------------------------- PageRank
@@ -191,10 +192,10 @@ def test_pagerank_mass_agrees_with_a_closed_form_solve_on_five_nodes(d):
     got = {r.chunk_id: r.score for r in t.ranked}
     for cid in range(3):
         assert got[cid] == pytest.approx(x[2 + cid], abs=1e-6)
-    masses = {sd.name: sd.mass for sd in t.hipporag2.phrase_seeds}
+    masses = {sd.name: sd.mass for sd in t.detail(HippoRAG2Detail).phrase_seeds}
     assert masses["Xan"] == pytest.approx(x[0], abs=1e-6) and masses["Yor"] == pytest.approx(x[1], abs=1e-6)
     assert t.ranked_ids() == sorted(range(3), key=lambda c: -x[2 + c])
-    assert t.hipporag2.phrase_mass == pytest.approx(x[:2].sum(), abs=1e-6)
+    assert t.detail(HippoRAG2Detail).phrase_mass == pytest.approx(x[:2].sum(), abs=1e-6)
 
 
 # ---------------------------------------------------------------- the ranked list and the trace
@@ -211,7 +212,7 @@ def test_ranked_list_covers_every_chunk_once_with_reasons():
 def test_trace_round_trips_and_draws():
     t = hipporag2.retrieve(ctx(world(), keep(1, 2)), P3)
     again = Trace.from_json(t.to_json())
-    assert again.hipporag2 == t.hipporag2
+    assert again.detail(HippoRAG2Detail) == t.detail(HippoRAG2Detail)
     kinds = {n.kind for n in t.nodes}
     assert {"query", "entity", "chunk"} <= kinds
     assert {n.role for n in t.nodes if n.kind == "entity"} >= {"seed"}
@@ -253,6 +254,7 @@ def test_retrieval_only_variant_runs_on_the_sample_memory_without_a_model():
     memory = store.load(sample_memory_dir(), emb.model_id)
     (t,) = ask(memory, "Which river runs past the town where the founder of the Lantern Guild was born?", llm=None,
                embedder=emb, methods=["hipporag2"], params={"hipporag2": {"recognition": False}}, answer=False)
-    assert t.llm_calls == [] and not t.hipporag2.fallback_dense
+    assert t.llm_calls == [] and not t.detail(HippoRAG2Detail).fallback_dense
     assert sorted(t.ranked_ids()) == list(range(len(memory.chunks)))
-    assert t.hipporag2.phrase_seeds and t.hipporag2.graph["passage nodes"] == len(memory.chunks)
+    d = t.detail(HippoRAG2Detail)
+    assert d.phrase_seeds and d.graph["passage nodes"] == len(memory.chunks)

@@ -16,6 +16,7 @@ from memrag.embed import get_embedder
 from memrag.index.readers import benchmark_document
 from memrag.llm.factory import make_llm
 from memrag.trace import Trace
+from memrag.methods.neuropath.detail import NeuroPathDetail
 
 pytestmark = pytest.mark.model
 
@@ -68,7 +69,7 @@ def test_every_method_answers_with_a_complete_well_formed_trace(built, capsys):
         assert all(c.prompt_tokens and c.completion_tokens is not None for c in t.llm_calls)
         assert t.stamp.llm_backend == "embedded" and t.stamp.llm_file_sha256
     np_trace = traces[1]
-    assert np_trace.neuropath.seeds or np_trace.neuropath.fallback_dense
+    assert np_trace.detail(NeuroPathDetail).seeds or np_trace.detail(NeuroPathDetail).fallback_dense
     gold_ids = {c.chunk_id for c in m.chunks if c.doc_id in GOLD}
     with capsys.disabled():
         for t in traces:

@@ -29,12 +29,13 @@ from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams, NeuroPathParams
 from memrag.index.readers import Document
 from memrag.index.memory import ChunkRow, DocRow, EngramRow, Memory, TripleRow
-from memrag.methods.neuropath import search as neuropath
+from memrag.methods.neuropath import picture, search as neuropath
 from memrag.methods.base import EmptyMemoryError, QueryContext
 from memrag.methods.neuropath.paths import strip_path_refs, verbatim_keys
 from memrag.index.normalise import entity_key
 from memrag.eval.gold import gold_fate
 from memrag.trace import Trace
+from memrag.methods.neuropath.detail import NeuroPathDetail
 from scripted import HashEmbedder, LLMUnavailable, ScriptedLLM
 
 DIM = 16
@@ -149,13 +150,13 @@ def user_prompt(llm: ScriptedLLM, stage: str) -> str:
 
 
 def by_pid(trace: Trace, hop: int) -> dict:
-    return {p.pid: p for p in trace.neuropath.hops[hop - 1].candidates}
+    return {p.pid: p for p in trace.detail(NeuroPathDetail).hops[hop - 1].candidates}
 
 
 # ---------------------------------------------------------------- seeds and hop 1
 def test_seeds_and_coref_members_follow_the_query_time_threshold():
     t, _ = run(NeuroPathParams(prune_top=2))
-    (seed,) = t.neuropath.seeds
+    (seed,) = t.detail(NeuroPathDetail).seeds
     assert (seed.query_entity, seed.key, seed.accepted) == ("Ada Brennick", "ada brennick", True)
     assert seed.similarity == pytest.approx(1.0, abs=1e-5)
     assert [(m.key, round(m.similarity, 3)) for m in seed.coref] == [("a brennick", 0.85)]
@@ -170,8 +171,8 @@ def test_seeds_and_coref_members_follow_the_query_time_threshold():
         ("port alder", [0]), ("olen vask", [7]), ("brennick bakery", [1])]
 
     t90, _ = run(NeuroPathParams(prune_top=2, coref_threshold=0.9))
-    assert t90.neuropath.seeds[0].coref == []
-    assert [p.text for p in t90.neuropath.hops[0].candidates] == [
+    assert t90.detail(NeuroPathDetail).seeds[0].coref == []
+    assert [p.text for p in t90.detail(NeuroPathDetail).hops[0].candidates] == [
         "Ada Brennick → born in → Port Alder", "Ada Brennick → married → Olen Vask"]
 
 
@@ -182,7 +183,7 @@ def test_pruning_keeps_the_paths_closest_to_the_question():
     assert [round(h1[p].score, 3) for p in ("h1.1", "h1.2", "h1.3")] == [0.9, 0.2, 0.5]
     assert [h1[p].rank for p in ("h1.1", "h1.2", "h1.3")] == [1, 3, 2]
     assert h1["h1.2"].fate == "pruned" and h1["h1.2"].listed_as is None
-    hop = t.neuropath.hops[0]
+    hop = t.detail(NeuroPathDetail).hops[0]
     assert (hop.new_count, hop.pruned_count, hop.goal) == (3, 1, Q)
     prompt = user_prompt(llm, "neuropath.track.hop1")
     assert "1: Ada Brennick → born in → Port Alder   [expandable at: Port Alder]" in prompt
@@ -192,7 +193,7 @@ def test_pruning_keeps_the_paths_closest_to_the_question():
 
 def test_invalid_ids_are_ignored_and_counted():
     t, _ = run(NeuroPathParams(prune_top=2))
-    h1, h2 = t.neuropath.hops
+    h1, h2 = t.detail(NeuroPathDetail).hops
     assert (h1.valid_ids, h1.expand_ids, h1.invalid_ids) == ([1], [1], [7, 9])
     # Hop 2: valid [2, 1, 2] → [2, 1]; expand 1 names a kept (not expandable) path → counted.
     assert (h2.valid_ids, h2.expand_ids, h2.invalid_ids) == ([2, 1], [2], [1])
@@ -213,7 +214,7 @@ def test_hop2_grows_through_the_frontiers_coreference_set_and_relists_kept_paths
     # Goal = hop 1's requirement (e1): (t0+t2)·e1/|t0+t2| = 1.43589/1.69466; (t0+t3): 0.43589/√2.
     assert h2["h2.2"].score == pytest.approx(1.43589 / math.hypot(0.9, 1.43589), abs=1e-4)
     assert h2["h2.1"].score == pytest.approx(0.43589 / math.sqrt(2), abs=1e-4)
-    assert t.neuropath.hops[1].goal == REQ1
+    assert t.detail(NeuroPathDetail).hops[1].goal == REQ1
     prompt = user_prompt(llm, "neuropath.track.hop2")
     assert "Hop 2." in prompt
     assert "1: Ada Brennick → born in → Port Alder   [kept from hop 1]" in prompt
@@ -225,16 +226,16 @@ def test_hop2_grows_through_the_frontiers_coreference_set_and_relists_kept_paths
     assert "Path 1" not in prompt
     assert f"Still missing: {REQ1}" in prompt
     # Fates after the last judgement; hop 1's path was valid (and expanded).
-    assert [(p.pid, p.fate) for p in t.neuropath.hops[1].candidates] == [
+    assert [(p.pid, p.fate) for p in t.detail(NeuroPathDetail).hops[1].candidates] == [
         ("h1.1@h2", "valid"), ("h2.1", "dropped"), ("h2.2", "valid")]
-    assert {p.pid: p.fate for p in t.neuropath.hops[0].candidates} == {
+    assert {p.pid: p.fate for p in t.detail(NeuroPathDetail).hops[0].candidates} == {
         "h1.1": "valid", "h1.2": "pruned", "h1.3": "dropped"}
-    assert t.neuropath.stop_reason == "max_hops reached"
+    assert t.detail(NeuroPathDetail).stop_reason == "max_hops reached"
 
 
 def test_hop2_expansion_without_the_coreference_link():
     t, _ = run(NeuroPathParams(prune_top=2, coref_threshold=0.95))
-    assert [p.text for p in t.neuropath.hops[1].candidates if p.kept_from is None] == [
+    assert [p.text for p in t.detail(NeuroPathDetail).hops[1].candidates if p.kept_from is None] == [
         "Ada Brennick → born in → Port Alder; Port Alder → hosts → Salt Fair"]
 
 
@@ -245,7 +246,7 @@ def test_hop2_prunes_new_paths_by_the_requirement_but_never_kept_ones():
     h2 = by_pid(t, 2)
     assert h2["h2.1"].fate == "pruned" and h2["h2.2"].listed_as == 2
     assert h2["h1.1@h2"].listed_as == 1 and h2["h1.1@h2"].score is None
-    assert t.neuropath.hops[1].pruned_count == 1
+    assert t.detail(NeuroPathDetail).hops[1].pruned_count == 1
     assert "Salt Fair" not in user_prompt(llm, "neuropath.track.hop2")
 
 
@@ -290,7 +291,7 @@ def test_class_words_seed_nothing_when_asked():
 # ---------------------------------------------------------------- completion
 def test_dp_in_valid_order_then_dense_completion_minus_dp():
     t, _ = run(NeuroPathParams(prune_top=2, dp_position="first"))
-    d = t.neuropath
+    d = t.detail(NeuroPathDetail)
     # Valid [2, 1]: h2.2 brings c0, c2; the kept h1.1 brings c0 again (deduplicated).
     assert d.dp_chunk_ids == [0, 2]
     assert d.de_query == DE2
@@ -367,7 +368,7 @@ def test_no_pruning_caps_the_listing_and_flags_it():
     t, llm = run(NeuroPathParams(prune_top=None, max_listed=2, max_hops=1))
     h1 = by_pid(t, 1)
     assert {p: h1[p].fate for p in h1} == {"h1.1": "valid", "h1.2": "unlisted", "h1.3": "dropped"}
-    assert t.neuropath.hops[0].capped and t.neuropath.hops[0].pruned_count == 0
+    assert t.detail(NeuroPathDetail).hops[0].capped and t.detail(NeuroPathDetail).hops[0].pruned_count == 0
     assert "capped at max_listed" in t.flags
     assert "Olen Vask" not in user_prompt(llm, "neuropath.track.hop1")
     # With room for all three, nothing is unlisted and no flag is raised.
@@ -378,14 +379,14 @@ def test_no_pruning_caps_the_listing_and_flags_it():
 
 def test_stop_reasons_and_forced_hops():
     t, llm = run(NeuroPathParams(prune_top=2), hop1=[r1(**{"continue": 0})])
-    assert (t.neuropath.stop_reason, len(t.neuropath.hops)) == ("model said stop", 1)
+    assert (t.detail(NeuroPathDetail).stop_reason, len(t.detail(NeuroPathDetail).hops)) == ("model said stop", 1)
     # expand_ids named but no expansion ran: h1.1 is valid, nothing is "expanded".
-    assert {p.fate for p in t.neuropath.hops[0].candidates} == {"valid", "pruned", "dropped"}
+    assert {p.fate for p in t.detail(NeuroPathDetail).hops[0].candidates} == {"valid", "pruned", "dropped"}
     assert not any(c["stage"].endswith("hop2") for c in llm.calls)
     tf, _ = run(NeuroPathParams(prune_top=2, force_hops=True), hop1=[r1(**{"continue": 0})])
-    assert (tf.neuropath.stop_reason, len(tf.neuropath.hops)) == ("max_hops reached", 2)
+    assert (tf.detail(NeuroPathDetail).stop_reason, len(tf.detail(NeuroPathDetail).hops)) == ("max_hops reached", 2)
     tn, _ = run(NeuroPathParams(prune_top=2), hop1=[r1(expand_ids=[])])
-    assert tn.neuropath.stop_reason == "no expandable paths" and len(tn.neuropath.hops) == 1
+    assert tn.detail(NeuroPathDetail).stop_reason == "no expandable paths" and len(tn.detail(NeuroPathDetail).hops) == 1
 
 
 def test_expanded_fate_when_a_path_grows_without_being_valid():
@@ -393,14 +394,14 @@ def test_expanded_fate_when_a_path_grows_without_being_valid():
     h1 = by_pid(t, 1)
     assert (h1["h1.1"].fate, h1["h1.3"].fate) == ("expanded", "valid")
     # Kept = valid ∪ expand, most helpful first: h1.3 (valid) is listed before h1.1.
-    kept = [p.pid for p in t.neuropath.hops[1].candidates if p.kept_from]
+    kept = [p.pid for p in t.detail(NeuroPathDetail).hops[1].candidates if p.kept_from]
     assert kept == ["h1.3@h2", "h1.1@h2"]
 
 
 # ---------------------------------------------------------------- failures
 def test_tracking_failure_keeps_paths_as_valid_and_runs_completion():
     t, llm = run(NeuroPathParams(prune_top=2, dp_position="first"), hop2=["not json at all", "{still not json"])
-    d = t.neuropath
+    d = t.detail(NeuroPathDetail)
     assert d.tracking_failed and d.stop_reason == "tracking failed"
     h2 = d.hops[1]
     assert h2.failed and h2.failure
@@ -417,30 +418,30 @@ def test_tracking_failure_keeps_paths_as_valid_and_runs_completion():
 
 def test_tracking_failure_at_hop1_leaves_completion_on_the_question():
     t, _ = run(NeuroPathParams(prune_top=2), hop1=["nope", "nope again"])
-    assert t.neuropath.dp_chunk_ids == [] and t.neuropath.de_query == Q
+    assert t.detail(NeuroPathDetail).dp_chunk_ids == [] and t.detail(NeuroPathDetail).de_query == Q
     assert t.ranked_ids() == list(range(8)) and t.ranked[0].source == "completion"
-    assert {p.fate for p in t.neuropath.hops[0].candidates} == {"shown", "pruned"}
+    assert {p.fate for p in t.detail(NeuroPathDetail).hops[0].candidates} == {"shown", "pruned"}
 
 
 def test_no_query_entities_falls_back_to_dense():
     t, _ = run(NeuroPathParams(), entities={"entities": []})
-    assert t.neuropath.fallback_dense and "fallback: no query entities" in t.flags
+    assert t.detail(NeuroPathDetail).fallback_dense and "fallback: no query entities" in t.flags
     assert t.ranked_ids() == list(range(8)) and {r.source for r in t.ranked} == {"dense"}
-    assert t.neuropath.hops == [] and len(t.llm_calls) == 1 and t.llm_calls[0].shared
+    assert t.detail(NeuroPathDetail).hops == [] and len(t.llm_calls) == 1 and t.llm_calls[0].shared
     # A failed entity call is a fallback too, with its reason.
     tf, _ = run(NeuroPathParams(), entities=["garbage", "more garbage"])
-    assert tf.neuropath.fallback_dense and any(f.startswith("query-entity call failed") for f in tf.flags)
+    assert tf.detail(NeuroPathDetail).fallback_dense and any(f.startswith("query-entity call failed") for f in tf.flags)
 
 
 def test_seed_floor_rejects_weak_seeds_but_keeps_them_in_the_trace():
     t, llm = run(NeuroPathParams(seed_floor=0.6), entities={"entities": ["Zed Unknown"]})
-    (s,) = t.neuropath.seeds
+    (s,) = t.detail(NeuroPathDetail).seeds
     assert (s.key, round(s.similarity, 3), s.accepted) == ("ada brennick", 0.5, False)
-    assert t.neuropath.stop_reason == "no seeds" and t.neuropath.hops == []
+    assert t.detail(NeuroPathDetail).stop_reason == "no seeds" and t.detail(NeuroPathDetail).hops == []
     assert not any(c["stage"].startswith("neuropath") for c in llm.calls)
     assert t.ranked_ids() == list(range(8))  # completion on the question alone
     t0, _ = run(NeuroPathParams(prune_top=2), entities={"entities": ["Zed Unknown"]})
-    assert t0.neuropath.seeds[0].accepted and len(t0.neuropath.hops) == 2
+    assert t0.detail(NeuroPathDetail).seeds[0].accepted and len(t0.detail(NeuroPathDetail).hops) == 2
 
 
 def test_verbatim_seeds():
@@ -449,11 +450,11 @@ def test_verbatim_seeds():
         ("Port of Alder", "port of alder"), ("Port Alder", "port alder")]
     q = "Did Ada Brennick live in Port Alder?"
     t, _ = run(NeuroPathParams(verbatim_seeds=True, max_hops=1), memory=m, question=q)
-    assert [(s.key, s.origin) for s in t.neuropath.seeds] == [("ada brennick", "query-entity"),
+    assert [(s.key, s.origin) for s in t.detail(NeuroPathDetail).seeds] == [("ada brennick", "query-entity"),
                                                               ("port alder", "verbatim")]
-    assert "Port Alder → hosts → Salt Fair" in [p.text for p in t.neuropath.hops[0].candidates]
+    assert "Port Alder → hosts → Salt Fair" in [p.text for p in t.detail(NeuroPathDetail).hops[0].candidates]
     t_off, _ = run(NeuroPathParams(max_hops=1), memory=m, question=q)
-    assert [s.key for s in t_off.neuropath.seeds] == ["ada brennick"]
+    assert [s.key for s in t_off.detail(NeuroPathDetail).seeds] == ["ada brennick"]
 
 
 def test_empty_memory_is_refused():
@@ -476,8 +477,9 @@ def test_trace_round_trip_and_cited_chunks():
     t, _ = run(NeuroPathParams(prune_top=2))
     assert Trace.from_json(t.to_json()) == t
     texts = {c.chunk_id: c.text for c in t.chunks}
-    needed = set(t.ranked_ids()[:5]) | set(t.neuropath.dp_chunk_ids)
-    needed |= {c for h in t.neuropath.hops for p in h.candidates if p.fate == "valid" for c in p.chunk_ids}
+    needed = set(t.ranked_ids()[:5]) | set(t.detail(NeuroPathDetail).dp_chunk_ids)
+    hops = t.detail(NeuroPathDetail).hops
+    needed |= {c for h in hops for p in h.candidates if p.fate == "valid" for c in p.chunk_ids}
     for cid in needed:
         assert texts[cid] == CHUNKS[cid][1]
     assert t.retrieval_seconds > 0
@@ -538,17 +540,17 @@ def test_subgraph_cap_leaves_out_pruned_paths_of_a_hub():
     # The five listed are the five best by score.
     scores = m.triple_vecs @ _norm(unit(1))
     best = sorted(np.argsort(-scores, kind="stable")[:5].tolist())
-    assert sorted(p.triples[0].triple_id for p in t.neuropath.hops[0].candidates if p.listed_as) == best
+    assert sorted(p.triples[0].triple_id for p in t.detail(NeuroPathDetail).hops[0].candidates if p.listed_as) == best
     # Small enough: pruned paths are drawn too, and nothing is flagged.
     small = ask_hub(hub_memory(40), NeuroPathParams(prune_top=5, coref_threshold=0.99))
     assert len(small.nodes) == 41 and not any(f.startswith("subgraph") for f in small.flags)
 
 
 def test_subgraph_cap_keeps_valid_paths_and_fills_with_listed_ones(monkeypatch):
-    monkeypatch.setattr(neuropath, "MAX_GRAPH_NODES", 50)
+    monkeypatch.setattr(picture, "MAX_GRAPH_NODES", 50)
     t = ask_hub(hub_memory(), NeuroPathParams(prune_top=None, max_listed=100, coref_threshold=0.99))
     assert len(t.nodes) == 50
-    valid = next(p for p in t.neuropath.hops[0].candidates if p.fate == "valid")
+    valid = next(p for p in t.detail(NeuroPathDetail).hops[0].candidates if p.fate == "valid")
     assert f"e:{valid.frontier}" in {n.id for n in t.nodes}
     assert "subgraph: 51 listed path(s) that were not kept left out (over 50 nodes)" in t.flags
     assert any(f.startswith("subgraph: nodes of 300 pruned or unlisted") for f in t.flags)
@@ -587,9 +589,9 @@ def test_ask_end_to_end_on_a_built_memory():
     })
     (t,) = ask(memory, question, llm=llm, embedder=HashEmbedder(DIM), methods=["neuropath"],
                params={"neuropath": {"answer_passages": 2, "dp_position": "first"}})
-    assert [p.text for p in t.neuropath.hops[1].candidates if p.kept_from is None] == [
+    assert [p.text for p in t.detail(NeuroPathDetail).hops[1].candidates if p.kept_from is None] == [
         "Ada Brennick → born in → Port Alder; Port Alder → lies on → Vell River"]
-    assert t.neuropath.dp_chunk_ids == [0, 1] and t.ranked_ids()[:3] == [0, 1, 2]
+    assert t.detail(NeuroPathDetail).dp_chunk_ids == [0, 1] and t.ranked_ids()[:3] == [0, 1, 2]
     assert t.answer.answer == "Vell River" and t.answer.context_chunk_ids == [0, 1]
     answer_prompt = llm.calls[-1]["messages"][-1]["content"]
     assert "[1] Ada Brennick" in answer_prompt and "[2] Port Alder" in answer_prompt
@@ -620,7 +622,7 @@ def test_the_trace_records_what_the_graph_reaches_beyond_the_listed_paths():
     # c3 repeats c0's fact ("Ada Brennick born in Port Alder"): reached at hop 1, but identical path
     # texts keep the first, so no listed path touches it.
     t, _ = run(NeuroPathParams(prune_top=2, max_hops=3), hop1=[r1(**{"continue": 0})])
-    reach = {r.chunk_id: r.hop for r in t.neuropath.unlisted_reach}
+    reach = {r.chunk_id: r.hop for r in t.detail(NeuroPathDetail).unlisted_reach}
     assert reach == {3: 1, 2: 2, 5: 2, 4: 3}
     fates = {f["chunk_id"]: f for f in gold_fate(t, [2, 4, 6], k=1)}
     assert fates[2]["fate"] == fates[4]["fate"] == "reachable within max_hops, but tracking did not go there"
@@ -634,7 +636,7 @@ def test_dp_takes_the_valid_paths_only_not_those_only_asked_to_expand():
     # expand, so their passages are no evidence (a mutant that took expand ids into D_p survived
     # every other test).
     t, _ = run(NeuroPathParams(prune_top=30, max_hops=1), hop1=[r1(valid_ids=[1], expand_ids=[2, 3])])
-    listed = {p.listed_as: p for p in t.neuropath.hops[0].candidates if p.listed_as is not None}
+    listed = {p.listed_as: p for p in t.detail(NeuroPathDetail).hops[0].candidates if p.listed_as is not None}
     assert sorted(listed) == [1, 2, 3]
-    assert t.neuropath.dp_chunk_ids == listed[1].chunk_ids
-    assert not (set(listed[2].chunk_ids) | set(listed[3].chunk_ids)) & set(t.neuropath.dp_chunk_ids)
+    assert t.detail(NeuroPathDetail).dp_chunk_ids == listed[1].chunk_ids
+    assert not (set(listed[2].chunk_ids) | set(listed[3].chunk_ids)) & set(t.detail(NeuroPathDetail).dp_chunk_ids)

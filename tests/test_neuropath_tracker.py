@@ -21,6 +21,7 @@ from memrag.methods.base import QueryContext
 from memrag.methods.neuropath import search as neuropath
 from memrag.prompts import JUDGE_SYSTEM
 from memrag.trace import Trace
+from memrag.methods.neuropath.detail import NeuroPathDetail
 from scripted import HashEmbedder, ProbScripted, ScriptedLLM
 from test_neuropath import DIM, OVERRIDES, Q, r1, r2, world
 
@@ -65,7 +66,7 @@ def judge_calls(llm) -> list[dict]:
 # ---------------------------------------------------------------- the kept set
 def test_kept_paths_follow_the_probabilities_not_the_listing_order():
     t, llm = run(NeuroPathParams(**ONE_HOP), BEST_LAST)
-    (h,) = t.neuropath.hops
+    (h,) = t.detail(NeuroPathDetail).hops
     by_text = {p.text: p for p in h.candidates}
     assert [by_text[x].listed_as for x in (BORN, FOUNDED, MARRIED)] == [1, 2, 3]  # the best is listed last
     assert h.tracker == "likelihood"
@@ -73,7 +74,7 @@ def test_kept_paths_follow_the_probabilities_not_the_listing_order():
     assert {x: round(p.probability, 6) for x, p in by_text.items()} == BEST_LAST
     assert {x: p.fate for x, p in by_text.items()} == {BORN: "valid", FOUNDED: "dropped", MARRIED: "valid"}
     # D_p in probability order: the married path's chunk, then the birthplace's.
-    assert t.neuropath.dp_chunk_ids == [7, 0] and t.ranked_ids()[:2] == [7, 0]
+    assert t.detail(NeuroPathDetail).dp_chunk_ids == [7, 0] and t.ranked_ids()[:2] == [7, 0]
     assert "P(yes) 0.90" in t.ranked[0].why
     # One one-token call per path, with probabilities and no schema, recorded in the trace.
     calls = judge_calls(llm)
@@ -89,7 +90,7 @@ def test_kept_paths_follow_the_probabilities_not_the_listing_order():
 
 def test_threshold_and_top_m():
     def kept(**kw) -> list[int]:
-        return run(NeuroPathParams(**ONE_HOP, **kw), BEST_LAST)[0].neuropath.hops[0].valid_ids
+        return run(NeuroPathParams(**ONE_HOP, **kw), BEST_LAST)[0].detail(NeuroPathDetail).hops[0].valid_ids
 
     assert kept(keep_threshold=0.8) == [3]
     assert kept(keep_threshold=0.0, keep_top=None) == [3, 1, 2]
@@ -104,7 +105,7 @@ def test_a_reply_naming_neither_label_counts_as_no_evidence():
             return [("Perhaps", 0.6), ("Maybe", 0.3)]
         return judged_by(BEST_LAST)(messages, stage)
     t, _ = run(NeuroPathParams(**ONE_HOP), BEST_LAST, first=first)
-    h = t.neuropath.hops[0]
+    h = t.detail(NeuroPathDetail).hops[0]
     assert h.tracker == "likelihood" and h.valid_ids == [1]
     assert "1 repl(ies) listed neither yes nor no" in h.tracker_note
     assert [p.probability for p in h.candidates if p.text == MARRIED] == [0.0]
@@ -117,7 +118,7 @@ def test_carried_paths_keep_their_probability_and_are_not_judged_again():
     # expands path 1: as many as the call asked to expand (one), the most probable kept new ones.
     t, llm = run(NeuroPathParams(tracker="likelihood", prune_top=2, dp_position="first"), probs,
                  hop1=[r1(valid_ids=[2], expand_ids=[2])], hop2=[r2(valid_ids=[3], expand_ids=[])])
-    h1, h2 = t.neuropath.hops
+    h1, h2 = t.detail(NeuroPathDetail).hops
     assert (h1.valid_ids, h1.expand_ids, h1.generated_valid_ids) == ([1], [1], [2])
     assert "the 1 most probable kept new path(s)" in h1.tracker_note
     carried = [p for p in h2.candidates if not p.is_new]
@@ -127,13 +128,13 @@ def test_carried_paths_keep_their_probability_and_are_not_judged_again():
     listed = {p.listed_as: p.text for p in h2.candidates if p.listed_as}
     assert listed == {1: BORN, 2: RIVER, 3: FAIR}
     assert (h2.valid_ids, h2.generated_valid_ids) == ([2, 1], [3])
-    assert t.neuropath.dp_chunk_ids == [0, 2]
+    assert t.detail(NeuroPathDetail).dp_chunk_ids == [0, 2]
 
 
 def test_the_generative_tracker_is_the_default_and_judges_nothing():
     assert NeuroPathParams().tracker == "generative"
     t, llm = run(NeuroPathParams(prune_top=None, max_hops=1), BEST_LAST)
-    h = t.neuropath.hops[0]
+    h = t.detail(NeuroPathDetail).hops[0]
     assert (h.tracker, h.valid_ids, h.generated_valid_ids, h.tracker_note) == ("generative", [1], [], "")
     assert judge_calls(llm) == [] and all(p.probability is None for p in h.candidates)
 
@@ -141,7 +142,7 @@ def test_the_generative_tracker_is_the_default_and_judges_nothing():
 # ---------------------------------------------------------------- falling back
 def test_an_engine_without_probabilities_falls_back_to_the_generative_tracker_and_says_so():
     t, llm = run(NeuroPathParams(**ONE_HOP), BEST_LAST, llm_class=ScriptedLLM)
-    h = t.neuropath.hops[0]
+    h = t.detail(NeuroPathDetail).hops[0]
     assert h.tracker == "generative" and h.valid_ids == [1] and h.generated_valid_ids == []
     assert h.tracker_note == ("fell back to the generative tracker: ScriptedLLM does not pass next-token "
                               "probabilities")
@@ -153,7 +154,7 @@ def test_an_engine_without_probabilities_falls_back_to_the_generative_tracker_an
 
 def test_one_reading_without_probabilities_makes_the_hop_fall_back():
     t, llm = run(NeuroPathParams(**ONE_HOP), {**BEST_LAST, FOUNDED: None})
-    h = t.neuropath.hops[0]
+    h = t.detail(NeuroPathDetail).hops[0]
     assert h.tracker == "generative" and h.valid_ids == [1]
     assert h.tracker_note.startswith("fell back to the generative tracker: the scripted reply carried no token "
                                      "probabilities")
@@ -164,7 +165,7 @@ def test_one_reading_without_probabilities_makes_the_hop_fall_back():
 def test_a_failed_judge_call_makes_the_hop_fall_back_with_the_error():
     broken = lambda m, s: LLMReplyError("the reply broke off") if path_of(m) == MARRIED else "Yes"
     t, _ = run(NeuroPathParams(**ONE_HOP), BEST_LAST, judge=broken)
-    h = t.neuropath.hops[0]
+    h = t.detail(NeuroPathDetail).hops[0]
     assert h.tracker == "generative" and "a judge call failed (the reply broke off)" in h.tracker_note
     assert not t.llm_calls[h.judge_call_indices[-1]].ok and len(h.judge_call_indices) == 3
 
@@ -181,14 +182,14 @@ def test_the_trace_round_trips_and_an_old_trace_without_the_fields_loads():
     t, _ = run(NeuroPathParams(tracker="likelihood", prune_top=2), {BORN: 0.8, FOUNDED: 0.3, RIVER: 0.9, FAIR: 0.1})
     assert Trace.from_json(t.to_json()) == t
     old = t.to_dict()
-    for h in old["neuropath"]["hops"]:
+    for h in old["details"]["neuropath"]["hops"]:
         for k in ("tracker", "tracker_note", "generated_valid_ids", "judge_call_indices"):
             del h[k]
         for p in h["candidates"]:
             del p["probability"]
     back = Trace.from_dict(old)
-    assert all(h.tracker == "generative" and h.generated_valid_ids == [] for h in back.neuropath.hops)
-    assert all(p.probability is None for h in back.neuropath.hops for p in h.candidates)
+    assert all(h.tracker == "generative" and h.generated_valid_ids == [] for h in back.detail(NeuroPathDetail).hops)
+    assert all(p.probability is None for h in back.detail(NeuroPathDetail).hops for p in h.candidates)
 
 
 def test_the_hop_table_and_the_path_graph_show_the_probability():
@@ -196,10 +197,10 @@ def test_the_hop_table_and_the_path_graph_show_the_probability():
     from memrag.viz.graph_html import graph_data
 
     t, _ = run(NeuroPathParams(**ONE_HOP), BEST_LAST)
-    df = tables.candidates_table(t.neuropath.hops[0])
+    df = tables.candidates_table(t.detail(NeuroPathDetail).hops[0])
     assert df["P(yes)"].tolist() == [0.7, 0.2, 0.9] and list(df.columns).index("P(yes)") < list(df.columns).index("fate")
     g, _ = run(NeuroPathParams(**{**ONE_HOP, "tracker": "generative"}), BEST_LAST)
-    assert "P(yes)" not in tables.candidates_table(g.neuropath.hops[0]).columns
+    assert "P(yes)" not in tables.candidates_table(g.detail(NeuroPathDetail).hops[0]).columns
     html, _ = trace_graphs.neuropath_hop_graph(t, 1)
     _, edges = graph_data(html)
     labels = {e["id"]: e["label"] for e in edges}
@@ -267,7 +268,7 @@ def test_a_recorded_likelihood_run_replays_with_the_same_judgements(tmp_path):
     replay = Recordings.load(tmp_path / "replies.jsonl").replay_llm()
     again = neuropath.retrieve(QueryContext(world(), replay, HashEmbedder(DIM, OVERRIDES), Q),
                                NeuroPathParams(**ONE_HOP))
-    h, h_live = again.neuropath.hops[0], live.neuropath.hops[0]
+    h, h_live = again.detail(NeuroPathDetail).hops[0], live.detail(NeuroPathDetail).hops[0]
     assert h.tracker == "likelihood" and (h.valid_ids, h.generated_valid_ids) == (h_live.valid_ids, [1]) == ([3, 1], [1])
     assert [p.probability for p in h.candidates] == [p.probability for p in h_live.candidates]
     assert all(again.llm_calls[i].cached for i in h.judge_call_indices)
@@ -298,7 +299,7 @@ def test_the_likelihood_tracker_through_ask_on_a_built_memory():
                        judged_by({BORN: 0.1, MARRIED: 0.95}))
     (t,) = ask(memory, question, llm=llm, embedder=HashEmbedder(DIM), methods=["neuropath"],
                params={"neuropath": {"tracker": "likelihood", "answer_passages": 1, "dp_position": "first"}})
-    h = t.neuropath.hops[0]
+    h = t.detail(NeuroPathDetail).hops[0]
     married = next(p for p in h.candidates if p.text.startswith(MARRIED))
     assert h.tracker == "likelihood" and h.valid_ids == [married.listed_as]
     assert h.generated_valid_ids == [1] and listing["1"].startswith(BORN)  # the generative pick differs
@@ -319,7 +320,7 @@ def test_the_likelihood_tracker_with_the_embedded_model_judges_every_new_path():
     ctx = QueryContext(world(), EmbeddedLLM(cache_dir=Settings().cache_dir), HashEmbedder(DIM, OVERRIDES), Q)
     ctx.shared["query_entities"] = (["Ada Brennick"], [], None)
     t = neuropath.retrieve(ctx, NeuroPathParams(**ONE_HOP))
-    (h,) = t.neuropath.hops
+    (h,) = t.detail(NeuroPathDetail).hops
     listed = [p for p in h.candidates if p.listed_as is not None]
     assert not h.failed and h.tracker == "likelihood", (h.failure, h.tracker_note)
     assert len(listed) == 3 and all(p.is_new and 0.0 <= p.probability <= 1.0 for p in listed)

@@ -14,6 +14,7 @@ from memrag.config import IndexParams
 from memrag.demo import record
 from memrag.index.readers import benchmark_document
 from memrag.llm.recordings import FILE_NAME, RERECORD_COMMAND, Recordings, StaleRecording
+from memrag.methods.neuropath.detail import NeuroPathDetail
 from scripted import HashEmbedder, ScriptedLLM
 
 DOCS = [benchmark_document("d1", "Ada Brennick", "Ada Brennick was born in Port Alder.", "t"),
@@ -89,7 +90,7 @@ def test_changing_one_recorded_tracking_reply_changes_the_result(recorded):
     path.write_text("\n".join(lines) + "\n")
     after = ask(memory, q, llm=Recordings.open(mdir).replay_llm(), embedder=emb, methods=["neuropath"],
                 answer=False)[0]
-    assert before.neuropath.dp_chunk_ids and not after.neuropath.dp_chunk_ids
+    assert before.detail(NeuroPathDetail).dp_chunk_ids and not after.detail(NeuroPathDetail).dp_chunk_ids
     assert "path" in {r.source for r in before.ranked} and "path" not in {r.source for r in after.ranked}
 
 

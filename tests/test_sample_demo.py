@@ -14,6 +14,7 @@ from memrag.demo import gold_chunk_ids, sample_docs_dir, sample_memory_dir, samp
 from memrag.embed import get_embedder
 from memrag.eval.datasets import load_sample
 from memrag.llm.recordings import FILE_NAME, RERECORD_COMMAND, Recordings, StaleRecording
+from memrag.methods.neuropath.detail import NeuroPathDetail
 
 QUESTION_KEYS = {"id", "question", "answer", "answer_aliases", "gold_docs", "hops", "kind"}
 
@@ -84,7 +85,7 @@ def test_changing_one_recorded_tracking_response_changes_the_result(sample, tmp_
     (copy / FILE_NAME).write_text("\n".join(lines) + "\n")
     after = ask(m, q["question"], llm=Recordings.open(copy).replay_llm(), embedder=emb, methods=["neuropath"],
                 answer=False)[0]
-    assert before.neuropath.dp_chunk_ids and not after.neuropath.dp_chunk_ids
+    assert before.detail(NeuroPathDetail).dp_chunk_ids and not after.detail(NeuroPathDetail).dp_chunk_ids
     assert after.ranked_ids() != before.ranked_ids()
 
 

@@ -3,7 +3,9 @@ and the older forms (the CLI's {"results": ...}, an evaluation results line, a b
 
 from __future__ import annotations
 
+import gzip
 import json
+from pathlib import Path
 
 import pytest
 
@@ -58,3 +60,37 @@ def test_a_cli_trace_opens_again(tmp_path, capsys):
     assert main(["ask", "--open", str(out), "--memory", str(tmp_path)]) == 2
     (tmp_path / "bad.json").write_text("[1, 2]")
     assert main(["ask", "--open", str(tmp_path / "bad.json")]) == 1
+
+
+# Written by `python -m memrag ask --memory sample_corpus/memory --method all --out …` at e4c4f27, when
+# each method's detail had a field of its own in the trace (neuropath, ecphory, hipporag2).
+OLD_FILE = Path(__file__).parent / "fixtures" / "traces_e4c4f27.json.gz"
+
+
+def test_a_file_from_before_the_detail_slot_reads_each_methods_detail():
+    from memrag import trace_legacy
+    from memrag.methods.ecphory.detail import EcphoryDetail
+    from memrag.methods.hipporag2.detail import HippoRAG2Detail
+    from memrag.methods.neuropath.detail import NeuroPathDetail
+
+    data = gzip.decompress(OLD_FILE.read_bytes())
+    traces, _ = read_traces(data)
+    kinds = {t.method: [type(d) for d in t.details.values()] for t in traces}
+    assert kinds == {"dense": [], "neuropath": [NeuroPathDetail], "ecphory": [EcphoryDetail],
+                     "hipporag2": [HippoRAG2Detail]}
+    assert traces[1].detail(NeuroPathDetail).hops and traces[1].detail(EcphoryDetail) is None
+    # nothing lost: today's form of each trace is the old one with its detail moved into the slot
+    old = json.loads(data)["traces"]
+    assert [t.to_dict() for t in traces] == [trace_legacy.details_in_slot(o) for o in old]
+    assert all(set(trace_legacy.OLD_DETAIL_FIELDS).isdisjoint(t.to_dict()) for t in traces)
+
+
+def test_a_detail_no_registered_method_reads_is_refused():
+    data = traces_json(_traces(), {}).encode()
+    obj = json.loads(data)
+    obj["traces"][0]["details"] = {"nobody": {"x": 1}}
+    with pytest.raises(ValueError, match="'nobody', which no loaded method reads"):
+        read_traces(json.dumps(obj).encode())
+    obj["traces"][0]["details"] = {"neuropath": {"hops": "many"}}  # a registered method's, misshapen
+    with pytest.raises(ValueError, match="trace 1 is not a valid memrag trace: expected a list"):
+        read_traces(json.dumps(obj).encode())

@@ -11,7 +11,8 @@ import pytest
 from memrag.eval import report
 from memrag.eval.records import MethodResult, RunSummary, TrackerHop
 from memrag.eval.tracker_precision import ALL_HOPS, aggregate, question_counts
-from memrag.trace import NeuroPathDetail, NeuroPathHop, PathCandidate, Trace
+from memrag.trace import Trace
+from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, PathCandidate
 
 GOLD = {7, 8}  # chunk ids of the question's gold passages
 
@@ -26,7 +27,7 @@ def hop(n: int, paths: list[PathCandidate], valid: list[int], failed: bool = Fal
 
 
 def trace(*hops: NeuroPathHop) -> Trace:
-    return Trace(method="neuropath", question="q", neuropath=NeuroPathDetail(hops=list(hops)))
+    return Trace(method="neuropath", question="q", details={"neuropath": NeuroPathDetail(hops=list(hops))})
 
 
 def five_listed() -> list[PathCandidate]:

@@ -16,9 +16,9 @@ import pytest
 from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
 from memrag.index.readers import benchmark_document
-from memrag.trace import (ActivatedEngram, AnswerResult, ChunkRef, CorefMember, EcphoryDetail, EcphoryRound,
-                          GraphEdge, GraphNode, LLMCallRecord, NeuroPathDetail, NeuroPathHop, NeuroPathSeed,
-                          PathCandidate, PathTriple, RankedChunk, Trace)
+from memrag.trace import AnswerResult, ChunkRef, CorefMember, GraphEdge, GraphNode, LLMCallRecord, RankedChunk, Trace
+from memrag.methods.ecphory.detail import ActivatedEngram, EcphoryDetail, EcphoryRound
+from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, NeuroPathSeed, PathCandidate, PathTriple
 from memrag.viz import charts, graph_html, memory_graphs, palette, tables, trace_graphs
 from memrag.viz.graph_html import graph_data, render
 from memrag.viz.safe_text import escape_markdown
@@ -263,7 +263,7 @@ def neuropath_trace() -> Trace:
     seed = NeuroPathSeed("Ada Brennick", "ada brennick", "Ada Brennick", 0.97,
                          coref=[CorefMember("ada b", "Ada B.", 0.86)])
     t = Trace("neuropath", "Which river flows by Ada Brennick's birthplace?")
-    t.neuropath = NeuroPathDetail(query_entities=["Ada Brennick"], seeds=[seed], hops=[hop1, hop2],
+    t.details["neuropath"] = NeuroPathDetail(query_entities=["Ada Brennick"], seeds=[seed], hops=[hop1, hop2],
                                   dp_chunk_ids=[0, 1])
     t.chunks = [ChunkRef(i, f"d{i}", title, "text " + title) for i, title in
                 enumerate(["Ada", "Port Alder", "Miro", "Lure"])]
@@ -327,7 +327,7 @@ def ecphory_trace() -> Trace:
                       new=[_eng(2, "bruno", 1, "semantic", 0.5, 2), _eng(3, "carla", 1, "graph", 0.3, 3, via="alfa")])
     r2 = EcphoryRound(2, seed_ids=[2], weights=[1.0], new=[_eng(4, "dario", 2, "semantic", 0.2, 4)])
     final = [initial[0], r1.new[0], initial[1]]
-    t.ecphory = EcphoryDetail(cues=["Alpha"], cue_hits={"Alpha": [1]}, initial=initial, rounds=[r1, r2],
+    t.details["ecphory"] = EcphoryDetail(cues=["Alpha"], cue_hits={"Alpha": [1]}, initial=initial, rounds=[r1, r2],
                               final=final)
     return t
 
@@ -378,7 +378,7 @@ def test_dense_graph_draws_the_head_of_the_ranking():
 
 
 def step_trace() -> Trace:
-    t = Trace("neuropath", "q", neuropath=NeuroPathDetail())  # the step picture reads a trace's detail
+    t = Trace("neuropath", "q", details={"neuropath": NeuroPathDetail()})  # the step picture reads a trace's detail
     for kind in ("seeds", "hop", "hop"):
         t.add_step(kind, kind.title())
     t.nodes = [GraphNode("e:a", "A", "entity", step=0, role="seed"), GraphNode("e:b", "B", "entity", step=1),
@@ -518,10 +518,10 @@ def call(stage, p, c, seconds, *, cached=False, shared=False, key="", cached_pre
 
 def test_candidates_and_ranked_tables():
     t = neuropath_trace()
-    df = tables.candidates_table(t.neuropath.hops[0])
+    df = tables.candidates_table(t.detail(NeuroPathDetail).hops[0])
     assert df["#"].tolist()[:2] == [1, 2] and df["fate"].tolist() == ["valid", "listed, not kept", "pruned"]
     assert df["score"].tolist() == [0.9, 0.5, 0.1] and df["expandable at"].tolist()[0] == "Port Alder"
-    df2 = tables.candidates_table(t.neuropath.hops[1])
+    df2 = tables.candidates_table(t.detail(NeuroPathDetail).hops[1])
     assert df2.loc[0, "kept from hop"] == 1 and df2.loc[0, "expandable at"] == ""
     r = tables.ranked_table(t, gold_chunk_ids=[1], limit=3)
     assert r["position"].tolist() == [1, 2, 3] and r["gold"].tolist() == [False, True, False]
@@ -597,7 +597,7 @@ def test_every_view_renders_real_traces_from_ask(memory):
                  methods=["dense", "neuropath", "ecphory"])
     dense_t, np_t, ec_t = traces
     pages = [trace_graphs.dense_graph(dense_t)[0], trace_graphs.neuropath_overview(np_t)[0]]
-    pages += [trace_graphs.neuropath_hop_graph(np_t, h.hop)[0] for h in np_t.neuropath.hops]
+    pages += [trace_graphs.neuropath_hop_graph(np_t, h.hop)[0] for h in np_t.detail(NeuroPathDetail).hops]
     pages += [trace_graphs.ecphory_activation_graph(ec_t, i)[0] for i in range(len(trace_graphs.ecphory_steps(ec_t)))]
     pages += [trace_graphs.step_graph(t, i)[0] for t in traces for i in range(len(t.steps))]
     for page in pages:
@@ -610,7 +610,8 @@ def test_every_view_renders_real_traces_from_ask(memory):
     totals = {r["method"]: r for r in tables.totals_across(traces).to_dict("records")}
     per_method = sum(totals[m]["calls"] for m in ("dense", "neuropath", "ecphory"))
     assert totals[tables.ALL_METHODS]["calls"] == per_method - 1
-    assert len(tables.candidates_table(np_t.neuropath.hops[1])) == len(np_t.neuropath.hops[1].candidates)
+    hop2 = np_t.detail(NeuroPathDetail).hops[1]
+    assert len(tables.candidates_table(hop2)) == len(hop2.candidates)
     assert tables.ranked_table(np_t, limit=3)["position"].tolist() == [1, 2, 3]
     assert len(charts.tokens_chart(traces).data) == len({c.stage for t in traces for c in t.llm_calls})
 

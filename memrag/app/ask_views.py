@@ -10,7 +10,7 @@ import streamlit as st
 
 from memrag.app.ask_result import AskResult
 from memrag.app.question_gold import FateLine, Gold, gold_fate_line, gold_fates, gold_of, gold_scores
-from memrag.app.state import METHOD_LABELS
+from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.widgets import frame, graph, text, wrapped_table
 from memrag.explain.deviations import deviations_for
 from memrag.index.memory import Memory

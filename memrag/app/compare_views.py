@@ -12,11 +12,12 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from memrag.app import state as app_state, ask_views, estimates, job_views, widgets, jobs
+from memrag.app import backend_state, job_owner, param_widgets, ask_views, estimates, job_views, widgets, jobs
 from memrag.app.question_gold import gold_of, gold_scores
 from memrag.app.work import compare_work
 from memrag.explain import ablations as compare
-from memrag.app.state import METHOD_LABELS, AppState
+from memrag.app.param_widgets import METHOD_LABELS
+from memrag.app.session import AppState
 from memrag.explain.ablations import CUSTOM, Variant
 from memrag.index.memory import Memory
 from memrag.viz.safe_text import escape_markdown
@@ -33,7 +34,7 @@ def preset_key(method: str) -> str:
 
 def _bases(method: str) -> tuple[Any, Any]:
     """What a preset starts from: the sidebar's parameters, or the paper's settings."""
-    return app_state.method_params(method), compare.paper_params(method)
+    return param_widgets.method_params(method), compare.paper_params(method)
 
 
 def _apply_preset(method: str, from_paper: bool = False) -> None:
@@ -43,8 +44,8 @@ def _apply_preset(method: str, from_paper: bool = False) -> None:
     if name == CUSTOM:
         return
     a, b = compare.preset_params(method, _bases(method)[from_paper], compare.preset(method, name))
-    app_state.set_method_params(method, a, SCOPES["A"])
-    app_state.set_method_params(method, b, SCOPES["B"])
+    param_widgets.set_method_params(method, a, SCOPES["A"])
+    param_widgets.set_method_params(method, b, SCOPES["B"])
 
 
 def _labels(method: str, a: Any, b: Any) -> tuple[str, str]:
@@ -65,8 +66,8 @@ def compare_mode(memory: Memory, question: str, record: dict[str, Any] | None, r
         method = st.segmented_control("method", compare.METHODS, default=compare.METHODS[0], key=METHOD_KEY,
                                       format_func=lambda m: METHOD_LABELS[m]) or compare.METHODS[0]
     names = [p.name for p in compare.PRESETS[method]] + [CUSTOM]
-    first_field = fields(app_state.PARAM_CLASSES[method])[0].name
-    if app_state.value_key(method, first_field, SCOPES["A"]) not in st.session_state:
+    first_field = fields(param_widgets.PARAM_CLASSES[method])[0].name
+    if param_widgets.value_key(method, first_field, SCOPES["A"]) not in st.session_state:
         st.session_state[preset_key(method)] = names[0]  # first visit: both sets from the first ablation
         _apply_preset(method)
     with c2:
@@ -83,8 +84,8 @@ def compare_mode(memory: Memory, question: str, record: dict[str, Any] | None, r
         st.button("Reset both to the ablation", on_click=_apply_preset, args=(method,), disabled=name == CUSTOM)
         for col, side in zip(st.columns(2), SIDES):
             col.markdown(f"**{side}**")
-            app_state.param_widgets(method, col, scope=SCOPES[side])
-    a, b = (app_state.method_params(method, SCOPES[s]) for s in SIDES)
+            param_widgets.param_widgets(method, col, scope=SCOPES[side])
+    a, b = (param_widgets.method_params(method, SCOPES[s]) for s in SIDES)
     diff = compare.differing(a, b)
     if diff:
         st.caption(escape_markdown("A → B: " + "; ".join(f"{k}: {x} → {y}" for k, (x, y) in diff.items())))
@@ -93,7 +94,7 @@ def compare_mode(memory: Memory, question: str, record: dict[str, Any] | None, r
 
     recorded = rec is not None and bool(question.strip()) and rec.has_question(question)
     live, live_refusal = widgets.live_switch(recorded)  # room mode may refuse a live run
-    _, choice, _ = app_state.backend_choice()
+    _, choice, _ = backend_state.backend_choice()
     backend = choice.backend if choice else "?"
     if not live:
         st.caption(escape_markdown(
@@ -109,15 +110,15 @@ def compare_mode(memory: Memory, question: str, record: dict[str, Any] | None, r
     running = job is not None and not job.finished
     if st.button("Compare", type="primary", disabled=running or not diff or not question.strip()
                  or bool(live_refusal)):
-        llm, _, llm_error = (rec.replay_llm(), None, "") if not live else app_state.job_llm()
+        llm, _, llm_error = (rec.replay_llm(), None, "") if not live else backend_state.job_llm()
         if llm is None:
             st.error(escape_markdown(llm_error))
         else:
             la, lb = _labels(method, a, b)
-            work = compare_work(memory, question, llm, app_state.embedder(), method,
+            work = compare_work(memory, question, llm, backend_state.embedder(), method,
                                         [Variant(la, a), Variant(lb, b)])
             mode, model = ("live", llm.model) if live else ("recorded", rec.model)
-            job = app_state.start_job("compare", f"comparing two {METHOD_LABELS[method]} parameter sets", work,
+            job = job_owner.start_job("compare", f"comparing two {METHOD_LABELS[method]} parameter sets", work,
                                  estimate_s=estimates.compare_estimate(method, backend, (a, b)).seconds
                                  if live else 5.0,
                                  meta={"backend": llm.backend, "question": question, "record": record,

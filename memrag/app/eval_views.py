@@ -20,11 +20,12 @@ from typing import Any, Callable
 import pandas as pd
 import streamlit as st
 
-from memrag.app import state as app_state, ask_views, estimates, room, widgets, jobs
+from memrag.app import backend_state, job_owner, memory_state, ask_views, estimates, room, widgets, jobs
 from memrag.index import store
 from memrag.index.memory import Memory
 from memrag.app.ask_result import AskResult
-from memrag.app.state import METHOD_LABELS, AppState, _Key
+from memrag.app.param_widgets import METHOD_LABELS
+from memrag.app.session import AppState, _Key
 from memrag.ask import resolve_params
 from memrag.config import SettingsError, env_setting
 from memrag.eval import report
@@ -143,7 +144,7 @@ def recorded_prefix(rec: Any, ds: Dataset) -> int:
 
 # ------------------------------------------------------------------ what a run will do
 def runs_dir() -> Path:
-    return app_state.settings().data_dir / "evals"
+    return backend_state.settings().data_dir / "evals"
 
 
 def run_folder(config: EvalConfig, llm: LLM | None, embedder: Any, recorded: bool, root: Path) -> Path:
@@ -261,7 +262,7 @@ def eval_work(config: EvalConfig, llm: LLM | None, embedder: Any) -> Callable[[j
 
 
 def start_eval(config: EvalConfig, llm: LLM | None, embedder: Any, plan: Plan, label: str) -> jobs.Job:
-    return app_state.start_job("eval", label, eval_work(config, llm, embedder), total=plan.todo,
+    return job_owner.start_job("eval", label, eval_work(config, llm, embedder), total=plan.todo,
                           estimate_s=plan.seconds, meta={"backend": plan.backend, "out": str(config.out)})
 
 
@@ -451,7 +452,7 @@ def _open_memory(path: Path | None) -> tuple[Any, str]:
     if path is None or not store.is_memory_dir(path):
         return None, f"its memory ({path}) is not on this machine: passages are shown from the traces only"
     try:
-        return app_state.open_memory(path), ""
+        return memory_state.open_memory(path), ""
     except (store.MemoryFormatError, OSError, ValueError) as e:
         return None, f"its memory cannot be opened here ({e}): passages are shown from the traces only"
 

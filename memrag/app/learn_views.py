@@ -12,11 +12,11 @@ from typing import Any
 
 import streamlit as st
 
-from memrag.app import state as app_state, widgets
+from memrag.app import backend_state, recording_state, widgets
 from memrag.app.question_gold import gold_of
 from memrag.explain import lessons as learn
 from memrag.index.memory import Memory
-from memrag.app.state import AppState
+from memrag.app.session import AppState
 from memrag.llm.recordings import StaleRecording
 from memrag.methods import registry
 from memrag.trace import Trace
@@ -48,8 +48,8 @@ def pick_traces(path: str | None, memory: Memory | None) -> tuple[dict[str, Trac
     """The source choice; returns (method → trace, the demo question's record or None)."""
     state = AppState()
     last = learn.teachable(state.ask_result.traces) if state.ask_result else {}
-    rec, _ = app_state.recordings(path)
-    questions = [q for q in app_state.demo_questions(path) if rec.has_question(q["question"])] \
+    rec, _ = recording_state.recordings(path)
+    questions = [q for q in recording_state.demo_questions(path) if rec.has_question(q["question"])] \
         if rec is not None and memory is not None else []
     options = ([LAST_ASK] if last else []) + ([DEMO] if questions else [])
     if not options:
@@ -62,8 +62,8 @@ def pick_traces(path: str | None, memory: Memory | None) -> tuple[dict[str, Trac
         return last, state.ask_result.record
     i = st.selectbox("demo question", range(len(questions)), key="learn_demo",
                      format_func=lambda n: f"{questions[n].get('id', '')}: {questions[n]['question']}")
-    traces, error = _replayed(str(path), memory.fingerprint(), _recorded_at(rec), app_state.embedder_id(),
-                              questions[i]["question"], memory, rec, app_state.embedder())
+    traces, error = _replayed(str(path), memory.fingerprint(), _recorded_at(rec), backend_state.embedder_id(),
+                              questions[i]["question"], memory, rec, backend_state.embedder())
     if error:
         st.warning(escape_markdown(f"This demo question cannot be replayed: {error}"))
         return {}, None

@@ -21,7 +21,8 @@ from collections.abc import Iterable, Sequence
 
 from memrag.eval.records import TrackerHop, TrackerPrecision
 from memrag.eval.stats import bootstrap_ratio_ci
-from memrag.trace import NeuroPathHop, PathCandidate, Trace
+from memrag.trace import Trace
+from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, PathCandidate
 
 ALL_HOPS = "all"
 
@@ -44,10 +45,11 @@ def hop_counts(hop: NeuroPathHop, gold_chunks: set[int]) -> TrackerHop:
 
 def question_counts(trace: Trace, gold_chunks: Iterable[int]) -> list[TrackerHop] | None:
     """Every judged hop of a trace with a path tracker; None for a method without one."""
-    if trace.neuropath is None:
+    detail = trace.detail(NeuroPathDetail)
+    if detail is None:
         return None
     gold = set(gold_chunks)
-    return [hop_counts(h, gold) for h in trace.neuropath.hops if not h.failed]
+    return [hop_counts(h, gold) for h in detail.hops if not h.failed]
 
 
 def _share(num: float, den: float) -> float | None:

@@ -159,22 +159,10 @@ def _chunk_name(trace: Trace, cid: int) -> str:
 
 
 def retrieval_facts(trace: Trace) -> dict[str, Any]:
-    """A few method-specific counts that an ablation moves."""
-    if trace.neuropath is not None:
-        d = trace.neuropath
-        valid = d.hops[-1].valid_ids if d.hops else []
-        return {"hops run": len(d.hops), "paths listed": sum(h.new_count for h in d.hops),
-                "valid paths (last hop)": len(valid), words.KEPT_PATH_PASSAGES.label: len(d.dp_chunk_ids)}
-    if trace.ecphory is not None:
-        d = trace.ecphory
-        activated = {a.key for a in d.initial} | {a.key for r in d.rounds for a in r.new}
-        return {"rounds run": sum(1 for r in d.rounds if r.seed_ids), "entities activated": len(activated),
-                "final engrams": len(d.final)}
-    if trace.hipporag2 is not None:
-        d = trace.hipporag2
-        return {"facts kept": sum(1 for f in d.facts if f.verdict == "kept"), "phrase seeds": len(d.phrase_seeds),
-                "PageRank mass on phrases": d.phrase_mass, "dense fallback (1 = yes)": int(d.fallback_dense)}
-    return {}
+    """A few method-specific counts that an ablation moves (its wing's, named by its spec)."""
+    spec = registry.get(trace.method)
+    facts = spec.optional(spec.ablation_facts_at)
+    return facts(trace) if facts is not None else {}
 
 
 def what_changed(a: Variant, b: Variant, *,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memrag.trace import EcphoryDetail, EcphoryRound
+from memrag.methods.ecphory.detail import EcphoryDetail, EcphoryRound
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,35 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memrag.trace import register_detail
+
 
 # Stages one ask makes once whatever the number of methods that need them (the query-entity call).
 SHARED_STAGES: tuple[str, ...] = ("query.entities",)
+
+
+# How a method's replay steps are drawn (memrag.viz.trace_graphs.step_graph), a spec's data:
+#   plain     nodes in the groups its search gave them;
+#   paths     an entity in the colour of the best fate of a path through it, a gold star only where
+#             a path (or its dense fallback) found the passage;
+#   rounds    an entity by the round that activated it, final engrams marked once re-ranked;
+#   pagerank  the PageRank colours, each node sized by its mass.
+STEP_STYLES: tuple[str, ...] = ("plain", "paths", "rounds", "pagerank")
+# Method name → its step style, filled as each spec is made: memrag.viz reads it here because the
+# registry names viz's renderers (importing the registry from viz would close a circle).
+_STEP_STYLE: dict[str, str] = {}
+
+
+def step_style(method: str) -> str:
+    """How `method`'s replay steps are drawn; "plain" for a method no spec names."""
+    return _STEP_STYLE.get(method, "plain")
+
+
+@dataclass(frozen=True)
+class Picture:
+    """How a method's traces are drawn: its overview renderer and its replay steps' style."""
+    overview: Callable[..., tuple[str, str]]
+    step_style: str
 
 
 def resolve(target: str) -> Any:
@@ -59,7 +85,21 @@ class MethodSpec:
     learn_title: str = ""  # its heading on the Learn page; empty = not taught there
     lessons_at: str = ""  # 'module:LESSON' for the Learn page (memrag.explain.lessons.Lesson)
     ablations_at: str = ""  # 'module:PRESETS' for Compare mode (memrag.explain.ablations.Preset list)
+    # 'module:function' (trace -> {label: number}): a few counts of its own an ablation moves, shown
+    # beside the shared ones in Compare mode; empty = none
+    ablation_facts_at: str = ""
     deviations_at: str = ""  # 'module:DEVIATIONS' (memrag.explain.deviations.Deviation tuple)
+    # The dataclass of what its search records in `Trace.details` (its wing's detail.py); None: nothing.
+    detail: type | None = None
+    step_style: str = "plain"  # one of STEP_STYLES; its picture data is built by its wing's picture.py
+
+    def __post_init__(self) -> None:
+        if self.step_style not in STEP_STYLES:
+            raise ValueError(f"{self.name}: step_style must be one of {', '.join(STEP_STYLES)}")
+        # a trace file holding this method's detail reads it back as this type
+        if self.detail is not None:
+            register_detail(self.name, self.detail)
+        _STEP_STYLE[self.name] = self.step_style
 
     def uses_llm(self, params: Any) -> bool:
         """Whether retrieval with these parameters calls the LLM (the answer step aside)."""
@@ -72,6 +112,10 @@ class MethodSpec:
     @property
     def renderer(self) -> Callable[..., tuple[str, str]]:
         return resolve(self.renderer_at)
+
+    @property
+    def picture(self) -> Picture:
+        return Picture(self.renderer, self.step_style)
 
     @property
     def fates(self) -> Any:

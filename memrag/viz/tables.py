@@ -15,7 +15,9 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from memrag.index.memory import Memory
-from memrag.trace import HippoRAG2Detail, LLMCallRecord, NeuroPathHop, Trace, token_sum
+from memrag.trace import LLMCallRecord, Trace, token_sum
+from memrag.methods.hipporag2.detail import HippoRAG2Detail
+from memrag.methods.neuropath.detail import NeuroPathHop
 from memrag.viz.safe_text import clip
 from memrag.viz.words import MADE_NOW_S, ORIGINAL_RUN_S, PATH_PROBABILITY, path_fate
 
@@ -70,9 +72,9 @@ VERDICT_WORDS = {"kept": "kept", "dropped": "dropped by recognition memory",
 
 
 def _hippo(trace: Trace) -> HippoRAG2Detail:
-    if trace.hipporag2 is None:
+    if trace.detail(HippoRAG2Detail) is None:
         raise ValueError(f"this is a {trace.method!r} trace, not a HippoRAG 2 trace")
-    return trace.hipporag2
+    return trace.detail(HippoRAG2Detail)
 
 
 def hippo_facts_table(trace: Trace) -> pd.DataFrame:

@@ -13,8 +13,11 @@ from collections.abc import Iterable, Sequence
 
 from memrag.explain import activation
 from memrag.index.normalise import entity_key
-from memrag.trace import (ActivatedEngram, EcphoryDetail, GraphEdge, GraphNode, NeuroPathDetail,
-                          NeuroPathHop, PathCandidate, Trace)
+from memrag.methods.ecphory.detail import ActivatedEngram, EcphoryDetail
+from memrag.methods.hipporag2.detail import HippoRAG2Detail
+from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, PathCandidate
+from memrag.methods.spec import step_style
+from memrag.trace import GraphEdge, GraphNode, Trace
 from memrag.viz.graph_html import DEFAULT_NODES, render
 from memrag.viz import palette, words
 from memrag.viz.palette import FATE_WORDS, FATES
@@ -47,15 +50,15 @@ def _gold(gold_chunk_ids: Iterable[int] | None, trace: Trace, sources: tuple[str
 
 
 def _neuropath(trace: Trace) -> NeuroPathDetail:
-    if trace.neuropath is None:
+    if trace.detail(NeuroPathDetail) is None:
         raise ValueError(f"this is a {trace.method!r} trace, not a NeuroPath trace")
-    return trace.neuropath
+    return trace.detail(NeuroPathDetail)
 
 
 def _ecphory(trace: Trace) -> EcphoryDetail:
-    if trace.ecphory is None:
+    if trace.detail(EcphoryDetail) is None:
         raise ValueError(f"this is a {trace.method!r} trace, not an EcphoryRAG trace")
-    return trace.ecphory
+    return trace.detail(EcphoryDetail)
 
 
 def _chunk_name(trace: Trace, chunk_id: int) -> str:
@@ -413,16 +416,18 @@ def _retrieval_look(trace: Trace, upto: int) -> dict[str, tuple[str, str]]:
                 if _fate_rank(e.role) < _fate_rank(best.get(end, "")):
                     best[end] = e.role
     reranked = any(s.kind == "rerank" for s in trace.steps[: upto + 1])
-    final = {f"e:{a.key}" for a in trace.ecphory.final} if trace.ecphory is not None and reranked else set()
+    style = step_style(trace.method)  # the spec's (memrag.methods.spec.STEP_STYLES)
+    activated = trace.detail(EcphoryDetail) if style == "rounds" and reranked else None
+    final = {f"e:{a.key}" for a in activated.final} if activated is not None else set()
     look = {}
     for n in trace.nodes:
         if n.kind == "query":
             look[n.id] = ("question", n.role)
-        elif trace.hipporag2 is not None:  # its groups are the PageRank colours: seed, phrase, passage
+        elif style == "pagerank":  # its groups are the PageRank colours: seed, phrase, passage
             look[n.id] = (n.group or n.kind, n.role)
         elif n.kind in ("cue", "chunk"):
             look[n.id] = (n.kind, n.role)
-        elif trace.neuropath is not None:  # paths: an entity by the best fate of a triple through it
+        elif style == "paths":  # an entity by the best fate of a triple through it
             look[n.id] = (best.get(n.id, "untouched"), n.role)
         elif n.round is not None:
             look[n.id] = (f"round {n.round}", "final" if n.id in final else n.role)
@@ -459,7 +464,8 @@ def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] |
     whole trace, so the set drawn does not change from step to step."""
     _check_step(trace, step_index)
     # NeuroPath's step graph draws paths: a star there means a path (or its dense fallback) found it
-    gold = _gold(gold_chunk_ids, trace, PATH_SOURCES if trace.neuropath is not None else None)
+    style = step_style(trace.method)
+    gold = _gold(gold_chunk_ids, trace, PATH_SOURCES if style == "paths" else None)
     shown = highlighted_nodes(trace, step_index)
     shown_set = set(shown)
     newest = set(trace.steps[step_index].node_ids) | {n.id for n in trace.nodes if n.step == step_index}
@@ -502,7 +508,7 @@ def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] |
     if len(keep_set) < len(unique):
         note += (f" Drawing {len(keep_set)} of {len(unique)} nodes ({drawn_shown} of those added so far): "
                  f"the ones that matter most in the whole trace, capped at {max_nodes}.")
-    pagerank = trace.hipporag2 is not None
+    pagerank = style == "pagerank"
     html = render(nodes, edges, height=height, highlight=(newest | new_edges) & (keep_set | seen_edges),
                   colours=palette.PAGERANK_COLOURS if pagerank else None,
                   sizes=mass_sizes(nodes) if pagerank else None)
@@ -526,7 +532,7 @@ def hipporag2_overview(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = N
                        height: int = 600) -> Result:
     """The personalised-PageRank picture: seeded phrases as red stars, other phrases as dots,
     passages as squares; each node's size grows with its PageRank mass (`mass_sizes`)."""
-    d = trace.hipporag2
+    d = trace.detail(HippoRAG2Detail)
     if d is None:
         raise ValueError(f"this is a {trace.method!r} trace, not a HippoRAG 2 trace")
     gold = _gold(gold_chunk_ids, trace)

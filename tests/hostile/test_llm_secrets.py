@@ -232,8 +232,8 @@ def test_an_ollama_key_with_a_non_ascii_character(monkeypatch: pytest.MonkeyPatc
 def test_the_sidebar_names_the_embedders_host(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from streamlit.testing.v1 import AppTest
 
-    from memrag.app import state as app_state
-    from memrag.app.state import AppState
+    from memrag.app import session as app_state
+    from memrag.app.session import AppState
 
     clean_env.setenv("MEMRAG_HOME", str(tmp_path / "home"))
     clean_env.setenv("MEMRAG_EMBEDDER", "openai:emb")

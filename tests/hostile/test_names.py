@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memrag.app.state import safe_memory_name
+from memrag.app.memory_state import safe_memory_name
 from memrag.config import IndexParams
 from memrag.index.readers import read_uploads
 

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from memrag.config import Settings
 from memrag.llm.base import LLMError
 from memrag.llm.factory import choose_backend
-from memrag.app import state as app_state
+from memrag.app import session as app_state
 from test_app_pages import APP, embedder, no_exception, plain
 
 CLOSED = "http://127.0.0.1:9"  # nothing listens there: a valid address that answers at once with a refusal

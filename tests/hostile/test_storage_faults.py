@@ -147,7 +147,7 @@ def test_cli_index_under_dev_null_prints_a_storage_error(tmp_path, monkeypatch, 
 def test_the_app_shows_a_storage_error_with_what_was_kept(tmp_path, monkeypatch):
     import re
 
-    from memrag.app import jobs, state as app_state
+    from memrag.app import jobs, session as app_state
     from test_app_pages import app, click, no_exception, wait_for
 
     home = tmp_path / "home"

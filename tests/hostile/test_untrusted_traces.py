@@ -72,10 +72,11 @@ def test_a_whole_trace_still_loads():
 def _draw_broken_trace() -> None:
     """HippoRAG 2's picture draws the trace's own nodes and edges (the others rebuild theirs)."""
     from memrag.app.ask_views import overview_graph
-    from memrag.trace import GraphEdge, GraphNode, HippoRAG2Detail, Trace
+    from memrag.trace import GraphEdge, GraphNode, Trace
+    from memrag.methods.hipporag2.detail import HippoRAG2Detail
 
     broken = Trace(method="hipporag2", question="Who?", nodes=[GraphNode("q", "Who?", "query")],
-                   edges=[GraphEdge("q-x", "q", "q-missing", "activation")], hipporag2=HippoRAG2Detail())
+                   edges=[GraphEdge("q-x", "q", "q-missing", "activation")], details={"hipporag2": HippoRAG2Detail()})
     overview_graph(broken, None)
 
 

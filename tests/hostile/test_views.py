@@ -22,6 +22,7 @@ from memrag.index.text import IngestError
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import graph_html, memory_graphs, trace_graphs
 from memrag.viz.graph_html import graph_data, render
+from memrag.methods.neuropath.detail import NeuroPathDetail
 
 PARAMS = IndexParams()
 GOOD = ("good.txt", b"A perfectly good file about Port Alder.")
@@ -219,7 +220,7 @@ def test_neuropath_graph_pages(hostile_traces):
     traces, question = hostile_traces
     t = traces["neuropath"]
     pages = [trace_graphs.neuropath_overview(t)[0]] + [trace_graphs.neuropath_hop_graph(t, h.hop)[0]
-                                                     for h in t.neuropath.hops]
+                                                     for h in t.detail(NeuroPathDetail).hops]
     for page in pages:
         _assert_text_only(page, [])
     _assert_text_only(pages[0], [HOSTILE_TEXT[0]])

@@ -15,14 +15,15 @@ from memrag.methods.ecphory.fates import EcphoryFate
 from memrag.methods.fate_kit import FateRecord
 from memrag.trace import Trace
 from memrag.viz import trace_graphs, words
+from memrag.methods.ecphory.detail import EcphoryDetail
 
 
 def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
-    method_picture(trace, ids, height, drawable=trace.ecphory is not None)
+    method_picture(trace, ids, height, drawable=trace.detail(EcphoryDetail) is not None)
 
 
 def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
-    d = trace.ecphory
+    d = trace.detail(EcphoryDetail)
     if d is None:
         st.info("This trace has no EcphoryRAG detail.")
         return
@@ -74,7 +75,7 @@ def lost_at(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | N
 
 
 def step_name(trace: Trace, step: str | int) -> str:
-    if isinstance(step, int) and trace.ecphory is not None:
+    if isinstance(step, int) and trace.detail(EcphoryDetail) is not None:
         steps = trace_graphs.ecphory_steps(trace)
         return steps[min(step, len(steps) - 1)]
     return str(step)

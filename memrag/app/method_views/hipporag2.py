@@ -9,7 +9,8 @@ import streamlit as st
 
 from memrag.app.method_views import MethodViews
 from memrag.app.widgets import graph
-from memrag.trace import HippoRAG2Detail, Trace
+from memrag.trace import Trace
+from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.viz import tables, trace_graphs
 from memrag.viz.safe_text import escape_markdown
 
@@ -32,7 +33,7 @@ def recognition_summary(d: HippoRAG2Detail) -> str:
 
 def overview(trace: Trace, gold_ids: Iterable[int] | None, height: int) -> None:
     """The side-by-side picture: the PageRank subgraph, or the dense head after a fallback."""
-    d = trace.hipporag2
+    d = trace.detail(HippoRAG2Detail)
     if d is not None and d.fallback_dense:
         st.info(escape_markdown(fallback_message(d)))
     renderer = trace_graphs.hipporag2_overview if d is not None and not d.fallback_dense else trace_graphs.dense_graph
@@ -41,7 +42,7 @@ def overview(trace: Trace, gold_ids: Iterable[int] | None, height: int) -> None:
 
 def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
     """The Retrieval tab: each stage of the method in the order it ran."""
-    d = trace.hipporag2
+    d = trace.detail(HippoRAG2Detail)
     if d is None:
         st.info("This trace has no HippoRAG 2 detail.")
         return

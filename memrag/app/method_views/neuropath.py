@@ -12,7 +12,8 @@ from memrag.app.method_views.common import method_picture, numbers
 from memrag.app.widgets import frame, graph, text, wrapped_table
 from memrag.methods.fate_kit import FateRecord
 from memrag.methods.neuropath.fates import NeuroPathFate
-from memrag.trace import NeuroPathHop, Trace
+from memrag.trace import Trace
+from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop
 from memrag.viz import tables, trace_graphs, words
 from memrag.viz.safe_text import escape_markdown
 
@@ -24,7 +25,7 @@ def hop_step(hop: int) -> str:
 
 
 def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
-    d = trace.neuropath
+    d = trace.detail(NeuroPathDetail)
     if d is not None and not d.hops:
         # no hop ran: say why the picture is a dense ranking rather than paths
         st.info("NeuroPath fell back to dense retrieval: no query entities." if d.fallback_dense else
@@ -34,7 +35,7 @@ def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
 
 
 def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
-    d = trace.neuropath
+    d = trace.detail(NeuroPathDetail)
     if d is None:
         st.info("This trace has no NeuroPath detail.")
         return

@@ -2,6 +2,7 @@
 activation, a re-rank keeps the strongest. Its search is in search.py."""
 
 from memrag.methods.ecphory.params import EcphoryParams
+from memrag.methods.ecphory.detail import EcphoryDetail
 from memrag.methods.spec import wing_spec
 
 
@@ -14,7 +15,8 @@ def _context_size(p: EcphoryParams) -> int:
 
 
 SPEC = wing_spec(
-    __name__,
+    __name__, detail=EcphoryDetail, step_style="rounds",
+    ablation_facts_at="memrag.methods.ecphory.ablations:retrieval_facts",
     name="ecphory", label="EcphoryRAG", params=EcphoryParams,
     renderer_at="memrag.viz.trace_graphs:ecphory_activation_graph",
     expected_stages=_stages,

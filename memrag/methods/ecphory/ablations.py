@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from memrag.methods.paper_kit import Preset, paper_preset
+from typing import Any
+
 from memrag.methods.ecphory import SPEC
+from memrag.methods.ecphory.detail import EcphoryDetail
+from memrag.methods.paper_kit import Preset, paper_preset
+from memrag.trace import Trace
 
 PRESETS: list[Preset] = [
     Preset("rounds 2 / 0",
@@ -27,3 +31,13 @@ PRESETS: list[Preset] = [
            "chunks nearest the question) against a fusion of activation (all rounds) and similarity.",
            {"context_source": "fused"}, {"context_source": "c_init"}, "fused", "c_init"),
 ]
+
+
+def retrieval_facts(trace: Trace) -> dict[str, Any]:
+    """What an ablation moves in EcphoryRAG's activation (Compare mode)."""
+    d = trace.detail(EcphoryDetail)
+    if d is None:
+        return {}
+    activated = {a.key for a in d.initial} | {a.key for r in d.rounds for a in r.new}
+    return {"rounds run": sum(1 for r in d.rounds if r.seed_ids), "entities activated": len(activated),
+            "final engrams": len(d.final)}

@@ -5,7 +5,8 @@ and rounds >= 1 never move a chunk; under fused every activation counts."""
 from __future__ import annotations
 
 from memrag.methods.fate_kit import FateInfo, FateKind, FateRecord, FateRules, Position, in_top, rank_of, where
-from memrag.trace import ActivatedEngram, Trace
+from memrag.trace import Trace
+from memrag.methods.ecphory.detail import ActivatedEngram, EcphoryDetail
 
 
 class EcphoryFate(FateKind):
@@ -21,7 +22,7 @@ class EcphoryFate(FateKind):
 
 
 def judge(trace: Trace, chunk_id: int, pos: Position | None, k: int) -> FateRecord:
-    detail = trace.ecphory
+    detail = trace.detail(EcphoryDetail)
     if detail is None:
         raise ValueError("an EcphoryRAG trace without its detail: cannot tell gold fates")
     rank = rank_of(pos)

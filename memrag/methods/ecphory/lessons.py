@@ -8,17 +8,18 @@ from memrag.explain import activation
 from memrag.methods.lesson_kit import Lesson, LessonPlan, Pair, NAMES_SHOWN, dedupe, quote, step_item
 from memrag.trace import Step, Trace
 from memrag.viz.safe_text import clip
+from memrag.methods.ecphory.detail import EcphoryDetail
 
 
 def _ec_names(trace: Trace) -> dict[int, str]:
-    d = trace.ecphory
+    d = trace.detail(EcphoryDetail)
     assert d is not None
     return {a.engram_id: a.name for a in [*d.initial, *d.final, *(a for r in d.rounds for a in r.new),
                                           *(a for r in d.rounds for a in r.centroid_neighbours)]}
 
 
 def _ec_cues(trace: Trace, step: Step) -> Lesson:
-    d = trace.ecphory
+    d = trace.detail(EcphoryDetail)
     assert d is not None
     names = _ec_names(trace)
     here = f"The cues taken from the question: {quote(d.cues)}."
@@ -35,7 +36,7 @@ def _ec_cues(trace: Trace, step: Step) -> Lesson:
 
 
 def _ec_initial(trace: Trace, step: Step) -> Lesson:
-    d = trace.ecphory
+    d = trace.detail(EcphoryDetail)
     assert d is not None
     top = sorted(d.initial, key=lambda a: -a.similarity)
     names = dedupe([a.name for a in top])
@@ -52,7 +53,7 @@ def _ec_initial(trace: Trace, step: Step) -> Lesson:
 
 
 def _ec_round(trace: Trace, step: Step) -> Lesson:
-    d = trace.ecphory
+    d = trace.detail(EcphoryDetail)
     assert d is not None
     r = step_item(trace, step, d.rounds)
     brain = ("One recollection calls up others linked to it: activation spreads along associations. "
@@ -76,7 +77,7 @@ def _ec_round(trace: Trace, step: Step) -> Lesson:
 
 
 def _ec_rerank(trace: Trace, step: Step) -> Lesson:
-    d = trace.ecphory
+    d = trace.detail(EcphoryDetail)
     assert d is not None
     names = dedupe([a.name for a in d.final])
     here = (f"Every activated engram is ranked by its similarity to the question; the best {len(d.final)} "
@@ -88,7 +89,7 @@ def _ec_rerank(trace: Trace, step: Step) -> Lesson:
 
 
 def _ec_context(trace: Trace, step: Step) -> Lesson:
-    d = trace.ecphory
+    d = trace.detail(EcphoryDetail)
     assert d is not None
     titles = {c.chunk_id: c.title for c in trace.chunks}
     chunks = dedupe([titles.get(c, f"chunk {c}") for c in d.context_chunk_ids])

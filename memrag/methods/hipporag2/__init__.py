@@ -2,6 +2,7 @@
 relevant ones, Personalised PageRank over phrases and passages ranks the passages."""
 
 from memrag.methods.hipporag2.params import HippoRAG2Params
+from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.methods.spec import wing_spec
 
 
@@ -10,7 +11,8 @@ def _stages(p: HippoRAG2Params) -> tuple[str, ...]:
 
 
 SPEC = wing_spec(
-    __name__,
+    __name__, detail=HippoRAG2Detail, step_style="pagerank",
+    ablation_facts_at="memrag.methods.hipporag2.ablations:retrieval_facts",
     name="hipporag2", label="HippoRAG 2", params=HippoRAG2Params,
     renderer_at="memrag.viz.trace_graphs:hipporag2_overview",
     expected_stages=_stages,

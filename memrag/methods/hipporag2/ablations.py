@@ -4,7 +4,11 @@ rest."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.methods.paper_kit import Preset
+from memrag.trace import Trace
 
 PRESETS: list[Preset] = [
     Preset("recognition memory on / off (retrieval only)",
@@ -31,3 +35,12 @@ PRESETS: list[Preset] = [
            "one (more mass spreads to nodes far from the seeds).",
            {"damping": 0.5}, {"damping": 0.85}, "damping 0.5", "damping 0.85"),
 ]
+
+
+def retrieval_facts(trace: Trace) -> dict[str, Any]:
+    """What an ablation moves in HippoRAG 2's seeds and PageRank (Compare mode)."""
+    d = trace.detail(HippoRAG2Detail)
+    if d is None:
+        return {}
+    return {"facts kept": sum(1 for f in d.facts if f.verdict == "kept"), "phrase seeds": len(d.phrase_seeds),
+            "PageRank mass on phrases": d.phrase_mass, "dense fallback (1 = yes)": int(d.fallback_dense)}

@@ -7,6 +7,7 @@ or more)."""
 from __future__ import annotations
 
 from memrag.methods.fate_kit import FateInfo, FateKind, FateRecord, FateRules, Position, dense_fate, in_top, rank_of
+from memrag.methods.hipporag2.detail import HippoRAG2Detail
 
 REACHED_MASS = 0.01
 
@@ -19,7 +20,7 @@ class HippoRAG2Fate(FateKind):
 
 
 def judge(trace, chunk_id: int, pos: Position | None, k: int) -> FateRecord:
-    detail = trace.hipporag2
+    detail = trace.detail(HippoRAG2Detail)
     if detail is None:
         raise ValueError("a HippoRAG 2 trace without its detail: cannot tell gold fates")
     if detail.fallback_dense:

@@ -9,6 +9,7 @@ from typing import Any
 from memrag.methods.lesson_kit import Lesson, LessonPlan, Pair, NAMES_SHOWN, dedupe, quote
 from memrag.trace import Step, Trace
 from memrag.viz.safe_text import clip
+from memrag.methods.hipporag2.detail import HippoRAG2Detail
 
 
 def _hr_fact(f: Any) -> str:
@@ -16,7 +17,7 @@ def _hr_fact(f: Any) -> str:
 
 
 def _hr_facts(trace: Trace, step: Step) -> Lesson:
-    d = trace.hipporag2
+    d = trace.detail(HippoRAG2Detail)
     assert d is not None
     here = (f"The question's vector meets every fact's vector; the {len(d.facts)} nearest: "
             + ("; ".join(f"{_hr_fact(f)} ({f.score:.2f})" for f in d.facts[:NAMES_SHOWN]) or "none") + ".")
@@ -30,7 +31,7 @@ def _hr_facts(trace: Trace, step: Step) -> Lesson:
 
 
 def _hr_recognition(trace: Trace, step: Step) -> Lesson:
-    d = trace.hipporag2
+    d = trace.detail(HippoRAG2Detail)
     assert d is not None
     kept = [f for f in d.facts if f.verdict == "kept"]
     dropped = [f for f in d.facts if f.verdict == "dropped"]
@@ -52,7 +53,7 @@ def _hr_recognition(trace: Trace, step: Step) -> Lesson:
 
 
 def _hr_seeds(trace: Trace, step: Step) -> Lesson:
-    d = trace.hipporag2
+    d = trace.detail(HippoRAG2Detail)
     assert d is not None
     seeds = "; ".join(f"'{clip(s.name, 60)}' {s.weight:.3g} (in {s.passages} passage(s))"
                       for s in d.phrase_seeds[:NAMES_SHOWN])
@@ -69,7 +70,7 @@ def _hr_seeds(trace: Trace, step: Step) -> Lesson:
 
 
 def _hr_pagerank(trace: Trace, step: Step) -> Lesson:
-    d = trace.hipporag2
+    d = trace.detail(HippoRAG2Detail)
     assert d is not None
     seeded = {f"e:{s.key}" for s in d.phrase_seeds}
     reached = [n.label for n in d.top_nodes if n.kind == "phrase" and n.node_id not in seeded]
@@ -85,7 +86,7 @@ def _hr_pagerank(trace: Trace, step: Step) -> Lesson:
 
 
 def _hr_ranked(trace: Trace, step: Step) -> Lesson:
-    d = trace.hipporag2
+    d = trace.detail(HippoRAG2Detail)
     assert d is not None
     titles = {c.chunk_id: c.title for c in trace.chunks}
     k = int(trace.params.get("answer_passages", 5))

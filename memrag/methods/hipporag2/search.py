@@ -34,8 +34,10 @@ from memrag.index.memory import Memory
 from memrag.llm.jsoncall import call_json
 from memrag.methods.base import QueryContext, new_trace, set_ranked
 from memrag.methods.dense.search import dense_ranking
-from memrag.trace import (GraphEdge, GraphNode, HippoRAG2Detail, NodeMass, PassageSeed, PhraseSeed,
-                          RankedChunk, RetrievedFact, Trace)
+from memrag.trace import RankedChunk, Trace
+from memrag.methods.hipporag2.detail import HippoRAG2Detail, NodeMass, PassageSeed, PhraseSeed, RetrievedFact
+from memrag.methods.hipporag2.picture import draw, draw_fallback, draw_seeds, mass_text
+from memrag.methods.picture_kit import question_node
 
 TOP_NODES = 30  # nodes listed (and drawn) by PageRank mass
 PASSAGE_SEEDS_LISTED = 10  # every passage is a seed; the trace lists the heaviest
@@ -246,10 +248,6 @@ def phrase_seeds(memory: Memory, graph: HippoGraph, kept: list[RetrievedFact], t
     return out
 
 
-def _mass_text(m: float) -> str:
-    return f"{m:.3g}"
-
-
 # ------------------------------------------------------------------ the method
 def retrieve(ctx: QueryContext, params: HippoRAG2Params | None = None) -> Trace:
     """HippoRAG 2 retrieval; the answer is added afterwards by the shared answer step."""
@@ -261,8 +259,8 @@ def retrieve(ctx: QueryContext, params: HippoRAG2Params | None = None) -> Trace:
     trace = new_trace(ctx, "hipporag2", params_dict(params))
     detail = HippoRAG2Detail(recognition=params.recognition, graph=dict(graph.counts), graph_built=built,
                              graph_seconds=graph.seconds if built else 0.0)
-    trace.hipporag2 = detail
-    trace.nodes.append(GraphNode("q", "question", "query", step=0, role="query", tooltip=ctx.question))
+    trace.details[trace.method] = detail
+    trace.nodes.append(question_node(trace))
     dense = dense_ranking(ctx)
 
     # 1. query to fact
@@ -317,13 +315,7 @@ def retrieve(ctx: QueryContext, params: HippoRAG2Params | None = None) -> Trace:
                     f"(together {detail.passage_seed_total:.3g}).")
     if reset.sum() <= 0:
         return _fallback(ctx, trace, detail, dense, params, "no seed has any weight", t0)
-    for s in detail.phrase_seeds:
-        nid = f"e:{s.key}"
-        trace.nodes.append(GraphNode(nid, s.name, "entity", step=step.index, chunk_ids=s.chunk_ids[:20],
-                                     role="seed", group="seed", tooltip=f"{s.name}: seed weight {s.weight:.3g}"))
-        trace.edges.append(GraphEdge(f"s:{nid}", "q", nid, "activation", f"{s.weight:.3g}", step=step.index,
-                                     role="seed"))
-        step.node_ids.append(nid)
+    draw_seeds(trace, detail.phrase_seeds, step.index)
 
     # 4. personalised PageRank
     step = trace.add_step("pagerank", "Personalised PageRank")
@@ -357,13 +349,13 @@ def retrieve(ctx: QueryContext, params: HippoRAG2Params | None = None) -> Trace:
     for r, cid in enumerate(order.tolist()):
         m = float(passage_mass[cid])
         names = seeded_in.get(cid)
-        why = f"PageRank mass {_mass_text(m)} (rank {r + 1}); " + (
+        why = f"PageRank mass {mass_text(m)} (rank {r + 1}); " + (
             f"seeded phrase {', '.join(names)}" if names else "no seeded phrase in it")
         ranked.append(RankedChunk(cid, r, m, "pagerank", why))
     set_ranked(trace, memory, ranked, cite_top=max(20, params.answer_passages))
     ranked_step.summary = (f"All {len(ranked)} passages ranked by PageRank mass; the first "
                            f"{params.answer_passages} go to the answer step.")
-    _draw(trace, memory, graph, detail, mass, order[: params.answer_passages].tolist(), step.index, ranked_step.index)
+    draw(trace, memory, graph, detail, mass, order[: params.answer_passages].tolist(), step.index, ranked_step.index)
     trace.retrieval_seconds = time.perf_counter() - t0
     return trace
 
@@ -377,56 +369,6 @@ def _fallback(ctx: QueryContext, trace: Trace, detail: HippoRAG2Detail, dense: l
     set_ranked(trace, ctx.memory, [RankedChunk(cid, r, s, "dense", f"cosine {s:.3f} (dense fallback: {why})")
                                    for r, (cid, s) in enumerate(dense)],
                cite_top=max(20, params.answer_passages))
-    for cid, s in dense[: params.answer_passages]:
-        c = ctx.memory.chunks[cid]
-        trace.nodes.append(GraphNode(f"c:{cid}", c.title, "chunk", step=step.index, score=s, chunk_ids=[cid],
-                                     role="context", tooltip=c.text[:300]))
-        step.node_ids.append(f"c:{cid}")
+    draw_fallback(trace, ctx.memory, dense[: params.answer_passages], step.index)
     trace.retrieval_seconds = time.perf_counter() - t0
     return trace
-
-
-def _draw(trace: Trace, memory: Memory, graph: HippoGraph, detail: HippoRAG2Detail, mass: np.ndarray,
-          answer_chunks: list[int], pr_step: int, ranked_step: int) -> None:
-    """The overview subgraph: seeds, the top nodes by mass and the answer passages, each node's
-    score its PageRank mass, with the graph's edges among them."""
-    seeded = {memory.entity_index[s.key] for s in detail.phrase_seeds}
-    vids = list(dict.fromkeys([*seeded, *(memory.entity_index[n.node_id[2:]] if n.kind == "phrase"
-                                           else graph.n_phrases + int(n.node_id[2:]) for n in detail.top_nodes),
-                               *(graph.n_phrases + c for c in answer_chunks)]))
-    by_id = {n.id: n for n in trace.nodes}
-    answer = set(answer_chunks)
-    for v in vids:
-        if v < graph.n_phrases:
-            e = memory.entities[v]
-            nid = f"e:{e.key}"
-            if nid in by_id:  # a seed, drawn at the seeds step
-                by_id[nid].score = float(mass[v])
-                by_id[nid].tooltip += f"; PageRank mass {_mass_text(float(mass[v]))}"
-                continue
-            trace.nodes.append(GraphNode(nid, e.name, "entity", step=pr_step, score=float(mass[v]),
-                                         chunk_ids=list(e.chunk_ids[:20]), role="phrase", group="phrase",
-                                         tooltip=f"{e.name}: PageRank mass {_mass_text(float(mass[v]))}"))
-            trace.steps[pr_step].node_ids.append(nid)
-        else:
-            cid = v - graph.n_phrases
-            c = memory.chunks[cid]
-            nid = f"c:{cid}"
-            step = ranked_step if cid in answer else pr_step
-            trace.nodes.append(GraphNode(nid, c.title, "chunk", step=step, score=float(mass[v]), chunk_ids=[cid],
-                                         role="context" if cid in answer else "passage", group="passage",
-                                         tooltip=f"{c.title}: PageRank mass {_mass_text(float(mass[v]))}\n"
-                                                 + c.text[:300]))
-            trace.steps[step].node_ids.append(nid)
-    relation = {tuple(sorted((f.head_key, f.tail_key))): f.relation for f in detail.facts if f.verdict == "kept"}
-    sub = graph.graph.induced_subgraph(vids)
-    node_id = [f"e:{memory.entities[v].key}" if v < graph.n_phrases else f"c:{v - graph.n_phrases}" for v in vids]
-    kind_of = {"triple": "triple", "synonymy": "synonymy", "context": "provenance"}
-    for e in sub.es:
-        a, b = node_id[e.source], node_id[e.target]
-        kind = e["kind"]
-        label = (relation.get(tuple(sorted((a[2:], b[2:]))), "") if kind == "triple"
-                 else "synonym" if kind == "synonymy" else "")
-        eid = f"{kind}:{a}-{b}"
-        trace.edges.append(GraphEdge(eid, a, b, kind_of[kind], label, step=pr_step, role=kind))
-        trace.steps[pr_step].edge_ids.append(eid)

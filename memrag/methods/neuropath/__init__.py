@@ -2,6 +2,7 @@
 post-retrieval completion ("replay"). Its search is in search.py, its paths in paths.py."""
 
 from memrag.methods.neuropath.params import NeuroPathParams
+from memrag.methods.neuropath.detail import NeuroPathDetail
 from memrag.methods.spec import wing_spec
 
 
@@ -17,7 +18,8 @@ def _stages(p: NeuroPathParams) -> tuple[str, ...]:
 
 
 SPEC = wing_spec(
-    __name__,
+    __name__, detail=NeuroPathDetail, step_style="paths",
+    ablation_facts_at="memrag.methods.neuropath.ablations:retrieval_facts",
     name="neuropath", label="NeuroPath", params=NeuroPathParams,
     renderer_at="memrag.viz.trace_graphs:neuropath_overview",
     expected_stages=_stages,

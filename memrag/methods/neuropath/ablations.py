@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from memrag.methods.paper_kit import Preset, paper_preset
+from typing import Any
+
 from memrag.methods.neuropath import SPEC
+from memrag.methods.neuropath.detail import NeuroPathDetail
+from memrag.methods.paper_kit import Preset, paper_preset
+from memrag.trace import Trace
+from memrag.viz import words
 
 PRESETS: list[Preset] = [
     Preset("completion on / off",
@@ -36,3 +41,13 @@ PRESETS: list[Preset] = [
            "model writes in listing order. The chain, requirement and continue are generative in both.",
            {"tracker": "likelihood"}, {"tracker": "generative"}, "kept by likelihood", "kept by generated ids"),
 ]
+
+
+def retrieval_facts(trace: Trace) -> dict[str, Any]:
+    """What an ablation moves in NeuroPath's tracking (Compare mode)."""
+    d = trace.detail(NeuroPathDetail)
+    if d is None:
+        return {}
+    valid = d.hops[-1].valid_ids if d.hops else []
+    return {"hops run": len(d.hops), "paths listed": sum(h.new_count for h in d.hops),
+            "valid paths (last hop)": len(valid), words.KEPT_PATH_PASSAGES.label: len(d.dp_chunk_ids)}

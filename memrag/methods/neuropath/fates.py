@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from memrag.methods.fate_kit import FateInfo, FateKind, FateRecord, FateRules, Position, dense_fate, in_top, rank_of, where
-from memrag.trace import PathCandidate, Trace
+from memrag.trace import Trace
+from memrag.methods.neuropath.detail import NeuroPathDetail, PathCandidate
 
 
 class NeuroPathFate(FateKind):
@@ -27,12 +28,13 @@ def _path_label(p: PathCandidate) -> str:
 
 
 def _new_count(trace: Trace, hop: int) -> int:
-    assert trace.neuropath is not None
-    return next((h.new_count for h in trace.neuropath.hops if h.hop == hop), 0)
+    detail = trace.detail(NeuroPathDetail)
+    assert detail is not None
+    return next((h.new_count for h in detail.hops if h.hop == hop), 0)
 
 
 def judge(trace: Trace, chunk_id: int, pos: Position | None, k: int) -> FateRecord:
-    detail = trace.neuropath
+    detail = trace.detail(NeuroPathDetail)
     if detail is None or detail.fallback_dense:
         return dense_fate(chunk_id, pos, k, " (NeuroPath fell back to dense ranking: no query entities)")
     touching = [(h.hop, p) for h in detail.hops for p in h.candidates if chunk_id in p.chunk_ids]

@@ -7,10 +7,11 @@ from __future__ import annotations
 from memrag.methods.lesson_kit import Lesson, LessonPlan, Pair, NAMES_SHOWN, dedupe, quote, step_item
 from memrag.trace import Step, Trace
 from memrag.viz.safe_text import clip
+from memrag.methods.neuropath.detail import NeuroPathDetail
 
 
 def _np_seeds(trace: Trace, step: Step) -> Lesson:
-    d = trace.neuropath
+    d = trace.detail(NeuroPathDetail)
     assert d is not None
     seeds = [s for s in d.seeds if s.accepted]
     members = dedupe([m.name for s in seeds for m in s.coref])
@@ -32,7 +33,7 @@ def _np_seeds(trace: Trace, step: Step) -> Lesson:
 
 
 def _np_hop(trace: Trace, step: Step) -> Lesson:
-    d = trace.neuropath
+    d = trace.detail(NeuroPathDetail)
     assert d is not None
     h = step_item(trace, step, d.hops)
     brain = ("Before moving, place cells can fire in quick sequences that sketch routes the animal has not "
@@ -64,7 +65,7 @@ def _np_hop(trace: Trace, step: Step) -> Lesson:
 
 
 def _np_completion(trace: Trace, step: Step) -> Lesson:
-    d = trace.neuropath
+    d = trace.detail(NeuroPathDetail)
     assert d is not None
     titles = {c.chunk_id: c.title for c in trace.chunks}
     dp = [titles.get(c, f"chunk {c}") for c in d.dp_chunk_ids]

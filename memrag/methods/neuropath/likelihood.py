@@ -24,7 +24,8 @@ from memrag.llm.jsoncall import failed_call_record, record_of
 from memrag.llm.logprobs import logprobs_missing, read_labels
 from memrag.methods.base import QueryContext
 from memrag.methods.neuropath.params import NeuroPathParams
-from memrag.trace import LLMCallRecord, NeuroPathHop, PathCandidate, Trace
+from memrag.trace import LLMCallRecord, Trace
+from memrag.methods.neuropath.detail import NeuroPathHop, PathCandidate
 
 YES, NO = prompts.JUDGE_LABELS
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from memrag.index.memory import Memory, TripleRow
 from memrag.index.normalise import entity_key
-from memrag.trace import PathCandidate, PathTriple
+from memrag.methods.neuropath.detail import PathCandidate, PathTriple
 
 ARROW = " → "
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from memrag.index.memory import Memory
 from memrag.methods.neuropath.paths import far_end
-from memrag.trace import ReachedChunk
+from memrag.methods.neuropath.detail import ReachedChunk
 
 
 def first_reach(memory: Memory, seed_keys: Iterable[str], max_hops: int, coref_top: int,

@@ -36,16 +36,9 @@ from memrag.methods.dense.search import dense_ranking
 from memrag.methods.neuropath.reach import unlisted_reach
 from memrag.methods.neuropath.paths import (extend_path, first_hop_paths, id_list, listing_line, path_scores,
                                   strip_path_refs, verbatim_keys)
-from memrag.trace import (GraphEdge, GraphNode, NeuroPathDetail, NeuroPathHop, NeuroPathSeed,
-                          PathCandidate, RankedChunk, Trace)
-
-MAX_GRAPH_NODES = 300
-# Best fate first: a triple edge takes the role of the best fate any path through it had.
-_ROLE_OF_FATE = {"valid": "valid", "expanded": "expanded", "shown": "shown", "dropped": "shown",
-                 "unlisted": "pruned", "pruned": "pruned"}
-_ROLE_ORDER = ["valid", "expanded", "shown", "pruned"]
-_NODE_ROLE_ORDER = ["seed", "coref", "frontier", "path"]
-_HIDDEN = ("pruned", "unlisted")  # fates of paths the model never saw
+from memrag.trace import RankedChunk, Trace
+from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, NeuroPathSeed, PathCandidate
+from memrag.methods.neuropath.picture import subgraph
 
 
 @dataclass
@@ -115,7 +108,7 @@ def retrieve(ctx: QueryContext, params: NeuroPathParams | None = None) -> Trace:
                          f"{len(ctx.memory.triple_vecs)} triple vectors: rebuild or re-embed it before using NeuroPath")
     t0 = time.perf_counter()
     trace = new_trace(ctx, "neuropath", params_dict(params))
-    detail = trace.neuropath = NeuroPathDetail()
+    detail = trace.details[trace.method] = NeuroPathDetail()
 
     entities, calls, error = query_entities(ctx)
     trace.llm_calls.extend(calls)
@@ -137,7 +130,7 @@ def retrieve(ctx: QueryContext, params: NeuroPathParams | None = None) -> Trace:
         detail.unlisted_reach = unlisted_reach(ctx.memory, seed_keys, params.max_hops, params.coref_top,
                                                params.coref_threshold, listed_chunks)
     _complete(ctx, trace, params, valid, chain, requirement)
-    _subgraph(ctx, trace)
+    subgraph(ctx, trace)
     cite_chunks(trace, ctx.memory, [c for h in detail.hops for p in h.candidates
                                     if p.fate in ("valid", "expanded") for c in p.chunk_ids])
     trace.retrieval_seconds = time.perf_counter() - t0
@@ -145,7 +138,7 @@ def retrieve(ctx: QueryContext, params: NeuroPathParams | None = None) -> Trace:
 
 
 def _dense_fallback(ctx: QueryContext, trace: Trace, params: NeuroPathParams, error: str | None) -> None:
-    detail = trace.neuropath
+    detail = trace.detail(NeuroPathDetail)
     assert detail is not None
     detail.fallback_dense = True
     detail.stop_reason = "no query entities"
@@ -169,7 +162,7 @@ def is_class_word(query_entity: str) -> bool:
 
 def _seeds(ctx: QueryContext, trace: Trace, params: NeuroPathParams) -> list[str]:
     """Seed records into the trace; returns the seed set (seeds, then their coreference members)."""
-    memory, detail = ctx.memory, trace.neuropath
+    memory, detail = ctx.memory, trace.detail(NeuroPathDetail)
     assert detail is not None
     step = trace.add_step("seeds", "Seeds")
     if len(memory.entities):
@@ -211,7 +204,7 @@ def _seeds(ctx: QueryContext, trace: Trace, params: NeuroPathParams) -> list[str
 def _track(ctx: QueryContext, trace: Trace, params: NeuroPathParams, seed_keys: list[str]
            ) -> tuple[list[PathCandidate], str, str]:
     """The hop loop; returns (the final valid paths in order, last chain, last requirement)."""
-    memory, detail = ctx.memory, trace.neuropath
+    memory, detail = ctx.memory, trace.detail(NeuroPathDetail)
     assert detail is not None
     seen: set[str] = set()
     new = first_hop_paths(memory, seed_keys, seen)
@@ -365,7 +358,7 @@ def _prune_and_list(memory: Memory, h: NeuroPathHop, kept: list[PathCandidate], 
 def _complete(ctx: QueryContext, trace: Trace, params: NeuroPathParams, valid: list[PathCandidate],
               chain: str, requirement: str) -> None:
     """D_p (valid paths' chunks) then, with completion, the dense ranking for question + chain + requirement."""
-    detail = trace.neuropath
+    detail = trace.detail(NeuroPathDetail)
     assert detail is not None
     dp: list[RankedChunk] = []
     for vrank, p in enumerate(valid, start=1):
@@ -469,104 +462,3 @@ def fuse_dp(dp: list[RankedChunk], de: list[RankedChunk], completion_order: list
             out.append(x)
             placed.add(x.chunk_id)
     return out
-
-
-# ---------------------------------------------------------------- subgraph for the views
-def _subgraph(ctx: QueryContext, trace: Trace) -> None:
-    """Entity nodes and triple / coreference edges, each tagged with the step it first appears in."""
-    memory, detail = ctx.memory, trace.neuropath
-    assert detail is not None
-    nodes: dict[str, GraphNode] = {}
-    edges: dict[str, GraphEdge] = {}
-
-    def node(key: str, role: str, step: int, score: float | None = None) -> None:
-        nid = f"e:{key}"
-        if nid not in nodes:
-            ent = memory.entity(key)
-            name, group = (ent.name, ent.type) if ent else (key, "other")
-            nodes[nid] = GraphNode(nid, name, "entity", step=step, score=score, role=role, group=group,
-                                   tooltip=f"{name} ({group})")
-            trace.steps[step].node_ids.append(nid)
-        elif _NODE_ROLE_ORDER.index(role) < _NODE_ROLE_ORDER.index(nodes[nid].role):
-            nodes[nid].role = role
-
-    def edge(e: GraphEdge) -> None:
-        if e.id not in edges:
-            edges[e.id] = e
-            trace.steps[e.step or 0].edge_ids.append(e.id)
-        elif _ROLE_ORDER.index(e.role) < _ROLE_ORDER.index(edges[e.id].role):
-            edges[e.id].role = e.role
-
-    for s in detail.seeds:
-        if s.accepted:
-            node(s.key, "seed", 0, s.similarity)
-    for s in detail.seeds:
-        for m in s.coref:
-            node(m.key, "coref", 0, m.similarity)
-            edge(GraphEdge(f"coref:{s.key}|{m.key}", f"e:{s.key}", f"e:{m.key}", "coref",
-                           f"{m.similarity:.2f}", step=0, role="shown"))
-
-    hop_steps = [s.index for s in trace.steps if s.kind == "hop"]
-    by_pid = {p.pid: p for h in detail.hops for p in h.candidates}
-    included, notes = _within_cap(memory, list(by_pid.values()), {nid[2:] for nid in nodes})
-    for h, step in zip(detail.hops, hop_steps):
-        for p in h.candidates:
-            if p.pid not in included:
-                continue
-            for t in p.triples:
-                row = memory.triples[t.triple_id]
-                node(row.head_key, "path", step)
-                node(row.tail_key, "path", step)
-                edge(GraphEdge(f"t:{row.triple_id}", f"e:{row.head_key}", f"e:{row.tail_key}", "triple",
-                               row.relation, step=step, chunk_id=row.chunk_id, role=_ROLE_OF_FATE[p.fate]))
-            parent = by_pid.get(p.parent or "") if p.kept_from is None else None
-            if parent is not None:
-                last = memory.triples[p.triples[-1].triple_id]
-                touched = last.head_key if last.tail_key == p.frontier else last.tail_key
-                if touched != parent.frontier:
-                    # This extension grew from a coreference candidate of its parent's frontier.
-                    edge(GraphEdge(f"coref:{parent.frontier}|{touched}", f"e:{parent.frontier}", f"e:{touched}",
-                                   "coref", "coreference", step=step, role=_ROLE_OF_FATE[p.fate]))
-            if p.fate not in _HIDDEN:
-                node(p.frontier, "frontier", step)
-    trace.flags.extend(notes)
-    trace.nodes = list(nodes.values())
-    trace.edges = list(edges.values())
-
-
-def _within_cap(memory: Memory, paths: list[PathCandidate], base: set[str]) -> tuple[set[str], list[str]]:
-    """Which paths the subgraph draws, keeping it near MAX_GRAPH_NODES entity nodes.
-
-    Valid and expanded paths always; then the other listed paths while they fit;
-    then the pruned / unlisted ones only if all of them fit (a partial picture of
-    what was pruned would mislead). Returns (pids, flags saying what was left out).
-    """
-    def keys(p: PathCandidate) -> set[str]:
-        return {k for t in p.triples for k in (memory.triples[t.triple_id].head_key,
-                                                 memory.triples[t.triple_id].tail_key)}
-    have, pids = set(base), set()
-    for p in paths:
-        if p.fate in ("valid", "expanded"):
-            have |= keys(p)
-            pids.add(p.pid)
-    skipped_listed = 0
-    for p in paths:
-        if p.fate not in _HIDDEN and p.pid not in pids:
-            ks = keys(p)
-            if len(have | ks) <= MAX_GRAPH_NODES:
-                have |= ks
-                pids.add(p.pid)
-            else:
-                skipped_listed += 1
-    hidden = [p for p in paths if p.fate in _HIDDEN]
-    hidden_keys = set().union(*(keys(p) for p in hidden)) if hidden else set()
-    notes = []
-    if len(have | hidden_keys) <= MAX_GRAPH_NODES:
-        pids.update(p.pid for p in hidden)
-    else:
-        notes.append(f"subgraph: nodes of {len(hidden)} pruned or unlisted path(s) left out "
-                     f"(over {MAX_GRAPH_NODES} nodes)")
-    if skipped_listed:
-        notes.append(f"subgraph: {skipped_listed} listed path(s) that were not kept left out "
-                     f"(over {MAX_GRAPH_NODES} nodes)")
-    return pids, notes
