@@ -87,7 +87,8 @@
   }
 
   // Each label at the first place around its node that stays in the frame and clears the labels
-  // already placed (and, if it can, every node); in priority order, so what matters is placed first.
+  // already placed and every node (a focus graph, where every label must be written, lets a label
+  // cover a node when nothing else is free); in priority order, so what matters is placed first.
   function place() {
     const W = box.clientWidth, H = box.clientHeight;
     // a ghost (a later step of a replay) keeps its label's room in `relax` but takes no place here
@@ -117,7 +118,7 @@
         if (b.x < 1 || b.y < 1 || b.x + w > W - 1 || b.y + h > H - 1) continue;
         if (taken.some(function (t) { return overlaps(b, t); })) continue;
         if (!discs.some(function (d) { return d.id !== id && overlaps(b, d); })) { best = b; break; }
-        if (!fallback) fallback = b;
+        if (!fallback && extra.labelAll) fallback = b;  // a label over another node only where all must be written
       }
       best = best || fallback;
       if (!best) { el.style.display = "none"; offsets[id] = null; hidden++; return; }
@@ -149,8 +150,8 @@
     const named = ids.filter(function (id) { return labels[id]; });
     let area = 0;
     named.forEach(function (id) { area += (labels[id].offsetWidth + 8) * (labels[id].offsetHeight + 20); });
-    // spreading nodes apart helps only where the labels can fit at all (a focus graph always tries)
-    if (ids.length <= 150 && (extra.labelAll || area < 0.45 * W * H)) {
+    // spreading nodes apart where the labels fit easily, or must all be written (a focus graph)
+    if (ids.length <= 150 && (extra.labelAll || area < 0.2 * W * H)) {
       relax(ids, at, W, H);
       ids.forEach(function (id) {
         const c = network.DOMtoCanvas(at[id]);
@@ -182,6 +183,19 @@
     lines.forEach(function (line) { add(list, "li", line); });
   }
 
+  // The relations drawn at a node, each as its edge's hover text says it (or "a → label → b").
+  function relations(id) {
+    const name = function (n) { const x = nodes.get(n); return x ? x.label.trim() : n; };
+    const found = edges.get({filter: function (e) {
+      return (e.from === id || e.to === id) && extra.coref.indexOf(e.id) < 0;
+    }});
+    const lines = found.map(function (e) {
+      const first = String(e.title || "").split("\n")[0];
+      return first && first !== e.label ? first : name(e.from) + " → " + (e.label || "") + " → " + name(e.to);
+    });
+    return lines.length > 12 ? lines.slice(0, 12).concat(["… and " + (lines.length - 12) + " more"]) : lines;
+  }
+
   function openPanel(id) {
     const d = extra.details[id];
     if (!d) return;
@@ -192,7 +206,7 @@
     add(panel, "div", d.name, "memrag-name");
     add(panel, "div", d.kind + (d.group ? " · " + d.heading + ": " + d.group : ""), "memrag-kind");
     section("about", d.about);
-    section("relations", d.relations);
+    section("relations", relations(id));
     section("coreference candidates", d.coref);
     if (d.passages && d.passages.length) {
       add(panel, "div", "source passages", "memrag-head");

@@ -147,13 +147,15 @@ def test_pages_style_tooltips_themselves_instead_of_inlining_vis_networks_styles
 def test_shared_vis_script_replaces_the_inline_copy_with_a_local_file(tmp_path, monkeypatch):
     inline = render(*small_graph())
     assert graph_html.share_vis_assets(tmp_path / "static")
-    [script] = list((tmp_path / "static").iterdir())
+    script, overlay = sorted((tmp_path / "static").iterdir(), key=lambda f: not f.name.startswith("vis-network-"))
     assert script.name.startswith("vis-network-") and script.name.endswith(".min.js")
+    assert overlay.name.startswith("memrag-overlay-") and overlay.read_text(encoding="utf-8") == graph_html._OVERLAY_JS
     body = script.read_text(encoding="utf-8")
     assert body.strip() in inline  # the very script pyvis inlines
     shared = render(*small_graph())
     assert len(shared) < 30_000 < 400_000 < len(inline)
     assert f'<script src="app/static/{script.name}"></script>' in shared
+    assert f'<script src="app/static/{overlay.name}"></script>' in shared and graph_html._OVERLAY_JS not in shared
     assert body.strip() not in shared and graph_data(shared) == graph_data(inline)
     assert graph_html.share_vis_assets(tmp_path / "elsewhere")  # already on: nothing rewritten
     assert not (tmp_path / "elsewhere").exists()

@@ -48,8 +48,15 @@ def _colour(value: str) -> str:
 
 
 def png_bytes(page: str, *, width_in: float = 11.0, dpi: int = 110) -> bytes:
-    """The drawn graph as a PNG: same positions (y down, as on screen), colours, shapes, written
-    node labels, arrows and relation labels, and the legend below it."""
+    """The drawn graph as a PNG (see `figure`)."""
+    buffer = io.BytesIO()
+    figure(page, width_in=width_in, dpi=dpi).savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def figure(page: str, *, width_in: float = 11.0, dpi: int = 110) -> Any:
+    """The drawn graph as a matplotlib Figure: same positions (y down, as on screen), colours,
+    shapes, written node labels, arrows and relation labels, and the legend below it."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display on a server
@@ -90,9 +97,7 @@ def png_bytes(page: str, *, width_in: float = 11.0, dpi: int = 110) -> bytes:
     handles = [_legend_handle(item, Line2D) for item in legend_items(page)]
     if handles:
         fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7, frameon=False)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    return buffer.getvalue()
+    return fig
 
 
 def _literal(text: str) -> str:

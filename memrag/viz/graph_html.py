@@ -54,6 +54,7 @@ GOLD, DIM = palette.GOLD, palette.DIM
 GOLD_MARK, PASSAGE_MARK = palette.GOLD_MARK, palette.PASSAGE_MARK
 # The details panel's bounds (the frame's size is the speed goal's: a few KB per node at most).
 PANEL_PASSAGES, PASSAGE_CHARS, PAGE_PASSAGES, PANEL_LINES = 2, 420, 60, 10
+COREF_KINDS = frozenset({"coref", "synonymy"})  # edges the panel lists as coreference candidates, not relations
 EMPHASIS = "#000000"
 
 # Shape and size by node kind; a role may change them. Colour comes from the group. "means" is
@@ -61,7 +62,7 @@ EMPHASIS = "#000000"
 NODE_KINDS: dict[str, dict[str, Any]] = {
     "query": {"shape": "diamond", "size": 22, "means": "the question"},
     "cue": {"shape": "triangle", "size": 18, "means": "cue from the question"},
-    "chunk": {"shape": "square", "size": 14, "means": "passage (chunk)"},
+    "chunk": {"shape": "square", "size": 14, "means": f"passage (chunk; its label starts {palette.PASSAGE_MARK})"},
     "entity": {"shape": "dot", "size": 16, "means": "entity"},
 }
 # Roles the methods give entity nodes that name their origin, not a look of their own.
@@ -163,6 +164,8 @@ _VIS_STYLE = "lib/vis-9.1.2/vis-network.css"
 _PAGE_CSS = asset_text("graph_tooltip.css") + asset_text("graph_layout.css")
 _inline_assets: dict[str, str] = {}  # what pyvis inlines: "script", "style" → the exact tag
 _shared_script_tag = ""  # set by share_vis_assets
+_shared_overlay_tag = ""  # set with it; used only while _shared_script_tag is set
+_OVERLAY_JS = asset_text("graph_overlay.js")
 log = logging.getLogger(__name__)
 
 
@@ -190,18 +193,22 @@ def share_vis_assets(static_dir: Path, url_prefix: str = "app/static") -> bool:
     it works under any base path). A page is then a few KB instead of ~500 KB. Returns False, and
     leaves pages self-contained, when the file cannot be written.
     """
-    global _shared_script_tag
+    global _shared_script_tag, _shared_overlay_tag
     if _shared_script_tag:
         return True
     body = _vis_file(_VIS_SCRIPT)
     name = f"vis-network-{hashlib.sha256(body.encode()).hexdigest()[:12]}.min.js"
+    # the label layer's script too (~11 KB a frame): one copy per browser
+    overlay = f"memrag-overlay-{hashlib.sha256(_OVERLAY_JS.encode()).hexdigest()[:12]}.js"
     try:
         static_dir.mkdir(parents=True, exist_ok=True)
         _write_once(static_dir / name, body)
+        _write_once(static_dir / overlay, _OVERLAY_JS)
     except OSError as error:
         log.warning("graph pages stay self-contained: cannot write vis-network to %s (%s)", static_dir, error)
         return False
     _shared_script_tag = f'<script src="{url_prefix.rstrip("/")}/{name}"></script>'
+    _shared_overlay_tag = f'<script src="{url_prefix.rstrip("/")}/{overlay}"></script>'
     return True
 
 
@@ -463,13 +470,13 @@ def render(
         page = page.replace("<body>", "<body>" + legend_html(items, script_json(items), folded=look.compact), 1)
     extra = _layer_data(list(seen.values()), list(edges), marked, look, passages or {}, neighbours, fills,
                         edge_titles or {}, group_heading)
+    layer = (_shared_overlay_tag if _shared_script_tag and _shared_overlay_tag else f"<script>{_OVERLAY_JS}</script>")
     page = page.replace("</body>", f'<script type="application/json" id="memrag-graph-extra">{script_json(extra)}'
-                                   f"</script><script>{_OVERLAY_JS}</script></body>", 1)
+                                   f"</script>{layer}</body>", 1)
     check_safe(page)
     return page
 
 
-_OVERLAY_JS = asset_text("graph_overlay.js")
 _EXTRA = re.compile(r'<script type="application/json" id="memrag-graph-extra">(.*?)</script>', re.DOTALL)
 
 
@@ -482,7 +489,7 @@ def _layer_data(nodes: list[GraphNode], edges: list[GraphEdge], marked: set[str]
     every_edge = edges + (neighbours.edges if neighbours else [])
     names = {n.id: n.label for n in every_node}
     used: dict[int, list[str]] = {}
-    details = {n.id: _details(n, every_edge, names, edge_titles, passages, used, group_heading) for n in every_node}
+    details = {n.id: _details(n, every_edge, names, passages, used, group_heading) for n in every_node}
     texts, ghosts = {}, []
     if not look.compact:
         for n in every_node:
@@ -502,27 +509,23 @@ def _layer_data(nodes: list[GraphNode], edges: list[GraphEdge], marked: set[str]
     return {"px": look.label_px, "labelAll": look.label_all, "texts": texts, "ghost": ghosts,
             "dim": [n.id for n in every_node if _look_of(n).get("dim")],
             "order": label_order(nodes, edges, marked), "details": details,
+            "coref": [e.id for e in every_edge if e.kind in COREF_KINDS],
             "passages": {str(cid): [clip(title, 200), clip(text, PASSAGE_CHARS, keep_lines=True)]
                          for cid, (title, text) in passages.items() if cid in used},
             "reserve": reserve}
 
 
-def _details(n: GraphNode, edges: Sequence[GraphEdge], names: Mapping[str, str], edge_titles: Mapping[str, str],
+def _details(n: GraphNode, edges: Sequence[GraphEdge], names: Mapping[str, str],
              passages: Mapping[int, tuple[str, str]], used: dict[int, list[str]], group_heading: str) -> dict[str, Any]:
-    """One node's details panel: name, what it is, what its colour says, its hover text, the
-    relations and coreference candidates drawn at it, its source passages (ids into the page's passages)."""
+    """One node's details panel: name, what it is, what its colour says, its hover text, its
+    coreference candidates, its source passages (ids into the page's passages). Its relations are
+    read in the page from the edges drawn at it (their hover text), so expanded neighbours have them too."""
     role = _look_of(n)
-    relations, coref = [], []
+    coref = []
     for e in edges:
-        if n.id not in (e.source, e.target):
-            continue
-        if e.kind in ("coref", "synonymy"):
+        if n.id in (e.source, e.target) and e.kind in COREF_KINDS:
             other = e.target if e.source == n.id else e.source
             coref.append(f"{names.get(other, other)} ({e.label})" if e.label else names.get(other, other))
-        else:
-            title = edge_titles.get(e.id, "").split("\n")[0]
-            relations.append(title or f"{names.get(e.source, e.source)} → {e.label or e.kind} → "
-                                      f"{names.get(e.target, e.target)}")
     about = [line for line in (n.tooltip or "").split("\n") if line.strip() and line != n.label]
     cited = []
     for cid in n.chunk_ids:
@@ -532,8 +535,6 @@ def _details(n: GraphNode, edges: Sequence[GraphEdge], names: Mapping[str, str],
     return {"name": clip(n.label, 300), "kind": role.get("means") or role.get("ring") or n.kind,
             "group": palette.group_word(n.group or n.kind) if not role.get("dim") else role["dim"],
             "heading": group_heading, "about": [clip(x, 300) for x in about[:PANEL_LINES]],
-            "relations": [clip(x, 200) for x in relations[:PANEL_LINES]]
-                         + ([f"… and {len(relations) - PANEL_LINES} more"] if len(relations) > PANEL_LINES else []),
             "coref": [clip(x, 200) for x in coref[:PANEL_LINES]], "passages": cited}
 
 

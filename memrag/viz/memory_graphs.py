@@ -64,7 +64,7 @@ def _passages(memory: Memory, nodes: Iterable[GraphNode], titles: dict[str, str]
     return out
 
 
-NEIGHBOURS_EACH, NEIGHBOURS_MAX = 4, 40  # what "expand neighbours" may add: per node, per page (frame size)
+NEIGHBOURS_EACH, NEIGHBOURS_MAX = 3, 24  # what "expand neighbours" may add: per node, per page (frame size)
 
 
 def _neighbours(memory: Memory, g: nx.Graph, keys: list[str], titles: dict[str, str],

@@ -29,13 +29,14 @@ MEASURE = """() => {
 }"""
 
 
-def focus_frame(page, timeout_ms: int = 60_000):
-    """The frame drawing the focused graph (its look writes every label), once its labels are placed."""
+def focus_frame(page, px: int, timeout_ms: int = 60_000):
+    """The frame drawing the focused graph (its look writes every label, `px` high), once its labels are placed."""
     for _ in range(timeout_ms // 500):
         for frame in page.main_frame.child_frames:
             try:
-                if frame.evaluate("document.body.dataset.memragReady === '1' && "
-                                  "JSON.parse(document.getElementById('memrag-graph-extra').textContent).labelAll"):
+                if frame.evaluate("px => { const x = document.getElementById('memrag-graph-extra'); "
+                                  "if (!x || document.body.dataset.memragReady !== '1') return false; "
+                                  "const d = JSON.parse(x.textContent); return d.labelAll && d.px === px; }", px):
                     return frame
             except Exception:  # a frame being replaced while we look
                 continue
@@ -67,12 +68,20 @@ def test_focus_layout_writes_every_label_without_overlap_and_a_click_opens_the_p
     page.get_by_role("button", name="Ask", exact=True).click()
     page.locator("strong").filter(has_text=re.compile(r"^Answer:$")).nth(3).wait_for(timeout=120_000)
     settle(page)
+    # side by side at 1,440 px: no button or passage title cut short
+    answers = page.locator("strong").filter(has_text=re.compile(r"^Answer:$"))
+    answers.first.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(800)
+    watched.shot("ask-side-by-side-1440")
+    cut = page.evaluate("""[...document.querySelectorAll('[data-testid=stButton] button *')]
+        .filter(e => e.scrollWidth > e.clientWidth + 0.5).map(e => e.textContent)""")
+    assert cut == [], cut
     page.get_by_test_id("stButtonGroup").get_by_text("Focus", exact=True).click()
     heading = page.get_by_role("heading", name=re.compile(" in focus$"))
     heading.wait_for()
     settle(page)
     assert len(wait_for_graphs(page, 3)) >= 3  # the focused graph and the small multiples
-    frame = focus_frame(page)
+    frame = focus_frame(page, 13)
     heading.evaluate("e => e.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(800)
     check_labels(frame.evaluate(MEASURE), 12)
@@ -93,5 +102,6 @@ def test_focus_layout_writes_every_label_without_overlap_and_a_click_opens_the_p
     page.get_by_text("Presenter: larger type and nodes").click()
     settle(page)
     page.wait_for_timeout(1000)
-    frame = focus_frame(page)
+    frame = focus_frame(page, 18)
     check_labels(frame.evaluate(MEASURE), 16)
+    watched.shot("ask-focus-presenter", top=heading)

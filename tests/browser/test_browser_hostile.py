@@ -90,13 +90,14 @@ def assert_drawn_as_text(page, wanted: list[str], frames_at_least: int) -> None:
     shown = "\n".join(text for frame in labels for text in frame)
     for name in wanted:
         assert name in shown, (name, shown[:2000])  # the literal text, never &lt;-escaped
-    # nothing in any frame became an element; the one script a frame loads is the app's own
-    # vis-network from its static folder (graph_html.share_vis_assets)
+    # nothing in any frame became an element; the scripts a frame loads are the app's own
+    # vis-network and label layer from its static folder (graph_html.share_vis_assets)
     for frame in page.main_frame.child_frames:
         foreign = frame.evaluate(
             "[...document.querySelectorAll('img, iframe, script[src], link[href]')]"
             ".map(e => e.getAttribute('src') || e.getAttribute('href'))"
-            ".filter(u => !/^(\\.\\.?\\/)*app\\/static\\/vis-network-[0-9a-f]+\\.min\\.js$/.test(u.replace(/^\\//, '')))")
+            ".filter(u => !/^(\\.\\.?\\/)*app\\/static\\/(vis-network-[0-9a-f]+\\.min|memrag-overlay-[0-9a-f]+)\\.js$/"
+            ".test(u.replace(/^\\//, '')))")
         assert foreign == [], foreign
 
 
