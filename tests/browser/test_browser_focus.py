@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from app_server import SHOTS
 from test_browser import open_app, settle, wait_for_graphs
 
 pytestmark = pytest.mark.browser
@@ -105,3 +106,43 @@ def test_focus_layout_writes_every_label_without_overlap_and_a_click_opens_the_p
     frame = focus_frame(page, 18)
     check_labels(frame.evaluate(MEASURE), 16)
     watched.shot("ask-focus-presenter", top=heading)
+
+
+def _shown_labels(page) -> list[dict]:
+    """The written labels of a standalone graph page that found a place (checked like the focus graph's)."""
+    m = page.evaluate(MEASURE)
+    shown = [lab for lab in m["labels"] if lab["shown"]]
+    check_labels({**m, "labels": shown, "expected": len(shown), "hidden": "0"}, 12)
+    return shown
+
+
+def test_learn_pagerank_step_and_the_knowledge_graph_place_labels_inside_the_frame(browser, sample_recordings):
+    """HippoRAG 2's PageRank step at the Learn page's width (its labels ran past the frame's edge:
+    "ellan Marine Station") and the Memory page's 40-node overview (9 of 40 were labelled)."""
+    from memrag import demo
+    from memrag.ask import ask
+    from memrag.embed import get_embedder
+    from memrag.index import store
+    from memrag.llm.recordings import FILE_NAME, Recordings
+    from memrag.viz import memory_graphs, trace_graphs
+
+    memory = store.load(sample_recordings)
+    q = demo.sample_questions()[0]
+    [trace] = ask(memory, q["question"], llm=Recordings.load(sample_recordings / FILE_NAME).replay_llm(),
+                  embedder=get_embedder(), methods=["hipporag2"])
+    step = next(i for i, s in enumerate(trace.steps) if "PageRank" in s.title)
+    pages = {"learn-hipporag2-pagerank-labels": (trace_graphs.step_graph(trace, step, height=560)[0], 780, 640),
+             "memory-knowledge-graph-labels": (memory_graphs.knowledge_graph(memory)[0], 1100, 700)}
+    context = browser.new_context()
+    try:
+        for name, (html, width, height) in pages.items():
+            page = context.new_page()
+            page.set_viewport_size({"width": width, "height": height})
+            page.set_content(html, wait_until="load")
+            page.wait_for_function("document.body.dataset.memragReady === '1'")
+            shown = _shown_labels(page)
+            assert len(shown) >= (20 if name.startswith("memory") else 15), (name, len(shown))
+            page.screenshot(path=str(SHOTS / f"{name}.png"))
+            page.close()
+    finally:
+        context.close()

@@ -101,6 +101,23 @@ def assert_drawn_as_text(page, wanted: list[str], frames_at_least: int) -> None:
         assert foreign == [], foreign
 
 
+def assert_panel_is_text(page) -> None:
+    """A click on the hostile-named node opens its details panel: its name, relations and source
+    passage shown literally, nothing in the panel an element made from them."""
+    frame = next(f for f in page.main_frame.child_frames if f.evaluate("!!document.getElementById('memrag-panel')"))
+    frame.wait_for_function("document.body.dataset.memragReady === '1'")
+    node = frame.evaluate("Object.entries(JSON.parse(document.getElementById('memrag-graph-extra').textContent)"
+                          f".details).find(([id, d]) => d.name === {NAMES[1]!r})[0]")
+    frame.evaluate(f"network.selectNodes([{node!r}]); network.body.emitter.emit('click', {{nodes: [{node!r}]}})")
+    panel = frame.locator("#memrag-panel")
+    panel.wait_for(state="visible")
+    shown = panel.inner_text()
+    assert NAMES[1] in shown and f"{NAMES[0]} loads {NAMES[1]}" in shown, shown  # name and relation as text
+    assert "<script>alert(1)</script> and an image with onerror=alert(1)." in shown, shown  # the passage
+    assert frame.evaluate("document.querySelectorAll('#memrag-panel *:not(div):not(ul):not(li):not(button)')"
+                          ".length") == 0
+
+
 def test_hostile_entity_names_draw_as_text_on_the_memory_and_ask_pages(browser, hostile_server, request):
     def failed() -> bool:
         rep = getattr(request.node, "rep_call", None)
@@ -118,6 +135,7 @@ def test_hostile_entity_names_draw_as_text_on_the_memory_and_ask_pages(browser, 
         settle(page)
         assert_drawn_as_text(page, NAMES + ["img src=//cdn.example.org/a.png"], 1)
         w.shot("memory-hostile-entity-names")
+        assert_panel_is_text(page)
 
         page.get_by_role("link", name="Ask").click()
         page.get_by_role("heading", name="Ask", level=1).wait_for()
