@@ -3,9 +3,31 @@ nothing is fetched (moved beside the app's browser tests so they share one Playw
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz.graph_html import Neighbours, render
 from test_viz import HOSTILE, small_graph
+
+
+@contextlib.contextmanager
+def graph_page(browser, page_html: str, viewport: dict | None = None) -> Iterator:
+    """The graph page in its own context; when the block ends, no dialog opened and nothing was fetched."""
+    dialogs, requests = [], []
+    # One Playwright per process: this test shares the browser of tests/browser/conftest.py.
+    context = browser.new_context(**({"viewport": viewport} if viewport else {}))
+    try:
+        page = context.new_page()
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.on("request", lambda r: requests.append(r.url))
+        page.set_content(page_html, wait_until="load")
+        yield page
+        page.wait_for_timeout(300)
+    finally:
+        context.close()
+    assert dialogs == []
+    assert [u for u in requests if not u.startswith(("about:", "data:"))] == []
 
 
 def test_hostile_graph_in_chromium_draws_text_fires_nothing_and_fetches_nothing(browser):
@@ -13,14 +35,7 @@ def test_hostile_graph_in_chromium_draws_text_fires_nothing_and_fetches_nothing(
     nodes[0].tooltip = HOSTILE[2] + " href"
     edges[0].label = HOSTILE[1]
     page_html = render(nodes, edges)
-    dialogs, requests = [], []
-    # One Playwright per process: this test shares the browser of tests/browser/conftest.py.
-    context = browser.new_context()
-    try:
-        page = context.new_page()
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        page.on("request", lambda r: requests.append(r.url))
-        page.set_content(page_html, wait_until="load")
+    with graph_page(browser, page_html) as page:
         page.wait_for_function("typeof network !== 'undefined' && nodes.length === 3")
         assert page.evaluate("nodes.get('n1').label") == HOSTILE[1]
         assert page.evaluate("document.querySelectorAll('img, iframe, script[src], link[href]').length") == 0
@@ -36,11 +51,6 @@ def test_hostile_graph_in_chromium_draws_text_fires_nothing_and_fetches_nothing(
         assert tip.replace("\u200b", "") == HOSTILE[0] + "\n" + HOSTILE[2] + " href"  # the name first
         # innerText writes a line break as <br>, the only element it makes
         assert page.evaluate("document.querySelectorAll('div.vis-tooltip *:not(br)').length") == 0
-        page.wait_for_timeout(300)
-    finally:
-        context.close()
-    assert dialogs == []
-    assert [u for u in requests if not u.startswith(("about:", "data:"))] == []
 
 
 def test_hostile_text_in_the_labels_and_details_panel_stays_text_and_expanding_adds_neighbours(browser):
@@ -53,13 +63,7 @@ def test_hostile_text_in_the_labels_and_details_panel_stays_text_and_expanding_a
     neighbour = GraphNode("n9", "<b onmouseover=alert(6)>Nine</b>", "entity", group="person", chunk_ids=[7])
     more = Neighbours([neighbour], [GraphEdge("e9", "n0", "n9", "triple", "<i>knows</i>")], {"n0": ["n9"]})
     page_html = render(nodes, edges, passages={7: ("<h1>Title</h1>", passage)}, neighbours=more)
-    dialogs, requests = [], []
-    context = browser.new_context(viewport={"width": 900, "height": 700})
-    try:
-        page = context.new_page()
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        page.on("request", lambda r: requests.append(r.url))
-        page.set_content(page_html, wait_until="load")
+    with graph_page(browser, page_html, {"width": 900, "height": 700}) as page:
         page.wait_for_function("document.body.dataset.memragReady === '1'")
         written = page.evaluate("[...document.querySelectorAll('.memrag-label')].map(e => e.textContent)")
         assert sorted(written) == sorted(HOSTILE)
@@ -78,8 +82,3 @@ def test_hostile_text_in_the_labels_and_details_panel_stays_text_and_expanding_a
         assert f"{HOSTILE[0]} → <i>knows</i> → {neighbour.label}" in panel.inner_text()
         # nothing in the layer or the panel became an element of the hostile text
         assert page.evaluate("document.querySelectorAll('img, iframe, script[src], link[href], h1, b, i').length") == 0
-        page.wait_for_timeout(300)
-    finally:
-        context.close()
-    assert dialogs == []
-    assert [u for u in requests if not u.startswith(("about:", "data:"))] == []
