@@ -40,6 +40,9 @@ def test_a_click_finds_name_kind_relations_coreference_and_source_passages():
     assert ada["passages"] == ["1", "2"]  # at most PANEL_PASSAGES per node
     assert layer["passages"] == {"1": ["Doc 1", "text of passage 1"], "2": ["Doc 2", "text of passage 2"]}
     assert layer["details"]["c"]["kind"].startswith("passage (chunk")
+    # a memory graph adds each entity's own candidates (drawn or not), each once
+    listed = layer_data(render(nodes, edges, candidates={"a": ["Ada B. (0.91)", "Ada Brennick (0.88)"]}))
+    assert listed["details"]["a"]["coref"] == ["Ada B. (0.91)", "Ada Brennick (0.88)"]
 
 
 def test_passages_and_entities_are_told_apart_by_label_and_shape_and_gold_has_its_own_mark():
@@ -77,6 +80,10 @@ def test_memory_graphs_ship_bounded_neighbours_not_yet_drawn(people):  # noqa: F
     assert {i for v in reserve["of"].values() for i in v} == extra
     assert all(e["from"] in drawn | extra and e["to"] in drawn | extra for e in reserve["edges"])
     assert all(layer_data(page)["details"][i]["name"] for i in extra)  # a neighbour opens its panel too
+    # each drawn entity's panel lists its own coreference candidates (default top and threshold)
+    for nid in drawn:
+        want = [f"{m.name} ({m.similarity:.2f})" for m in people.coref_of(nid[2:])]
+        assert layer_data(page)["details"][nid]["coref"] == want
     # the neighbours' marks are not in the legend: it lists what is drawn
     assert {i["key"] for i in legend.legend_items(page)} == legend.marks_of(*graph_data(page))
 

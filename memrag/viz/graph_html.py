@@ -413,6 +413,7 @@ def render(
     passages: Mapping[int, tuple[str, str]] | None = None,
     neighbours: Neighbours | None = None,
     group_heading: str = "shown as",
+    candidates: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """A self-contained HTML page drawing the graph, for `st.iframe(html, height=…)`.
 
@@ -422,7 +423,8 @@ def render(
     sizes: node id → drawn size, replacing the size of its kind and role (e.g. by PageRank mass).
     passages: chunk id → (title, text) for the details panel a click on a node opens (its source
     passages); neighbours: what its "expand neighbours" adds; group_heading: what a node's colour
-    says in the panel ("type", "fate at this step").
+    says in the panel ("type", "fate at this step"); candidates: node id → its coreference
+    candidates as the panel lists them (beside those drawn as edges).
     Labels are written by the page's label layer in `memrag.viz.labels` order, without overlap;
     the look (`memrag.viz.look`) sets their size and whether all must be written.
     Raises ValueError for more than MAX_NODES nodes or an edge to an unknown node.
@@ -470,6 +472,10 @@ def render(
         page = page.replace("<body>", "<body>" + legend_html(items, script_json(items), folded=look.compact), 1)
     extra = _layer_data(list(seen.values()), list(edges), marked, look, passages or {}, neighbours, fills,
                         edge_titles or {}, group_heading)
+    for nid, names in (candidates or {}).items():
+        if nid in extra["details"]:
+            listed = extra["details"][nid]["coref"]
+            listed += [clip(x, 200) for x in names if x not in listed][: max(0, PANEL_LINES - len(listed))]
     layer = (_shared_overlay_tag if _shared_script_tag and _shared_overlay_tag else f"<script>{_OVERLAY_JS}</script>")
     page = page.replace("</body>", f'<script type="application/json" id="memrag-graph-extra">{script_json(extra)}'
                                    f"</script>{layer}</body>", 1)

@@ -172,8 +172,9 @@ def knowledge_graph(memory: Memory, max_nodes: int = DEFAULT_NODES, focus: str |
         note += " (the most connected ones" + (" of the chosen types" if wanted is not None else "") + ")"
     note += f" and {len(edges)} of {len(memory.triples)} triples."
     more = _neighbours(memory, g, keys, titles, edge_titles)
+    candidates = {f"e:{k}": [f"{m.name} ({m.similarity:.2f})" for m in memory.coref_of(k)] for k in keys}
     return render(nodes, edges, height=height, edge_titles=edge_titles, neighbours=more, group_heading="type",
-                  passages=_passages(memory, [*nodes, *more.nodes], titles)), note
+                  passages=_passages(memory, [*nodes, *more.nodes], titles), candidates=candidates), note
 
 
 # ------------------------------------------------------------------ coreference
