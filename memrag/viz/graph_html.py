@@ -12,6 +12,12 @@ pyvis's link-tooltip mode (which uses `innerHTML`) off. The finished page is
 checked for all of this, and its own tags (parsed, not pattern-matched over the text) for
 remote loads, before it is returned.
 
+The page's own layer (assets/graph_overlay.js, after pyvis's script) writes node labels as text
+elements placed without overlap and opens a details panel on a click. It reads one more JSON
+block made by the same encoder (checked like the graph data) and sets every name, relation and
+passage with `textContent`, never as markup; "expand neighbours" adds nodes shipped in that block,
+so nothing goes back to the server (the frame cannot send anything).
+
 Layout is computed here (networkx, fixed seed) and physics is off, so the same
 input gives the same page and big graphs draw at once.
 """
