@@ -147,13 +147,15 @@ def test_pages_style_tooltips_themselves_instead_of_inlining_vis_networks_styles
 def test_shared_vis_script_replaces_the_inline_copy_with_a_local_file(tmp_path, monkeypatch):
     inline = render(*small_graph())
     assert graph_html.share_vis_assets(tmp_path / "static")
-    [script] = list((tmp_path / "static").iterdir())
+    script, overlay = sorted((tmp_path / "static").iterdir(), key=lambda f: not f.name.startswith("vis-network-"))
     assert script.name.startswith("vis-network-") and script.name.endswith(".min.js")
+    assert overlay.name.startswith("memrag-overlay-") and overlay.read_text(encoding="utf-8") == graph_html._OVERLAY_JS
     body = script.read_text(encoding="utf-8")
     assert body.strip() in inline  # the very script pyvis inlines
     shared = render(*small_graph())
     assert len(shared) < 30_000 < 400_000 < len(inline)
     assert f'<script src="app/static/{script.name}"></script>' in shared
+    assert f'<script src="app/static/{overlay.name}"></script>' in shared and graph_html._OVERLAY_JS not in shared
     assert body.strip() not in shared and graph_data(shared) == graph_data(inline)
     assert graph_html.share_vis_assets(tmp_path / "elsewhere")  # already on: nothing rewritten
     assert not (tmp_path / "elsewhere").exists()
@@ -196,12 +198,12 @@ def test_hostile_labels_stay_plain_text_inside_the_json_data():
     assert len(data_lines) == 2 and not any("<" in line or ">" in line for line in data_lines)
     got = nodes_by_id(page)
     assert [got[f"n{i}"]["label"] for i in range(3)] == HOSTILE  # literal text, not &lt;-escaped
-    assert got["n0"]["title"] == "tip " + HOSTILE[0]
+    assert got["n0"]["title"] == HOSTILE[0] + "\ntip " + HOSTILE[0]  # hover names the node first
     edge = edges_by_id(page)["e0"]
     assert edge["title"] == HOSTILE[1] and edge["label"] == HOSTILE[1][:29] + "…"  # long labels are clipped
     # a title containing "href" would switch pyvis to its innerHTML popup: it must stay off
     assert "popup.innerHTML" not in page
-    assert got["n2"]["title"].replace("\u200b", "") == nodes[2].tooltip
+    assert got["n2"]["title"].replace("\u200b", "") == nodes[2].label + "\n" + nodes[2].tooltip
     # the legend is HTML we write: its text is escaped, and a colour that is not #rrggbb is never used
     legend_div = re.search(r'<div id="memrag-legend".*?</div>', page, re.DOTALL).group(0)
     assert "&lt;img src=x onerror=alert(3)&gt;" in legend_div and "url(//x)" not in page
@@ -227,7 +229,7 @@ def test_render_styles_roles_gold_highlight_and_parallel_edges():
     got = render(nodes, edges, highlight={"b", "e3"})
     n, e = nodes_by_id(got), edges_by_id(got)
     assert n["a"]["shape"] == "star" and n["q"]["shape"] == "diamond" and n["c"]["shape"] == "square"
-    assert n["b"]["label"] == "★ B" and n["b"]["color"]["border"] == graph_html.GOLD
+    assert n["b"]["label"] == f"{palette.GOLD_MARK} B" and n["b"]["color"]["border"] == graph_html.GOLD
     assert n["b"]["borderWidth"] > 4  # gold border, thickened by the highlight
     assert n["c"]["color"]["background"] == graph_html.DIM
     assert n["a"]["color"]["background"] == palette.TYPE_COLOURS["person"]
@@ -278,14 +280,17 @@ def test_neuropath_hop_graph_shows_fates_seeds_and_gold():
     page, note = trace_graphs.neuropath_hop_graph(t, 1, gold_chunk_ids=[0])
     n, e = nodes_by_id(page), edges_by_id(page)
     assert set(n) == {"q", "e:ada brennick", "e:ada b", "e:port alder", "e:miro tann", "e:script alert 1 script"}
-    assert n["e:ada brennick"]["shape"] == "star" and n["e:ada b"]["shape"] == "square"
+    # a coreference candidate is an entity (a dot) with its ring; the square means a passage only
+    assert n["e:ada brennick"]["shape"] == "star" and n["e:ada b"]["shape"] == "dot"
+    assert n["e:ada b"]["color"]["border"] == graph_html.NODE_ROLES["coref"]["border"]
     assert n["e:port alder"]["color"]["background"] == palette.FATE_COLOURS["valid"]
     assert n["e:miro tann"]["color"]["background"] == palette.FATE_COLOURS["dropped"]
     assert n["e:script alert 1 script"]["label"] == HOSTILE[0]
     assert e["t:0"]["width"] > e["t:1"]["width"] and e["t:2"]["dashes"] is True
     # gold: the triple from chunk 0 and the entities it touches are marked
-    assert e["t:0"]["label"] == "★ born in" and n["e:port alder"]["label"] == "★ Port Alder"
-    assert not n["e:miro tann"]["label"].startswith("★")
+    gold = palette.GOLD_MARK
+    assert e["t:0"]["label"] == f"{gold} born in" and n["e:port alder"]["label"] == f"{gold} Port Alder"
+    assert not n["e:miro tann"]["label"].startswith(gold)
     assert "Ada Brennick born in Port Alder" in e["t:0"]["title"] and "chunk 0 (Ada)" in e["t:0"]["title"]
     assert "#1 (valid)" in n["e:port alder"]["title"]
     assert note.startswith("Hop 1: 3 candidate paths") and "1 valid" in note and "1 pruned" in note
@@ -346,11 +351,11 @@ def test_ecphory_graph_by_step_colours_rounds_and_emphasises_final():
     rc = palette.ROUND_COLOURS
     assert n["e:bruno"]["color"]["background"] == rc["round 1"] and n["e:dario"]["color"]["background"] == rc["round 2"]
     assert n["e:alfa"]["borderWidth"] == 4 and n["e:dario"]["borderWidth"] == 1  # final vs not
-    assert n["e:carla"]["shape"] == "square" and n["e:carla"]["label"] == "Carla"  # gold chunk, not retrieved
+    assert n["e:carla"]["shape"] == "dot" and n["e:carla"]["label"] == "Carla"  # gold chunk, not retrieved
     # the star marks only a gold passage the method retrieved (here: put in its ranked head)
     t.ranked = [RankedChunk(3, 0, 0.3, "fused")]
     starred = nodes_by_id(trace_graphs.ecphory_activation_graph(t, gold_chunk_ids=[3])[0])
-    assert starred["e:carla"]["label"] == "★ Carla"
+    assert starred["e:carla"]["label"] == f"{palette.GOLD_MARK} Carla"
     assert n["cue:0"]["shape"] == "triangle"
     # how each entity was reached: question, cue, centroid of seeds, co-occurrence with a seed
     pairs = {(x["from"], x["to"]) for x in e.values()}
@@ -372,7 +377,7 @@ def test_ecphory_graph_cap_keeps_final_engrams():
 def test_dense_graph_draws_the_head_of_the_ranking():
     page, note = trace_graphs.dense_graph(neuropath_trace(), top=3, gold_chunk_ids=[1])
     n, e = nodes_by_id(page), edges_by_id(page)
-    assert list(n) == ["q", "c:0", "c:1", "c:2"] and n["c:1"]["label"] == "★ Port Alder"
+    assert list(n) == ["q", "c:0", "c:1", "c:2"] and n["c:1"]["label"] == f"{palette.GOLD_MARK} {palette.PASSAGE_MARK} Port Alder"
     assert [x["label"] for x in e.values()] == ["#1", "#2", "#3"]
     assert note == "Top 3 of 4 ranked chunks."
 
@@ -401,7 +406,7 @@ def test_step_graph_replays_steps_with_stable_positions():
     n0, n1 = nodes_by_id(p0), nodes_by_id(p1)
     assert {k: (v["x"], v["y"]) for k, v in n0.items()} == {k: (v["x"], v["y"]) for k, v in n1.items()}
     assert n0["e:b"]["label"] == " " and n0["e:b"]["color"]["background"] == graph_html.DIM  # not yet added
-    assert n1["e:b"]["label"] == "B" and n1["e:d"]["label"] == "★ D"
+    assert n1["e:b"]["label"] == "B" and n1["e:d"]["label"] == f"{palette.GOLD_MARK} D"
     assert n1["e:b"]["borderWidth"] > n1["e:a"]["borderWidth"]  # the newest step is outlined
     e0, e1 = edges_by_id(p0), edges_by_id(p1)
     assert e0["t:1"]["dashes"] is True and e1["t:1"]["dashes"] is False and e1["t:2"]["dashes"] is True
@@ -468,7 +473,9 @@ def test_knowledge_graph_caps_by_degree_or_focus(memory):
     assert note.startswith("Showing 2 of 5 entities (the most connected ones)")
     page, note = memory_graphs.knowledge_graph(memory, max_nodes=3, focus="Zed Vell")
     assert set(nodes_by_id(page)) == {"e:zed vell", "e:alfa", "e:script alert 1 script"}
-    assert nodes_by_id(page)["e:zed vell"]["shape"] == "star" and "within 1 step of Zed Vell" in note
+    focus = nodes_by_id(page)["e:zed vell"]
+    assert focus["shape"] == "dot" and focus["color"]["border"] == graph_html.EMPHASIS  # a ring, not the seed's star
+    assert "within 1 step of Zed Vell" in note
     with pytest.raises(ValueError, match="no entity called 'Nobody'"):
         memory_graphs.knowledge_graph(memory, focus="Nobody")
     with pytest.raises(ValueError, match="max_nodes"):
@@ -632,7 +639,7 @@ def test_ordinary_text_with_protocol_relative_urls_renders_and_stays_literal():
     got = nodes_by_id(page)
     assert [got[f"n{i}"]["label"] for i in range(3)] == [graph_html.clip(t, graph_html.LABEL_CHARS)
                                                          for t in ORDINARY_URL_TEXT[:3]]
-    assert got["n0"]["title"] == "line\nsep\nend" and got["n1"]["title"] == ORDINARY_URL_TEXT[4]
+    assert got["n0"]["title"] == graph_html._plain(ORDINARY_URL_TEXT[0] + "\n" + ORDINARY_URL_TEXT[3]) and got["n1"]["title"] == ORDINARY_URL_TEXT[1] + "\n" + ORDINARY_URL_TEXT[4]
     assert edges_by_id(page)["e1"]["title"] == ORDINARY_URL_TEXT[1]
     data = "".join(line for line in page.splitlines() if "new vis.DataSet(" in line)
     for raw in ("src=//", "href=", "<", ">", "&", "'", "\u2028", "\u2029", "onerror="):

@@ -18,7 +18,8 @@ from memrag.index.readers import benchmark_document
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import export, labels, legend, memory_graphs, palette, trace_graphs
 from memrag.viz.entity_search import UnknownEntity, match_score, suggest_entities
-from memrag.viz.graph_html import DEFAULT_NODES, graph_data, render
+from memrag.viz import graph_html
+from memrag.viz.graph_html import DEFAULT_NODES, graph_data, layer_data, render
 from scripted import HashEmbedder, ScriptedLLM
 from test_viz import ecphory_trace, neuropath_trace, step_trace
 
@@ -135,7 +136,9 @@ def test_the_legend_lists_exactly_the_marks_drawn(people):
 def test_legend_names_square_nodes_coreference_edges_rings_and_gold():
     page = trace_graphs.neuropath_hop_graph(neuropath_trace(), 1, gold_chunk_ids=[0])[0]
     texts = {item["key"]: item["text"] for item in legend.legend_items(page)}
-    assert "coreference candidate" in texts["shape:square"]
+    # a coreference candidate is an entity with a ring; a square would say "passage"
+    assert "coreference candidate" in texts[f"ring:{graph_html.NODE_ROLES['coref']['border']}"]
+    assert "shape:square" not in texts
     assert "coreference" in texts["edge:#8e44ad:dashed"]
     assert "gold" in texts[f"ring:{palette.GOLD}"]
     assert "seed" in texts["shape:star"]
@@ -153,20 +156,20 @@ def test_a_mark_not_drawn_is_not_listed():
 
 
 # ================================================================== labels
-def test_small_graphs_label_everything_big_ones_only_what_matters():
+def test_every_label_is_offered_and_what_matters_claims_its_place_first():
     nodes = [GraphNode(f"n{i}", f"Name {i}", "entity", tooltip=f"tip {i}") for i in range(40)]
     nodes[30].role = "seed"
     nodes[31].gold = True
     nodes[32].group = "valid"
     edges = [GraphEdge(f"h{i}", "n0", f"n{i}", "triple") for i in range(1, 40)]
     edges += [GraphEdge(f"k{i}", "n1", f"n{i}", "triple") for i in range(2, 12)]
-    got = drawn(render(nodes, edges, highlight={"n33"}))
-    written = {nid for nid, n in got.items() if n["label"].strip()}
-    assert {"n0", "n1", "n30", "n31", "n32", "n33"} <= written  # hubs, seed, gold, valid path, highlighted
-    assert len(written) <= 6 + labels.HUBS
-    assert got["n39"]["label"] == " " and got["n39"]["title"].startswith("Name 39")  # the name on hover
-    few = drawn(render(nodes[:labels.LABEL_ALL_UP_TO], []))
-    assert all(n["label"].strip() for n in few.values())
+    page = render(nodes, edges, highlight={"n33"})
+    layer = layer_data(page)
+    # the label layer places labels in this order wherever one fits: the key nodes by degree, then hubs
+    assert layer["order"][:6] == ["n30", "n31", "n32", "n33", "n0", "n1"]
+    assert set(layer["order"]) == set(layer["texts"]) == {n.id for n in nodes}
+    assert layer["texts"]["n39"] == "Name 39" and drawn(page)["n39"]["title"].startswith("Name 39")
+    assert labels.label_order(nodes[:3], []) == ["n0", "n1", "n2"]  # ties keep the listed order
 
 
 # ================================================================== default size, depth, types
@@ -174,8 +177,7 @@ def test_every_graph_draws_a_few_dozen_nodes_by_default(ring_memory):
     page, note = memory_graphs.knowledge_graph(ring_memory)
     assert len(drawn(page)) == DEFAULT_NODES <= 60 and f"Showing {DEFAULT_NODES} of {RING_SIZE} entities" in note
     hub = drawn(page)["e:node 00"]
-    assert hub["label"] == "Node 00"  # the hub is labelled
-    assert sum(1 for n in drawn(page).values() if n["label"].strip()) <= labels.HUBS + 1
+    assert hub["label"] == "Node 00" and layer_data(page)["order"][0] == "e:node 00"  # the hub is placed first
     assert len(drawn(memory_graphs.knowledge_graph(ring_memory, max_nodes=60)[0])) == 60  # the size control
 
 
@@ -188,7 +190,7 @@ def test_depth_grows_the_neighbourhood_step_by_step(people):
     assert keys(3) == keys(2) | {"e:bitterleaf", "e:tin"}
     page, note = memory_graphs.knowledge_graph(people, focus="Osric Penhallow", depth=2)
     assert "within 2 steps of Osric Penhallow" in note
-    assert drawn(page)["e:osric penhallow"]["shape"] == "star"
+    assert drawn(page)["e:osric penhallow"]["color"]["border"] == graph_html.EMPHASIS  # the focus ring
     with pytest.raises(ValueError, match="depth"):
         memory_graphs.knowledge_graph(people, focus="Osric Penhallow", depth=4)
 

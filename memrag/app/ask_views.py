@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from memrag.app.ask_result import AskResult
+from memrag.app.focus_layout import focus_graphs
 from memrag.app.question_gold import FateLine, Gold, gold_fate_line, gold_fates, gold_of, gold_scores
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.widgets import frame, graph, text, wrapped_table
@@ -17,7 +18,7 @@ from memrag.index.memory import Memory
 from memrag.methods import registry
 from memrag.tracefile import traces_file_name, traces_json
 from memrag.trace import Trace, token_sum
-from memrag.viz import charts, tables, words
+from memrag.viz import charts, palette, tables, words
 from memrag.viz.safe_text import clip, escape_markdown
 
 
@@ -75,11 +76,13 @@ def fate_line(trace: Trace, gold: Gold, memory: Memory | None, key: str | None) 
     text(line.text, prefix="**Gold:** ")
     if line.tab is None or key is None:
         return
-    where = line.tab + (f" › {_step_name(trace, line.step)}" if line.step is not None else "")
-    st.button(f"show where: {where}", key=f"{key}_{trace.method}_fate_go", on_click=_open_step,
+    # the tab on the button, the step under it: a quarter-width column at 1,440 px cut the two together
+    st.button(f"show where: {line.tab}", key=f"{key}_{trace.method}_fate_go", on_click=_open_step,
               args=(key, trace.method, line), icon=":material/search:",
               help=escape_markdown(f"opens {METHOD_LABELS.get(trace.method, trace.method)}'s details at the view "
                                    f"that shows what happened to '{line.passage}'"))
+    if line.step is not None:
+        st.caption(escape_markdown(f"at {_step_name(trace, line.step)}"))
 
 
 def _step_name(trace: Trace, step: str | int) -> str:
@@ -119,7 +122,7 @@ def answer_card(trace: Trace, gold: Gold | None, memory: Memory | None, title: s
             gold_ids = set(gold.chunk_ids) if gold else set()
             for pos, cid in enumerate(a.context_chunk_ids, start=1):
                 c = trace.chunk(cid)
-                marks = (" · cited" if cid in a.cited_chunk_ids else "") + (" · ★ gold" if cid in gold_ids else "")
+                marks = (" · cited" if cid in a.cited_chunk_ids else "") + (f" · {palette.GOLD_MARK} gold" if cid in gold_ids else "")
                 st.markdown(f"**[{pos}]** chunk {cid}{marks} — " + escape_markdown(c.title if c else ""))
                 if c:
                     st.text(clip(c.text, 600))
@@ -271,13 +274,17 @@ def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> N
     if result.mode == "recorded":
         recorded_badge(result.model, traces)
     methods = [t.method for t in traces]
-    side = len(traces) > 1 and st.segmented_control(
-        "view", ["Side by side", "One at a time"], default="Side by side", key=f"{key}_view") != "One at a time"
+    view = st.segmented_control("view", ["Side by side", "Focus", "One at a time"], default="Side by side",
+                                key=f"{key}_view") if len(traces) > 1 else "One at a time"
+    side = view != "One at a time"
     if side:
         for col, t in zip(st.columns(len(traces)), traces):
             with col:
                 answer_card(t, gold, memory, key=key)
-                overview_graph(t, gold)
+                if view != "Focus":
+                    overview_graph(t, gold)
+        if view == "Focus":
+            focus_graphs(traces, gold, key, overview_graph)
         comparison(traces, gold, memory, key)
     pick = st.segmented_control("details of", methods, key=f"{key}_pick",
                                 default=None if f"{key}_pick" in st.session_state else methods[0],

@@ -16,6 +16,7 @@ import streamlit as st
 from memrag.app.estimates import seconds_text  # noqa: F401 (pages format times through widgets)
 from memrag.textsafe import download_name
 from memrag.viz import export
+from memrag.viz import look as looks
 from memrag.viz.legend import legend_rows
 from memrag.viz.safe_text import clip, escape_markdown
 
@@ -34,7 +35,7 @@ def graph(result: tuple[str, str], height: int, name: str = "graph") -> None:
     that download it as PNG and GraphML (made on the server only when clicked, from the same data
     the frame draws; `name` names the files)."""
     html, note = result
-    st.iframe(html, height=height + LEGEND_ROW_PX * (legend_rows(html) + 1))
+    st.iframe(html, height=height + LEGEND_ROW_PX * (legend_height_rows(html, height) + 1))
     if note:
         st.caption(escape_markdown(note))
     ident = hashlib.sha1(f"{name}|{html}".encode("utf-8")).hexdigest()[:12]
@@ -47,6 +48,14 @@ def graph(result: tuple[str, str], height: int, name: str = "graph") -> None:
                         mime="application/graphml+xml", key=f"graphml_{ident}", on_click="ignore",
                         icon=":material/share:", width="content",
                         help="The nodes and edges drawn, for Gephi, yEd or networkx.")
+
+
+def legend_height_rows(html: str, height: int) -> int:
+    """Lines the frame makes room for above the graph: the legend's, but never more than a third of
+    the graph's height (the page scrolls a longer legend; a small multiple folds it into one line)."""
+    if looks.current().compact:
+        return 1
+    return min(legend_rows(html), max(1, height // 3 // LEGEND_ROW_PX))
 
 
 def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:

@@ -48,8 +48,15 @@ def _colour(value: str) -> str:
 
 
 def png_bytes(page: str, *, width_in: float = 11.0, dpi: int = 110) -> bytes:
-    """The drawn graph as a PNG: same positions (y down, as on screen), colours, shapes, written
-    labels, and the legend below it."""
+    """The drawn graph as a PNG (see `figure`)."""
+    buffer = io.BytesIO()
+    figure(page, width_in=width_in, dpi=dpi).savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def figure(page: str, *, width_in: float = 11.0, dpi: int = 110) -> Any:
+    """The drawn graph as a matplotlib Figure: same positions (y down, as on screen), colours,
+    shapes, written node labels, arrows and relation labels, and the legend below it."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display on a server
@@ -63,8 +70,18 @@ def png_bytes(page: str, *, width_in: float = 11.0, dpi: int = 110) -> bytes:
     ax.set_axis_off()
     for e in edges:
         (x0, y0), (x1, y1) = pos[e["from"]], pos[e["to"]]
-        ax.plot([x0, x1], [y0, y1], color=_colour(e["color"]["color"]), linewidth=float(e.get("width", 1)) * 0.7,
-                linestyle="--" if e.get("dashes") else "-", zorder=1)
+        colour = _colour(e["color"]["color"])
+        arrow = (e.get("arrows") or {}).get("to", {}).get("enabled", True)
+        # an arrow as on screen (its head stops short of the target's marker), then the relation at the middle
+        ax.annotate("", xy=(x1, y1), xytext=(x0, y0), zorder=1,
+                    arrowprops={"arrowstyle": "-|>" if arrow else "-", "color": colour, "shrinkA": 6, "shrinkB": 7,
+                                "linewidth": float(e.get("width", 1)) * 0.7, "mutation_scale": 9,
+                                "linestyle": "--" if e.get("dashes") else "-"})
+        label = str(e.get("label", "")).strip()
+        if label:
+            ax.annotate(_literal(label), ((x0 + x1) / 2, (y0 + y1) / 2), ha="center", va="center", fontsize=5.5,
+                        color="#555555", zorder=4,
+                        bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
     for n in nodes:
         x, y = pos[n["id"]]
         ax.scatter([x], [y], s=float(n.get("size", 16)) * 9, marker=_MARKERS.get(n.get("shape"), "o"),
@@ -80,9 +97,7 @@ def png_bytes(page: str, *, width_in: float = 11.0, dpi: int = 110) -> bytes:
     handles = [_legend_handle(item, Line2D) for item in legend_items(page)]
     if handles:
         fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7, frameon=False)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    return buffer.getvalue()
+    return fig
 
 
 def _literal(text: str) -> str:

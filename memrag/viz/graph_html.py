@@ -12,6 +12,12 @@ pyvis's link-tooltip mode (which uses `innerHTML`) off. The finished page is
 checked for all of this, and its own tags (parsed, not pattern-matched over the text) for
 remote loads, before it is returned.
 
+The page's own layer (assets/graph_overlay.js, after pyvis's script) writes node labels as text
+elements placed without overlap and opens a details panel on a click. It reads one more JSON
+block made by the same encoder (checked like the graph data) and sets every name, relation and
+passage with `textContent`, never as markup; "expand neighbours" adds nodes shipped in that block,
+so nothing goes back to the server (the frame cannot send anything).
+
 Layout is computed here (networkx, fixed seed) and physics is off, so the same
 input gives the same page and big graphs draw at once.
 """
@@ -29,6 +35,7 @@ import re
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
@@ -38,8 +45,9 @@ from pyvis.network import Network
 
 from memrag.assets import asset_text
 from memrag.trace import GraphEdge, GraphNode
+from memrag.viz import look as looks
 from memrag.viz import palette
-from memrag.viz.labels import labelled
+from memrag.viz.labels import label_order
 from memrag.viz.legend import EDGE, FILL, RING, SHAPE, Legend, legend_html
 from memrag.viz.safe_text import clip
 
@@ -49,6 +57,10 @@ LABEL_CHARS = 40
 EDGE_LABEL_CHARS = 30
 TOOLTIP_CHARS = 700
 GOLD, DIM = palette.GOLD, palette.DIM
+GOLD_MARK, PASSAGE_MARK = palette.GOLD_MARK, palette.PASSAGE_MARK
+# The details panel's bounds (the frame's size is the speed goal's: a few KB per node at most).
+PANEL_PASSAGES, PASSAGE_CHARS, PAGE_PASSAGES, PANEL_LINES = 2, 420, 60, 10
+COREF_KINDS = frozenset({"coref", "synonymy"})  # edges the panel lists as coreference candidates, not relations
 EMPHASIS = "#000000"
 
 # Shape and size by node kind; a role may change them. Colour comes from the group. "means" is
@@ -56,20 +68,22 @@ EMPHASIS = "#000000"
 NODE_KINDS: dict[str, dict[str, Any]] = {
     "query": {"shape": "diamond", "size": 22, "means": "the question"},
     "cue": {"shape": "triangle", "size": 18, "means": "cue from the question"},
-    "chunk": {"shape": "square", "size": 14, "means": "passage (chunk)"},
+    "chunk": {"shape": "square", "size": 14, "means": f"passage (chunk; its label starts {palette.PASSAGE_MARK})"},
     "entity": {"shape": "dot", "size": 16, "means": "entity"},
 }
 # Roles the methods give entity nodes that name their origin, not a look of their own.
 _ENTITY_ROLE_ALIASES = {"cue": "cue-hit", "query": "", "semantic": "", "path": ""}
 NODE_ROLES: dict[str, dict[str, Any]] = {
     "seed": {"shape": "star", "size": 24, "means": "seed entity (where the search starts)"},
-    "focus": {"shape": "star", "size": 24, "means": "the entity you centred on"},
-    "coref": {"shape": "square", "size": 14, "means": "coreference candidate of a seed"},
+    # one shape, one meaning: the focus and a seed's coreference candidates are entities (dots)
+    # told apart by a ring, never by a shape that means something else elsewhere
+    "focus": {"size": 22, "borderWidth": 4, "border": EMPHASIS, "ring": "the entity you centred on"},
+    "coref": {"borderWidth": 3, "border": "#8e44ad", "ring": "coreference candidate of a seed"},
     "centroid": {"shape": "hexagon", "size": 16, "means": "a round's centroid"},
-    "graph": {"shape": "square", "size": 13, "means": "co-occurs with a seed"},
+    "graph": {"size": 13},  # an entity reached by co-occurrence: its edge says so
     "cue-hit": {"shape": "triangleDown", "size": 15, "means": "found near a cue"},
     "final": {"size": 22, "borderWidth": 4, "border": "#111111", "ring": "final engram"},
-    "frontier": {"borderWidth": 3, "border": "#d9730d", "ring": "end of a path (frontier)"},
+    "frontier": {"borderWidth": 3, "border": "#0b7285", "ring": "end of a path (frontier)"},
     "valid": {"borderWidth": 3, "border": "#1a7f37", "ring": "on a valid path"},
     "expanded": {"borderWidth": 3, "border": "#d9730d", "ring": "expanded"},
     "pruned": {"dim": "pruned"},
@@ -156,6 +170,8 @@ _VIS_STYLE = "lib/vis-9.1.2/vis-network.css"
 _PAGE_CSS = asset_text("graph_tooltip.css") + asset_text("graph_layout.css")
 _inline_assets: dict[str, str] = {}  # what pyvis inlines: "script", "style" → the exact tag
 _shared_script_tag = ""  # set by share_vis_assets
+_shared_overlay_tag = ""  # set with it; used only while _shared_script_tag is set
+_OVERLAY_JS = asset_text("graph_overlay.js")
 log = logging.getLogger(__name__)
 
 
@@ -183,18 +199,22 @@ def share_vis_assets(static_dir: Path, url_prefix: str = "app/static") -> bool:
     it works under any base path). A page is then a few KB instead of ~500 KB. Returns False, and
     leaves pages self-contained, when the file cannot be written.
     """
-    global _shared_script_tag
+    global _shared_script_tag, _shared_overlay_tag
     if _shared_script_tag:
         return True
     body = _vis_file(_VIS_SCRIPT)
     name = f"vis-network-{hashlib.sha256(body.encode()).hexdigest()[:12]}.min.js"
+    # the label layer's script too (~11 KB a frame): one copy per browser
+    overlay = f"memrag-overlay-{hashlib.sha256(_OVERLAY_JS.encode()).hexdigest()[:12]}.js"
     try:
         static_dir.mkdir(parents=True, exist_ok=True)
         _write_once(static_dir / name, body)
+        _write_once(static_dir / overlay, _OVERLAY_JS)
     except OSError as error:
         log.warning("graph pages stay self-contained: cannot write vis-network to %s (%s)", static_dir, error)
         return False
     _shared_script_tag = f'<script src="{url_prefix.rstrip("/")}/{name}"></script>'
+    _shared_overlay_tag = f'<script src="{url_prefix.rstrip("/")}/{overlay}"></script>'
     return True
 
 
@@ -282,18 +302,15 @@ def _plain(text: str) -> str:
     return clip(text, TOOLTIP_CHARS, keep_lines=True).replace("href", "h\u200bref")
 
 
-def _node_options(n: GraphNode, colour: str, emphasis: bool, show_label: bool, legend: Legend,
-                  size: float | None = None) -> dict[str, Any]:
+def _node_options(n: GraphNode, colour: str, emphasis: bool, legend: Legend, size: float | None = None,
+                  scale: float = 1.0) -> dict[str, Any]:
     """vis-network options for one node; every mark it gets is added to `legend` with its meaning.
-    `size` replaces the size of its kind and role (e.g. by PageRank mass)."""
-    role_name = _ENTITY_ROLE_ALIASES.get(n.role, n.role) if n.kind == "entity" else n.role
-    kind = NODE_KINDS.get(n.kind, NODE_KINDS["entity"])
-    role = {**kind, **NODE_ROLES.get(role_name, {})}
+    `size` replaces the size of its kind and role (e.g. by PageRank mass); `scale` enlarges it.
+    The label is kept in the data (exports, hover, the label layer read it) but drawn by the page's
+    label layer, so vis-network's own copy is transparent."""
+    role = _look_of(n)
     if size is not None:
         role["size"] = size
-    label = clip(n.label, LABEL_CHARS)
-    if n.gold:
-        label = "★ " + label
     dim = role.get("dim", "")
     fill = DIM if dim else colour
     border = GOLD if n.gold else role.get("border", fill)
@@ -304,28 +321,45 @@ def _node_options(n: GraphNode, colour: str, emphasis: bool, show_label: bool, l
     legend.add(FILL, dim or palette.group_word(n.group or n.kind), colour=fill)
     legend.add(SHAPE, role["means"], shape=role["shape"])
     if border.lower() != fill.lower():
-        ring = ("from a gold passage (★)" if n.gold else "highlighted (this step)" if emphasis
+        ring = (f"from a gold passage ({GOLD_MARK})" if n.gold else "highlighted (this step)" if emphasis
                 else role.get("ring", ""))
         legend.add(RING, ring, colour=border)
+    label = written_label(n)
     tooltip = n.tooltip or n.label
-    if not show_label and not tooltip.startswith(n.label):
-        tooltip = f"{n.label}\n{tooltip}"  # the name is on hover when it is not written
+    if not tooltip.startswith(n.label):
+        tooltip = f"{n.label}\n{tooltip}"  # the name is on hover when the label has no place
     return {
         # pyvis replaces an empty label by the node id; a space draws nothing
-        "label": label if show_label and label and not role.get("hide_label") else " ",
+        "label": label if label and not role.get("hide_label") else " ",
         "title": _plain(tooltip),
         "shape": role["shape"],
-        "size": role["size"],
+        "size": round(role["size"] * scale, 1),
         "color": {"background": fill, "border": border,
                   "highlight": {"background": fill, "border": EMPHASIS},
                   "hover": {"background": fill, "border": EMPHASIS}},
         "borderWidth": border_width,
-        "font": {"color": "#9a9a9a" if dim else "#222222", "size": 13},
+        "font": {"color": "rgba(0,0,0,0)", "size": 13, "strokeWidth": 0},
         "physics": False,
     }
 
 
-def _edge_options(e: GraphEdge, emphasis: bool, curve: int, title: str, legend: Legend) -> dict[str, Any]:
+def _look_of(n: GraphNode) -> dict[str, Any]:
+    """A node's shape, size and marks: its kind's, with its role's on top."""
+    role_name = _ENTITY_ROLE_ALIASES.get(n.role, n.role) if n.kind == "entity" else n.role
+    return {**NODE_KINDS.get(n.kind, NODE_KINDS["entity"]), **NODE_ROLES.get(role_name, {})}
+
+
+def written_label(n: GraphNode) -> str:
+    """The label a node is written with: a passage is marked as one (a passage and an entity may share
+    a name), a node from a gold passage carries the gold mark."""
+    label = clip(n.label, LABEL_CHARS)
+    if n.kind == "chunk":
+        label = f"{PASSAGE_MARK} {label}"
+    return f"{GOLD_MARK} {label}" if n.gold else label
+
+
+def _edge_options(e: GraphEdge, emphasis: bool, curve: int, title: str, legend: Legend,
+                  scale: float = 1.0) -> dict[str, Any]:
     kind = EDGE_KINDS.get(e.kind, EDGE_KINDS["triple"])
     role = EDGE_ROLES.get(e.role, {})
     style = {**kind, **role}
@@ -338,7 +372,7 @@ def _edge_options(e: GraphEdge, emphasis: bool, curve: int, title: str, legend: 
         "color": {"color": colour, "highlight": "#000000", "hover": "#000000"},
         "width": style["width"] + (2 if emphasis else 0),
         "dashes": style.get("dashes", False),
-        "font": {"size": 10, "color": "#9a9a9a" if e.role == "ghost" else "#555555",
+        "font": {"size": round(10 * scale), "color": "#9a9a9a" if e.role == "ghost" else "#555555",
                  "strokeWidth": 3, "align": "middle"},
     }
     if style.get("arrows") is False:
@@ -362,6 +396,16 @@ _OPTIONS = {
 }
 
 
+@dataclass
+class Neighbours:
+    """Nodes a memory graph leaves out, shipped with its page so that "expand neighbours" in the
+    details panel adds them without a round trip to the server (the frame cannot send anything back)."""
+
+    nodes: list[GraphNode] = field(default_factory=list)
+    edges: list[GraphEdge] = field(default_factory=list)
+    of: dict[str, list[str]] = field(default_factory=dict)  # drawn node id → ids in `nodes` it expands to
+
+
 def render(
     nodes: Sequence[GraphNode],
     edges: Sequence[GraphEdge],
@@ -372,6 +416,10 @@ def render(
     colours: Mapping[str, str] | None = None,
     edge_titles: Mapping[str, str] | None = None,
     sizes: Mapping[str, float] | None = None,
+    passages: Mapping[int, tuple[str, str]] | None = None,
+    neighbours: Neighbours | None = None,
+    group_heading: str = "shown as",
+    candidates: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """A self-contained HTML page drawing the graph, for `st.iframe(html, height=…)`.
 
@@ -379,7 +427,12 @@ def render(
     the graph listing every mark drawn (fills, shapes, rings, edge looks) with its meaning.
     colours: group → colour overrides. edge_titles: edge id → hover text (default: its label).
     sizes: node id → drawn size, replacing the size of its kind and role (e.g. by PageRank mass).
-    Labels follow `memrag.viz.labels`: the nodes that matter are written, the rest on hover.
+    passages: chunk id → (title, text) for the details panel a click on a node opens (its source
+    passages); neighbours: what its "expand neighbours" adds; group_heading: what a node's colour
+    says in the panel ("type", "fate at this step"); candidates: node id → its coreference
+    candidates as the panel lists them (beside those drawn as edges).
+    Labels are written by the page's label layer in `memrag.viz.labels` order, without overlap;
+    the look (`memrag.viz.look`) sets their size and whether all must be written.
     Raises ValueError for more than MAX_NODES nodes or an edge to an unknown node.
     """
     seen: dict[str, GraphNode] = {}
@@ -392,25 +445,26 @@ def render(
         for end in (e.source, e.target):
             if end not in seen:
                 raise ValueError(f"edge {e.id!r} refers to node {end!r}, which is not in the graph")
+    look = looks.current()
     marked = set() if highlight is None else set(highlight)
     pos = layout(list(seen), [(e.source, e.target) for e in edges])
-    fills = palette.group_colours((n.group or n.kind for n in seen.values()), colours)
-    written = labelled(list(seen.values()), edges, marked)
+    extra_nodes = list(neighbours.nodes) if neighbours else []
+    fills = palette.group_colours((n.group or n.kind for n in [*seen.values(), *extra_nodes]), colours)
     marks = Legend()
 
     net = Network(height=f"{int(height)}px", width="100%", directed=True, cdn_resources="in_line",
                   heading="", select_menu=False, filter_menu=False, neighborhood_highlight=False)
     for nid, n in seen.items():
         x, y = pos[nid]
-        net.add_node(nid, **_node_options(n, fills[n.group or n.kind], nid in marked, nid in written, marks,
-                                          (sizes or {}).get(nid)), x=x, y=y)
+        net.add_node(nid, **_node_options(n, fills[n.group or n.kind], nid in marked, marks, (sizes or {}).get(nid),
+                                          look.scale), x=x, y=y)
     pair_count: dict[tuple[str, str], int] = {}
     for e in edges:
         pair = tuple(sorted((e.source, e.target)))
         curve = pair_count.get(pair, 0)
         pair_count[pair] = curve + 1
         title = (edge_titles or {}).get(e.id, "")
-        net.add_edge(e.source, e.target, id=e.id, **_edge_options(e, e.id in marked, curve, title, marks))
+        net.add_edge(e.source, e.target, id=e.id, **_edge_options(e, e.id in marked, curve, title, marks, look.scale))
     net.options = dict(_OPTIONS)  # a plain dict: pyvis dumps it with json.dumps
     net.templateEnv = _template_env(net.template_dir)
 
@@ -421,9 +475,87 @@ def render(
     page = _slim_assets(page)
     if legend and seen:
         items = marks.items()
-        page = page.replace("<body>", "<body>" + legend_html(items, script_json(items)), 1)
+        page = page.replace("<body>", "<body>" + legend_html(items, script_json(items), folded=look.compact), 1)
+    extra = _layer_data(list(seen.values()), list(edges), marked, look, passages or {}, neighbours, fills,
+                        edge_titles or {}, group_heading)
+    for nid, names in (candidates or {}).items():
+        if nid in extra["details"]:
+            listed = extra["details"][nid]["coref"]
+            listed += [clip(x, 200) for x in names if x not in listed][: max(0, PANEL_LINES - len(listed))]
+    layer = (_shared_overlay_tag if _shared_script_tag and _shared_overlay_tag else f"<script>{_OVERLAY_JS}</script>")
+    page = page.replace("</body>", f'<script type="application/json" id="memrag-graph-extra">{script_json(extra)}'
+                                   f"</script>{layer}</body>", 1)
     check_safe(page)
     return page
+
+
+_EXTRA = re.compile(r'<script type="application/json" id="memrag-graph-extra">(.*?)</script>', re.DOTALL)
+
+
+def _layer_data(nodes: list[GraphNode], edges: list[GraphEdge], marked: set[str], look: looks.Look,
+                passages: Mapping[int, tuple[str, str]], neighbours: Neighbours | None, fills: Mapping[str, str],
+                edge_titles: Mapping[str, str], group_heading: str) -> dict[str, Any]:
+    """What the page's label layer and details panel read: labels in their order, each node's
+    details, the passages they cite (each once) and the neighbours "expand" may add."""
+    every_node = nodes + (neighbours.nodes if neighbours else [])
+    every_edge = edges + (neighbours.edges if neighbours else [])
+    names = {n.id: n.label for n in every_node}
+    used: dict[int, list[str]] = {}
+    details = {n.id: _details(n, every_edge, names, passages, used, group_heading) for n in every_node}
+    texts, ghosts = {}, []
+    if not look.compact:
+        for n in every_node:
+            role = _look_of(n)
+            if role.get("hide_label"):
+                ghosts.append(n.id)  # it keeps its place, so a replay does not move the nodes around it
+            texts[n.id] = written_label(n)
+    reserve: dict[str, Any] = {"nodes": [], "edges": [], "of": {}}
+    if neighbours:
+        spare = Legend()  # marks of nodes not drawn yet stay out of the graph's legend
+        reserve["nodes"] = [{"id": n.id, **_node_options(n, fills[n.group or n.kind], False, spare, None, look.scale)}
+                            for n in neighbours.nodes]
+        reserve["edges"] = [{"id": e.id, "from": e.source, "to": e.target,
+                             **_edge_options(e, False, 0, edge_titles.get(e.id, ""), spare, look.scale)}
+                            for e in neighbours.edges]
+        reserve["of"] = {k: list(v) for k, v in neighbours.of.items()}
+    return {"px": look.label_px, "labelAll": look.label_all, "texts": texts, "ghost": ghosts,
+            "dim": [n.id for n in every_node if _look_of(n).get("dim")],
+            "order": label_order(nodes, edges, marked), "details": details,
+            "coref": [e.id for e in every_edge if e.kind in COREF_KINDS],
+            "passages": {str(cid): [clip(title, 200), clip(text, PASSAGE_CHARS, keep_lines=True)]
+                         for cid, (title, text) in passages.items() if cid in used},
+            "reserve": reserve}
+
+
+def _details(n: GraphNode, edges: Sequence[GraphEdge], names: Mapping[str, str],
+             passages: Mapping[int, tuple[str, str]], used: dict[int, list[str]], group_heading: str) -> dict[str, Any]:
+    """One node's details panel: name, what it is, what its colour says, its hover text, its
+    coreference candidates, its source passages (ids into the page's passages). Its relations are
+    read in the page from the edges drawn at it (their hover text), so expanded neighbours have them too."""
+    role = _look_of(n)
+    coref = []
+    for e in edges:
+        if n.id in (e.source, e.target) and e.kind in COREF_KINDS:
+            other = e.target if e.source == n.id else e.source
+            coref.append(f"{names.get(other, other)} ({e.label})" if e.label else names.get(other, other))
+    about = [line for line in (n.tooltip or "").split("\n") if line.strip() and line != n.label]
+    cited = []
+    for cid in n.chunk_ids:
+        if cid in passages and len(cited) < PANEL_PASSAGES and (cid in used or len(used) < PAGE_PASSAGES):
+            used.setdefault(cid, []).append(n.id)
+            cited.append(str(cid))
+    return {"name": clip(n.label, 300), "kind": role.get("means") or role.get("ring") or n.kind,
+            "group": palette.group_word(n.group or n.kind) if not role.get("dim") else role["dim"],
+            "heading": group_heading, "about": [clip(x, 300) for x in about[:PANEL_LINES]],
+            "coref": [clip(x, 200) for x in coref[:PANEL_LINES]], "passages": cited}
+
+
+def layer_data(page: str) -> dict[str, Any]:
+    """The label layer's and details panel's data embedded in a page made by `render` (for tests)."""
+    found = _EXTRA.search(page)
+    if not found:
+        raise ValueError("not a graph page made by memrag.viz.graph_html.render")
+    return json.loads(found.group(1))
 
 
 def strip_remote_loads(page: str) -> str:
@@ -479,6 +611,9 @@ def check_safe(page: str) -> None:
     for _, data in found:
         if "<" in data or ">" in data:
             raise UnsafeGraphHTML("graph data contains a raw angle bracket")
+    for data in _EXTRA.findall(page):
+        if "<" in data or ">" in data:
+            raise UnsafeGraphHTML("the label layer's data contains a raw angle bracket")
     if "popup.innerHTML" in page:
         raise UnsafeGraphHTML("pyvis link-tooltip mode (innerHTML) is on")
 

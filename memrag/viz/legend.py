@@ -91,9 +91,10 @@ def _swatch(item: Mapping[str, Any]) -> str:
 LEGEND_TEXT_MAX = 120
 
 
-def legend_html(items: Sequence[Mapping[str, Any]], data_json: str) -> str:
+def legend_html(items: Sequence[Mapping[str, Any]], data_json: str, *, folded: bool = False) -> str:
     """The legend line above a graph, and its items as JSON for exports (`data_json` is the items
-    already encoded by the page's one script encoder)."""
+    already encoded by the page's one script encoder). Never taller than a third of its frame (it
+    scrolls beyond); `folded` (a small multiple) shows it only when opened."""
     parts = []
     # each item moves to a new line whole, and wraps inside only when wider than the frame
     for item in items:
@@ -101,8 +102,11 @@ def legend_html(items: Sequence[Mapping[str, Any]], data_json: str) -> str:
         parts.append(f'<span class="memrag-mark" data-mark="{html_lib.escape(item["key"])}" '
                      f'style="margin-right:12px;display:inline-block;max-width:100%">{_swatch(item)}'
                      f'{html_lib.escape(clip(item["text"], LEGEND_TEXT_MAX))}{count}</span>')
+    body = "".join(parts)
+    if folded:
+        body = f"<details><summary>legend · {len(parts)} marks</summary>{body}</details>"
     return ('<div id="memrag-legend" style="font:12px/1.6 sans-serif;color:#333;padding:2px 2px 4px">'
-            + "".join(parts) + "</div>"
+            + body + "</div>"
             + f'<script type="application/json" id="memrag-legend-data">{data_json}</script>')
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 from memrag.index.memory import Memory
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz.entity_search import resolve_entity
-from memrag.viz.graph_html import DEFAULT_NODES, MAX_NODES, render
+from memrag.viz.graph_html import DEFAULT_NODES, MAX_NODES, Neighbours, render
 from memrag.viz.safe_text import clip
 
 Result = tuple[str, str]
@@ -51,6 +51,52 @@ def _entity_tooltip(memory: Memory, key: str, titles: dict[str, str]) -> str:
     if first is not None and first.description:
         lines.append(clip(first.description, 300))
     return "\n".join(lines)
+
+
+def _passages(memory: Memory, nodes: Iterable[GraphNode], titles: dict[str, str]) -> dict[int, tuple[str, str]]:
+    """(title, text) of the passages the nodes come from, for their details panels."""
+    out = {}
+    for n in nodes:
+        for cid in n.chunk_ids[:3]:
+            if 0 <= cid < len(memory.chunks) and cid not in out:
+                c = memory.chunks[cid]
+                out[cid] = (f"{titles.get(c.doc_id, c.doc_id)} · chunk {cid}", c.text)
+    return out
+
+
+NEIGHBOURS_EACH, NEIGHBOURS_MAX = 3, 24  # what "expand neighbours" may add: per node, per page (frame size)
+
+
+def _neighbours(memory: Memory, g: nx.Graph, keys: list[str], titles: dict[str, str],
+                edge_titles: dict[str, str]) -> Neighbours:
+    """For each drawn entity, its most connected neighbours not drawn (bounded), with the triples
+    that join them to what is drawn or to each other (their hover text added to `edge_titles`)."""
+    shown = set(keys)
+    degree = dict(g.degree())
+    out = Neighbours()
+    extra: dict[str, GraphNode] = {}
+    for k in keys:
+        fresh = sorted(set(g.neighbors(k)) - shown, key=lambda x: (-degree.get(x, 0), x))[:NEIGHBOURS_EACH]
+        for nb in fresh:
+            if nb not in extra and len(extra) >= NEIGHBOURS_MAX:
+                break
+            if nb not in extra:
+                e = memory.entity(nb)
+                extra[nb] = GraphNode(f"e:{nb}", e.name if e else nb, "entity", group=e.type if e else "other",
+                                      chunk_ids=list(e.chunk_ids) if e else [],
+                                      tooltip=_entity_tooltip(memory, nb, titles))
+            out.of.setdefault(f"e:{k}", []).append(f"e:{nb}")
+    out.nodes = list(extra.values())
+    near = shown | set(extra)
+    for t in memory.triples:
+        if len(out.edges) >= 2 * NEIGHBOURS_MAX:
+            break
+        if (t.head_key in extra or t.tail_key in extra) and t.head_key in near and t.tail_key in near \
+                and t.head_key != t.tail_key:
+            out.edges.append(GraphEdge(f"t:{t.triple_id}", f"e:{t.head_key}", f"e:{t.tail_key}", "triple",
+                                       t.relation, chunk_id=t.chunk_id))
+            edge_titles[f"t:{t.triple_id}"] = f"{t.head} {t.relation} {t.tail}"
+    return out
 
 
 def entity_types(memory: Memory) -> list[tuple[str, int]]:
@@ -125,7 +171,10 @@ def knowledge_graph(memory: Memory, max_nodes: int = DEFAULT_NODES, focus: str |
     elif len(keys) < total:
         note += " (the most connected ones" + (" of the chosen types" if wanted is not None else "") + ")"
     note += f" and {len(edges)} of {len(memory.triples)} triples."
-    return render(nodes, edges, height=height, edge_titles=edge_titles), note
+    more = _neighbours(memory, g, keys, titles, edge_titles)
+    candidates = {f"e:{k}": [f"{m.name} ({m.similarity:.2f})" for m in memory.coref_of(k)] for k in keys}
+    return render(nodes, edges, height=height, edge_titles=edge_titles, neighbours=more, group_heading="type",
+                  passages=_passages(memory, [*nodes, *more.nodes], titles), candidates=candidates), note
 
 
 # ------------------------------------------------------------------ coreference
@@ -179,7 +228,7 @@ def coref_graph(memory: Memory, top: int, threshold: float, max_nodes: int = DEF
     for k in keys:
         n = memory.entity(k)
         own = ", ".join(f"{m.name} ({m.similarity:.2f})" for m in sets.get(k, [])) or "none"
-        nodes.append(GraphNode(f"e:{k}", n.name, "entity", group=n.type,
+        nodes.append(GraphNode(f"e:{k}", n.name, "entity", group=n.type, chunk_ids=list(n.chunk_ids),
                                tooltip=_entity_tooltip(memory, k, titles) + f"\nown candidate set: {clip(own, 300)}"))
     edges, edge_titles = [], {}
     for k, m in links:
@@ -190,4 +239,5 @@ def coref_graph(memory: Memory, top: int, threshold: float, max_nodes: int = DEF
     note = (f"top {top}, threshold {threshold}: {len(links)} candidate links among {len(order)} entities"
             + (f"; showing {len(keys)} of {len(order)} entities (most linked first)" if len(keys) < len(order) else "")
             + ". " + COREF_NOTE)
-    return render(nodes, edges, height=height, edge_titles=edge_titles), note
+    return render(nodes, edges, height=height, edge_titles=edge_titles, group_heading="type",
+                  passages=_passages(memory, nodes, titles)), note

@@ -26,6 +26,9 @@ CUE = "#5f5f5f"
 CHUNK = "#a6d8ff"
 GOLD = "#d4a000"
 DIM = "#d9d9d9"  # dimmed nodes (pruned, dropped) and later steps
+# Marks written before a label, one meaning each: ★ is a node shape (a seed entity) and no prefix.
+GOLD_MARK = "⚑"  # from a gold passage
+PASSAGE_MARK = "¶"  # a passage, not an entity (the two may share a name)
 
 # Entity types the extraction prompt asks for get fixed colours.
 TYPE_COLOURS: dict[str, str] = {

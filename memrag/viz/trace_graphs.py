@@ -61,6 +61,12 @@ def _ecphory(trace: Trace) -> EcphoryDetail:
     return trace.detail(EcphoryDetail)
 
 
+def passages_of(trace: Trace) -> dict[int, tuple[str, str]]:
+    """(title, text) of the passages the trace carries, for the details panel of a node from them."""
+    return {c.chunk_id: (f"{c.title} · chunk {c.chunk_id}" if c.title else f"chunk {c.chunk_id}", c.text)
+            for c in trace.chunks}
+
+
 def _chunk_name(trace: Trace, chunk_id: int) -> str:
     c = trace.chunk(chunk_id)
     return f"chunk {chunk_id}" + (f" ({c.title})" if c and c.title else "")
@@ -111,7 +117,7 @@ class _PathGraph:
             eid = f"t:{t.triple_id}"
             e = self.edges.get(eid)
             if e is None:
-                star = "★ " if t.chunk_id in self.gold else ""
+                star = f"{palette.GOLD_MARK} " if t.chunk_id in self.gold else ""
                 e = GraphEdge(eid, h, tl, "triple", star + t.relation, chunk_id=t.chunk_id, role=cand.fate)
                 self.edges[eid] = e
                 self.edge_paths[eid] = []
@@ -189,7 +195,8 @@ def _paths_picture(trace: Trace, cands: Sequence[PathCandidate], gold: set[int],
     note = f"{what}: {len(cands)} candidate paths" + (f" ({', '.join(parts)})" if parts else "") + "."
     if skipped:
         note += f" Showing {drawn} of {len(cands)} paths (capped at {max_nodes} nodes; the least kept paths left out)."
-    html = render(nodes, edges, height=height, edge_titles=g.edge_titles)
+    html = render(nodes, edges, height=height, edge_titles=g.edge_titles, passages=passages_of(trace),
+                  group_heading=f"fate ({what.lower()})")
     return html, note, drawn
 
 
@@ -361,7 +368,8 @@ def ecphory_activation_graph(trace: Trace, upto_step: int | None = None, *,
     for r in rounds:
         if r.note:
             note += f" {r.note[:1].upper()}{r.note[1:]}."
-    return render(nodes, edges, height=height, edge_titles=titles), note
+    return render(nodes, edges, height=height, edge_titles=titles, passages=passages_of(trace),
+                  group_heading=f"activated (step {upto_step})"), note
 
 
 # ------------------------------------------------------------------ dense / any ranked list
@@ -383,7 +391,7 @@ def dense_graph(trace: Trace, *, top: int = 10, gold_chunk_ids: Iterable[int] | 
                                tooltip=tip, gold=r.chunk_id in gold))
         edges.append(GraphEdge(f"q>{nid}", "q", nid, "provenance", f"#{pos + 1}"))
     note = f"Top {min(top, len(trace.ranked))} of {len(trace.ranked)} ranked chunks."
-    return render(nodes, edges, height=height), note
+    return render(nodes, edges, height=height, passages=passages_of(trace)), note
 
 
 # ------------------------------------------------------------------ step replay
@@ -511,7 +519,8 @@ def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] |
     pagerank = style == "pagerank"
     html = render(nodes, edges, height=height, highlight=(newest | new_edges) & (keep_set | seen_edges),
                   colours=palette.PAGERANK_COLOURS if pagerank else None,
-                  sizes=mass_sizes(nodes) if pagerank else None)
+                  sizes=mass_sizes(nodes) if pagerank else None, passages=passages_of(trace),
+                  group_heading=f"at step {step_index + 1}")
     return html, note
 
 
@@ -548,5 +557,5 @@ def hipporag2_overview(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = N
                 f"{d.phrase_mass:.0%} of the mass is on phrase nodes. Graph: "
                 + ", ".join(f"{v} {k}" for k, v in d.graph.items()) + ".")
     html = render(nodes, trace.edges, height=height, colours=palette.PAGERANK_COLOURS, edge_titles=titles,
-                  sizes=sizes)
+                  sizes=sizes, passages=passages_of(trace), group_heading="PageRank")
     return html, note

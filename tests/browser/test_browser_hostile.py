@@ -90,14 +90,32 @@ def assert_drawn_as_text(page, wanted: list[str], frames_at_least: int) -> None:
     shown = "\n".join(text for frame in labels for text in frame)
     for name in wanted:
         assert name in shown, (name, shown[:2000])  # the literal text, never &lt;-escaped
-    # nothing in any frame became an element; the one script a frame loads is the app's own
-    # vis-network from its static folder (graph_html.share_vis_assets)
+    # nothing in any frame became an element; the scripts a frame loads are the app's own
+    # vis-network and label layer from its static folder (graph_html.share_vis_assets)
     for frame in page.main_frame.child_frames:
         foreign = frame.evaluate(
             "[...document.querySelectorAll('img, iframe, script[src], link[href]')]"
             ".map(e => e.getAttribute('src') || e.getAttribute('href'))"
-            ".filter(u => !/^(\\.\\.?\\/)*app\\/static\\/vis-network-[0-9a-f]+\\.min\\.js$/.test(u.replace(/^\\//, '')))")
+            ".filter(u => !/^(\\.\\.?\\/)*app\\/static\\/(vis-network-[0-9a-f]+\\.min|memrag-overlay-[0-9a-f]+)\\.js$/"
+            ".test(u.replace(/^\\//, '')))")
         assert foreign == [], foreign
+
+
+def assert_panel_is_text(page) -> None:
+    """A click on the hostile-named node opens its details panel: its name, relations and source
+    passage shown literally, nothing in the panel an element made from them."""
+    frame = next(f for f in page.main_frame.child_frames if f.evaluate("!!document.getElementById('memrag-panel')"))
+    frame.wait_for_function("document.body.dataset.memragReady === '1'")
+    node = frame.evaluate("Object.entries(JSON.parse(document.getElementById('memrag-graph-extra').textContent)"
+                          f".details).find(([id, d]) => d.name === {NAMES[1]!r})[0]")
+    frame.evaluate(f"network.selectNodes([{node!r}]); network.body.emitter.emit('click', {{nodes: [{node!r}]}})")
+    panel = frame.locator("#memrag-panel")
+    panel.wait_for(state="visible")
+    shown = panel.inner_text()
+    assert NAMES[1] in shown and f"{NAMES[0]} loads {NAMES[1]}" in shown, shown  # name and relation as text
+    assert "<script>alert(1)</script> and an image with onerror=alert(1)." in shown, shown  # the passage
+    assert frame.evaluate("document.querySelectorAll('#memrag-panel *:not(div):not(ul):not(li):not(button)')"
+                          ".length") == 0
 
 
 def test_hostile_entity_names_draw_as_text_on_the_memory_and_ask_pages(browser, hostile_server, request):
@@ -117,6 +135,7 @@ def test_hostile_entity_names_draw_as_text_on_the_memory_and_ask_pages(browser, 
         settle(page)
         assert_drawn_as_text(page, NAMES + ["img src=//cdn.example.org/a.png"], 1)
         w.shot("memory-hostile-entity-names")
+        assert_panel_is_text(page)
 
         page.get_by_role("link", name="Ask").click()
         page.get_by_role("heading", name="Ask", level=1).wait_for()
