@@ -112,7 +112,7 @@ def test_a_scripted_evaluation_runs_as_a_job_and_shows_scores_charts_and_traces(
     no_exception(at)
     assert "finished in" in texts(at)
     scores = at.dataframe[0].value
-    assert list(scores["method"]) == ["neuropath", "ecphory", "hipporag2", "dense"]
+    assert list(scores["method"]) == ["NeuroPath", "EcphoryRAG", "HippoRAG 2", "Dense"]  # display names
     assert set(scores["n"]) == {"2"}
     charts = at.get("plotly_chart")
     assert len(charts) == 4  # recall@k, answers, cost, gold fates

@@ -554,9 +554,9 @@ def test_totals_across_counts_shared_calls_once():
     np_t.llm_calls = [shared, call("neuropath.track.hop1", 200, 50, 2.0), call("answer", 300, 20, 1.0)]
     ec_t.llm_calls = [LLMCallRecord(**shared.__dict__), call("answer", 300, 20, 1.0)]  # same answer text, not shared
     df = tables.totals_across([np_t, ec_t])
-    rows = {r["method"]: r for r in df.to_dict("records")}
-    assert (rows["neuropath"]["calls"], rows["neuropath"]["prompt tokens"]) == (3, 600)
-    assert (rows["ecphory"]["calls"], rows["ecphory"]["prompt tokens"]) == (2, 400)
+    rows = {r["method"]: r for r in df.to_dict("records")}  # methods by their display names
+    assert (rows["NeuroPath"]["calls"], rows["NeuroPath"]["prompt tokens"]) == (3, 600)
+    assert (rows["EcphoryRAG"]["calls"], rows["EcphoryRAG"]["prompt tokens"]) == (2, 400)
     everything = rows[tables.ALL_METHODS]
     assert (everything["calls"], everything["prompt tokens"], everything["completion tokens"]) == (4, 900, 100)
     assert everything[tables.ORIGINAL_S] == 5.0 and everything[tables.MADE_NOW] == 5.0
@@ -575,6 +575,7 @@ def test_tokens_chart_stacks_stages_and_hatches_recorded():
     assert set(bars) == {"query.entities (fresh)", "answer (fresh)", "answer (recorded)"}
     assert list(bars["answer (recorded)"].y) == [640, None]  # two neuropath traces summed
     assert list(bars["answer (fresh)"].y) == [None, 55]
+    assert list(bars["answer (fresh)"].x) == ["NeuroPath", "Dense"]  # display names, as on the cards
     assert bars["answer (recorded)"].marker.pattern.shape == "/" and bars["answer (fresh)"].marker.pattern.shape == ""
     assert bars["answer (recorded)"].marker.color == bars["answer (fresh)"].marker.color
     assert "index.extract" in fig.layout.annotations[0].text
@@ -608,7 +609,7 @@ def test_every_view_renders_real_traces_from_ask(memory):
     assert set(trace_graphs.highlighted_nodes(np_t, len(np_t.steps) - 1)) == {n.id for n in np_t.nodes}
     # the query-entity call is billed to NeuroPath and EcphoryRAG and counted once overall
     totals = {r["method"]: r for r in tables.totals_across(traces).to_dict("records")}
-    per_method = sum(totals[m]["calls"] for m in ("dense", "neuropath", "ecphory"))
+    per_method = sum(totals[m]["calls"] for m in ("Dense", "NeuroPath", "EcphoryRAG"))
     assert totals[tables.ALL_METHODS]["calls"] == per_method - 1
     assert len(tables.candidates_table(np_t.neuropath.hops[1])) == len(np_t.neuropath.hops[1].candidates)
     assert tables.ranked_table(np_t, limit=3)["position"].tolist() == [1, 2, 3]

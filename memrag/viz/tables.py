@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from memrag.index.memory import Memory
+from memrag.methods.registry import label_of
 from memrag.trace import HippoRAG2Detail, LLMCallRecord, NeuroPathHop, Trace, token_sum
 from memrag.viz.safe_text import clip
 from memrag.viz.words import MADE_NOW_S, ORIGINAL_RUN_S, PATH_PROBABILITY, path_fate
@@ -220,12 +221,12 @@ ALL_METHODS = "all methods (shared calls once)"
 
 
 def totals_across(traces: Sequence[Trace]) -> pd.DataFrame:
-    """Per method (all its traces summed), then one row for everything where a call shared by
+    """Per method (all its traces summed; the method by its display name), then one row for everything where a call shared by
     several methods (same identity, `shared=True`) is counted once."""
     by_method: dict[str, list[Trace]] = {}
     for t in traces:
         by_method.setdefault(t.method, []).append(t)
-    rows = [_totals_row(m, [c for t in ts for c in t.llm_calls], len(ts)) for m, ts in by_method.items()]
+    rows = [_totals_row(label_of(m), [c for t in ts for c in t.llm_calls], len(ts)) for m, ts in by_method.items()]
     rows.append(_totals_row(ALL_METHODS, calls_counted_once(traces), len(traces)))
     return _frame(rows, ["method", "traces", "calls", "recorded calls", "prompt tokens", "cached-prefix tokens",
                          "completion tokens", "total tokens", ORIGINAL_S, MADE_NOW])
