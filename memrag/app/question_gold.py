@@ -58,14 +58,28 @@ def gold_fates(trace: Trace, gold: Gold, memory: Memory | None) -> pd.DataFrame:
 
 # ------------------------------------------------------------------ one line per answer
 @dataclass
+class Where:
+    """One moment of a passage's story and the view that shows it: `tab` a detail tab's label,
+    `step` a step of the Retrieval tab or None, `row` the row to highlight there (a NeuroPath path
+    id in a hop's table, or a chunk id in the ranked list)."""
+    label: str  # "first miss" | "finally lost"
+    text: str
+    tab: str | None
+    step: str | int | None = None
+    row: str | int | None = None
+
+
+@dataclass
 class FateLine:
     """The answer card's gold line and the detail view that shows where a passage was lost:
     `tab` is a detail tab's label, `step` a step of the Retrieval tab (NeuroPath's "Hop 2" or
-    "Completion", EcphoryRAG's activation step index) or None."""
+    "Completion", EcphoryRAG's activation step index) or None; `moments` the passage's first miss
+    and final loss, each with its own view."""
     text: str
     tab: str | None = None
     step: str | int | None = None
     passage: str = ""
+    moments: list[Where] = field(default_factory=list)
 
 
 def _lost_at(trace: Trace, record: FateRecord) -> tuple[str | None, str | int | None]:
@@ -95,5 +109,18 @@ def gold_fate_line(trace: Trace, gold: Gold, memory: Memory | None, k: int = 5) 
         first = caveats[0]
         line.passage = titles.get(first, first)
         line.tab, line.step = _lost_at(trace, best.get(first, missing))
+        line.moments = moments(trace, best.get(first, missing))
     return line
+
+
+def moments(trace: Trace, record: FateRecord) -> list[Where]:
+    """The record's first miss and final loss, each with the view that shows it."""
+    at = registry.get(trace.method).views.moment_at
+    out = []
+    for label, m in (("first miss", record.first_miss), ("finally lost", record.final_loss)):
+        if m is not None:
+            tab, step = at(m, trace)
+            out.append(Where(label, m.text, tab, step, m.path_id if m.path_id is not None and step is not None
+                             else m.chunk_id))
+    return out
 
