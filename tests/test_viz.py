@@ -412,8 +412,8 @@ def test_step_graph_draws_only_what_each_step_knew():
     assert edges_by_id(p1)["t:1"]["dashes"] is True and "t:2" not in edges_by_id(p1)
     n2, e2 = nodes_by_id(trace_graphs.step_graph(t, 2)[0]), edges_by_id(trace_graphs.step_graph(t, 2)[0])
     assert n2["e:b"]["color"]["background"] == palette.FATE_COLOURS["valid"] and e2["t:1"]["dashes"] is False
-    assert note0 == "Step 1: Seeds. 1 entity so far."
-    assert note1 == "Step 2: Hop. 3 entities so far. This hop's paths: 1 listed, not kept."
+    assert note0 == "Step 1: Seeds. 1 node added so far: 1 entity."
+    assert note1 == "Step 2: Hop. 3 nodes added so far: 3 entities. This hop's paths: 1 listed, not kept."
     with pytest.raises(ValueError, match="between 0 and 2"):
         trace_graphs.step_graph(t, 3)
 

@@ -78,9 +78,11 @@ def fate_line(trace: Trace, gold: Gold, memory: Memory | None, key: str | None) 
     text(line.text, prefix="**Gold:** ")
     if line.tab is None or key is None:
         return
-    shown = [(f"show where: {m.label}: {m.text}", m, f"_{i}") for i, m in enumerate(line.moments)] or [
+    # where the fate shows, then the first miss and the final loss, each one click from its row
+    shown = [] if any((m.tab, m.step) == (line.tab, line.step) for m in line.moments) else [
         ("show where: " + line.tab + (f" › {_step_name(trace, line.step)}" if line.step is not None else ""), line, "")]
-    for label, target, tail in shown:  # the first miss and the final loss, each one click from its row
+    shown += [(f"show where: {m.label}: {m.text}", m, f"_{i}") for i, m in enumerate(line.moments)]
+    for label, target, tail in shown:
         st.button(label, key=f"{key}_{trace.method}_fate_go{tail}", on_click=_open_step,
                   args=(key, trace.method, target), icon=":material/search:",
                   help=escape_markdown(f"opens {METHOD_LABELS.get(trace.method, trace.method)}'s details at the "

@@ -254,7 +254,8 @@ def step_picture(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int]
     drawn_edges = [e for e in edges if e.source in keep and e.target in keep]
     new = set(step.node_ids) | {n.id for n in nodes if n.step == step_index}
     new |= set(step.edge_ids) | {e.id for e in edges if e.step == step_index}
-    note = f"Step {step_index + 1}: {step.title}. {_kinds_line(nodes)} so far."
+    note = (f"Step {step_index + 1}: {step.title}. {len(nodes)} node{'' if len(nodes) == 1 else 's'} added so far: "
+            f"{_kinds_line(nodes)}.")
     if counts:
         note += f" This hop's paths: {words.path_counts(counts)}."
     if len(drawn) < len(nodes):
