@@ -6,24 +6,26 @@ from __future__ import annotations
 import pytest
 
 from memrag.app.question_gold import gold_of, gold_scores
-from memrag.ask import METHODS, ask
-from memrag.demo import sample_memory_dir, sample_questions
+from memrag.ask import METHODS
+from memrag.demo import sample_memory_dir
 from memrag.embed import get_embedder
 from memrag.eval.gold import fate_record, gold_fate
 from memrag.explain import demo_guide as dg
-from memrag.index import store
 from memrag.llm.recordings import Recordings
 from memrag.methods.fate_kit import DenseFate, FateRecord
 from memrag.methods.neuropath.fates import NeuroPathFate
+from sample_replay import replay_sample
 
 
 @pytest.fixture(scope="module")
 def replayed():
+    memory, asked = replay_sample(METHODS)
+    qs = [q for q, _ in asked]
+    traces = {q["id"]: ts for q, ts in asked}
+    # the guide as the app works it out (its own replay), against the plain recomputation below
     emb = get_embedder()
-    memory, rec = store.load(sample_memory_dir(), emb.model_id), Recordings.open(sample_memory_dir())
-    qs = [q for q in sample_questions() if rec.has_question(q["question"])]
-    traces = {q["id"]: ask(memory, q["question"], llm=rec.replay_llm(), embedder=emb, methods=METHODS) for q in qs}
-    return memory, qs, traces, dg.build_guide(dg.replay_outcomes(memory, rec, emb, qs))
+    guide = dg.build_guide(dg.replay_outcomes(memory, Recordings.open(sample_memory_dir()), emb, qs))
+    return memory, qs, traces, guide
 
 
 def _plain_groups(memory, qs, traces) -> dict[str, set[str]]:

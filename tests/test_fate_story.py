@@ -6,29 +6,18 @@ from __future__ import annotations
 import pytest
 
 from memrag.app.question_gold import gold_fate_line, gold_of
-from memrag.ask import ask
-from memrag.demo import sample_memory_dir, sample_questions
-from memrag.embed import get_embedder
 from memrag.eval.gold import gold_fate_records
-from memrag.index import store
 from memrag.index.normalise import entity_key
-from memrag.llm.recordings import Recordings
 from memrag.methods.fate_kit import DenseFate
 from memrag.methods.neuropath.fates import NeuroPathFate
+from sample_replay import replay_sample
 
 NOT_KEPT = ("dropped", "shown", "pruned", "unlisted")
 
 
 @pytest.fixture(scope="module")
 def neuropath_sample():
-    emb = get_embedder()
-    memory, rec = store.load(sample_memory_dir(), emb.model_id), Recordings.open(sample_memory_dir())
-    out = []
-    for q in sample_questions():
-        if rec.has_question(q["question"]):
-            out.append((q, ask(memory, q["question"], llm=rec.replay_llm(), embedder=emb,
-                               methods=["dense", "neuropath"])))
-    return memory, out
+    return replay_sample(["dense", "neuropath"])
 
 
 def _leads(trace, cid, p):

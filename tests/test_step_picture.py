@@ -13,30 +13,21 @@ import copy
 
 import pytest
 
-from memrag.ask import METHODS, ask
-from memrag.demo import gold_chunk_ids, sample_memory_dir, sample_questions
-from memrag.embed import get_embedder
-from memrag.index import store
-from memrag.llm.recordings import Recordings
+from memrag.ask import METHODS
+from memrag.demo import gold_chunk_ids
 from memrag.trace import Trace
 from memrag.explain import step_picture
 from memrag.viz import palette, trace_graphs
-from memrag.viz.graph_html import DEFAULT_NODES
-from memrag.viz.graph_html import graph_data
+from memrag.viz.graph_html import DEFAULT_NODES, graph_data
+from sample_replay import replay_sample
 
 POISON = "from a later step"
 
 
 @pytest.fixture(scope="module")
 def sample_traces():
-    emb = get_embedder()
-    memory, rec = store.load(sample_memory_dir(), emb.model_id), Recordings.open(sample_memory_dir())
-    out = []
-    for q in sample_questions():
-        if rec.has_question(q["question"]):
-            traces = ask(memory, q["question"], llm=rec.replay_llm(), embedder=emb, methods=METHODS)
-            out += [(q["id"], t, gold_chunk_ids(memory, q["gold_docs"])) for t in traces]
-    return out
+    memory, asked = replay_sample(METHODS)
+    return [(q["id"], t, gold_chunk_ids(memory, q["gold_docs"])) for q, traces in asked for t in traces]
 
 
 def _count(trace: Trace, s: int, kind: str) -> int:
