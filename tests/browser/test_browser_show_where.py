@@ -66,3 +66,16 @@ def test_show_where_lands_on_the_hop_1_row_highlighted_and_in_view(watched, serv
     grid = row.get_by_test_id("stDataFrame")
     assert grid.count() == 1 and path_no
     watched.shot("show-where-first-miss")
+
+
+def test_the_start_page_guide_on_the_sample(watched, server, sample_recordings):
+    """The demo guide worked out from the sample's recordings, each group saying how it was computed.
+    Screenshot: docs/screenshots/start-demo-guide.png."""
+    open_app(watched, server, "")
+    page = watched.page
+    page.get_by_text("show the demo guide").click()
+    page.get_by_text("Computed now from the recorded replies").wait_for(timeout=300_000)
+    for group in ("missed", "every method right", "every method wrong (error analysis)"):
+        page.get_by_text(group).first.wait_for()
+    settle(page)
+    watched.shot("start-demo-guide", top=page.get_by_text("show the demo guide"))
