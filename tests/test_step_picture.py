@@ -5,7 +5,7 @@ step s — later steps, hops, rounds, the final engrams, PageRank's mass and the
 and every whole-trace aggregate (a NeuroPath triple's best fate over all hops, an EcphoryRAG entity's
 best mention and its E_final rank, a HippoRAG 2 node's mass before PageRank ran) overwritten — and
 the step-s picture drawn from the cut trace must be the one drawn from the whole trace: nodes,
-edges, colours, shapes, labels, hover texts, highlight and note."""
+edges, colours, shapes, labels, hover texts, highlight and note, and the step's lesson."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from memrag.ask import METHODS
 from memrag.demo import gold_chunk_ids
 from memrag.trace import Trace
-from memrag.explain import step_picture
+from memrag.explain import lessons, step_picture
 from memrag.viz import palette, trace_graphs
 from memrag.viz.graph_html import DEFAULT_NODES, graph_data
 from sample_replay import replay_sample
@@ -88,10 +88,12 @@ def test_every_step_of_every_recorded_trace_depends_on_nothing_later(sample_trac
     methods, steps = set(), 0
     for qid, trace, gold in sample_traces:
         for s in range(len(trace.steps)):
-            whole = drawn(trace, s, gold)
-            assert whole == drawn(cut_after(trace, s), s, gold), \
+            whole, cut = drawn(trace, s, gold), cut_after(trace, s)
+            assert whole == drawn(cut, s, gold), \
                 f"{qid} {trace.method} step {s + 1} ({trace.steps[s].title}) shows a later step"
             assert POISON not in repr(whole)
+            if trace.method in lessons.plans():  # the step's lesson: its sentences and names
+                assert lessons.lessons(trace)[s] == lessons.lessons(cut)[s], (qid, trace.method, s)
             steps += 1
         methods.add(trace.method)
     assert methods == set(METHODS) and steps > 4 * len(METHODS)
