@@ -6,8 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from memrag.methods import registry
-from memrag.app import (ask_views, backend_state, compare_views, estimates, job_owner, job_views, jobs, memory_state,
-                        param_widgets, recording_state, widgets)
+from memrag.app import (ask_views, backend_state, compare_views, estimates, guide_views, job_owner, job_views, jobs,
+                        memory_state, param_widgets, recording_state, widgets)
 from memrag.app.ask_result import AskResult
 from memrag.app.work import ask_work
 from memrag.app.param_widgets import METHOD_LABELS
@@ -36,8 +36,10 @@ kind = st.radio("Question", (["Demo question"] if questions else []) + ["Your ow
                 key="ask_kind")
 record = None
 if kind == "Demo question":
+    known = guide_views.known_guide(path, memory)  # tags only once the Start page worked the guide out
     i = st.selectbox("demo question", range(len(questions)), key="ask_demo",
-                     format_func=lambda n: f"{questions[n].get('id', '')}: {questions[n]['question']}")
+                     index=guide_views.default_index(questions, known),
+                     format_func=lambda n: guide_views.question_label(questions[n], known))
     record, question = questions[i], questions[i]["question"]
 else:
     question = st.text_area("your question", key="ask_free", max_chars=1000)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag.app import job_views, start_views as start
+from memrag.app import guide_views, job_views, start_views as start
 from memrag.viz.safe_text import escape_markdown
 
 st.title("memrag: retrieval modelled on memory")
@@ -33,6 +33,9 @@ with learn:
     st.subheader("Learn the analogy")
     st.caption("Replay a retrieval step by step and see which part of the brain analogy each step shows.")
     st.page_link(start.LEARN_PAGE, label="Learn the analogy", icon=":material/school:")
+
+if start.sample_ready():
+    guide_views.guide_section()
 
 st.divider()
 st.caption(escape_markdown(start.backend_line()))

@@ -21,13 +21,14 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from memrag.explain.activation import rounds_added  # noqa: E402
-from memrag.trace import Trace  # noqa: E402
+from memrag.methods.ecphory.detail import EcphoryDetail  # noqa: E402
+from memrag.tracefile import load_trace  # noqa: E402
 
 METHOD = "ecphory"
 
 
 def run_rounds(run_dir: Path) -> dict[str, float]:
-    counted = [rounds_added(t.ecphory) for t in _traces(run_dir) if t.ecphory is not None]
+    counted = [rounds_added(d) for d in (t.detail(EcphoryDetail) for t in _traces(run_dir)) if d is not None]
     n = len(counted)
     return {"questions": n,
             "recalled per question": sum(r.recalled for r in counted) / n if n else 0.0,
@@ -42,7 +43,7 @@ def _traces(run_dir: Path):
         if line.strip():
             m = json.loads(line).get("methods", {}).get(METHOD)
             if m and m.get("trace"):
-                yield Trace.from_dict(m["trace"])
+                yield load_trace(m["trace"], str(run_dir))
 
 
 def main(argv: list[str] | None = None) -> int:

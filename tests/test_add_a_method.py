@@ -297,7 +297,7 @@ def test_the_evaluate_page_runs_and_shows_the_toy(toy, tmp_path, monkeypatch):
     job = jobs.get_job(at.session_state[ev.EvalState.eval_job.key])
     assert job is not None and job.wait(60) and job.status == jobs.DONE, job.error_detail
     at = ev_tests.no_exception(at.run())
-    assert "toy" in list(at.dataframe[0].value["method"])
+    assert "Toy Rehearsal" in list(at.dataframe[0].value["method"])  # its display name, as every method
     per_q = next(d.value for d in at.dataframe if "question" in d.value.columns)
     assert {"Toy Rehearsal R@5", "Toy Rehearsal gold fates"} <= set(per_q.columns)
 

@@ -112,7 +112,7 @@ def test_a_scripted_evaluation_runs_as_a_job_and_shows_scores_charts_and_traces(
     no_exception(at)
     assert "finished in" in texts(at)
     scores = at.dataframe[0].value
-    assert list(scores["method"]) == ["neuropath", "ecphory", "hipporag2", "dense"]
+    assert list(scores["method"]) == ["NeuroPath", "EcphoryRAG", "HippoRAG 2", "Dense"]  # display names
     assert set(scores["n"]) == {"2"}
     charts = at.get("plotly_chart")
     assert len(charts) == 4  # recall@k, answers, cost, gold fates
@@ -143,10 +143,10 @@ def test_a_finished_out_folder_opens_without_rerunning(home, tmp_path, monkeypat
     assert "hotpotqa · scope per-question" in texts(at)
     scores = at.dataframe[0].value
     r5 = summary["methods"]["dense"]["recall@5"]
-    assert scores.set_index("method").loc["dense", "R@5"].startswith(f"{100 * r5:.1f}")
+    assert scores.set_index("method").loc["Dense", "R@5"].startswith(f"{100 * r5:.1f}")
     # the path tracker's precision, per hop then over all hops, beside the list order
     tracker = next(d.value for d in at.dataframe if "tracker %" in d.value.columns)
-    assert set(tracker["method"]) == {"neuropath"} and list(tracker["hop"])[-1] == "all"
+    assert set(tracker["method"]) == {"NeuroPath"} and list(tracker["hop"])[-1] == "all"
     assert "not better than list order" in texts(at)  # the note states the flag's rule
     assert (out / RESULTS).read_bytes() == lines_before  # nothing was rerun or rewritten
     assert not jobs.list_jobs("eval", running_only=True)

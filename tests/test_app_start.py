@@ -40,7 +40,7 @@ def test_try_a_demo_question_lands_on_ask_with_the_sample_and_its_question(recor
     assert at.session_state[session.AppState.active_memory.key] == str(recorded)
     assert at.radio(key="ask_kind").value == "Demo question"
     assert at.selectbox(key="ask_demo").value == 0
-    assert "t1: " + QUESTION in [at.selectbox(key="ask_demo").format_func(o) for o in [0]]
+    assert at.selectbox(key="ask_demo").format_func(0).startswith("t1: " + QUESTION)  # then the guide's tags
     assert any(b.label == "Ask" and not b.disabled for b in at.button)
 
 
@@ -158,3 +158,18 @@ def test_a_build_started_while_the_model_loads_waits_for_it_not_for_chunk_one(ho
         job.wait(10)
         preload.wait(10)
         preload.reset()
+
+
+def test_the_start_page_guide_groups_the_recorded_questions_and_opens_one_on_ask(recorded, tmp_path):
+    """The guide is worked out from the recordings when asked for, says how, and each question opens
+    on the Ask page in one click, tagged there with its groups."""
+    at = no_exception(app(tmp_path / "other", page=None).run())
+    assert "Computed now from the recorded replies" not in plain(at)  # nothing worked out before it is asked for
+    at = no_exception(at.toggle(key="start_guide").set_value(True).run())
+    md = plain(at)
+    assert "Computed now from the recorded replies" in md and "every method right" in md
+    assert "Every method's answer matches the reference" in md  # how the group was computed
+    button = next(b for b in at.button if b.label == "open on Ask")
+    at = no_exception(button.click().run())
+    assert at.title[0].value == "Ask" and at.selectbox(key="ask_demo").value == 0
+    assert " · " in at.selectbox(key="ask_demo").format_func(0)  # tagged with its group

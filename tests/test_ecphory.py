@@ -437,7 +437,7 @@ def test_the_old_name_of_rounds_is_still_read():
 
 def test_what_the_rounds_added_is_counted_from_the_trace():
     from memrag.explain.activation import RoundsAdded, rounds_added, rounds_added_sentence
-    from memrag.trace import ActivatedEngram, EcphoryDetail
+    from memrag.methods.ecphory.detail import ActivatedEngram, EcphoryDetail
 
     def a(i, key, rnd, origin, sim):
         return ActivatedEngram(i, key, key, "t", "", i, sim, rnd, origin)

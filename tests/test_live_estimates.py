@@ -213,3 +213,16 @@ def test_a_traces_download_is_named_after_what_it_holds():
     free = traces_file_name([T("ecphory")], {"qid": None, "question": "Which river flows by Port Alder's mill?"})
     assert free.startswith("memrag-which-river-flows-by-port-alder-s-ecphory-")
     assert download_name("My Notes!", None, ext="csv", day="2026-12-01") == "memrag-my-notes-2026-12-01.csv"
+
+
+def test_the_cost_chart_names_methods_by_their_labels_and_its_subtitles_leave_room():
+    """At 1,440 px the two subtitles ran into each other ("tokens per queryLLM seconds…"): each line of
+    a subtitle now fits the width its half of the chart gets (about 26 characters at the app's width)."""
+    from memrag.eval import report
+
+    fig = report._cost(_summary("recorded"))
+    assert list(fig.data[-1].x) == ["NeuroPath"] and list(fig.data[0].x) == ["NeuroPath"]
+    titles = [a.text for a in fig.layout.annotations]
+    assert all(len(line) <= 26 for t in titles for line in t.split("<br>")), titles
+    left, right = fig.layout.xaxis.domain, fig.layout.xaxis2.domain
+    assert right[0] - left[1] >= 0.15  # a gap between the halves for their titles

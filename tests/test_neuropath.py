@@ -281,11 +281,11 @@ def test_class_words_seed_nothing_when_asked():
     assert [is_class_word(x) for x in ("country", "city of birth", "Germany", "US", "de Niro", "1904", "東京")] \
         == [True, True, False, False, False, False, False]
     t, _ = run(NeuroPathParams(prune_top=2, skip_class_words=True), entities={"entities": ["Ada Brennick", "river"]})
-    seeds = {s.query_entity: s.accepted for s in t.neuropath.seeds}
+    seeds = {s.query_entity: s.accepted for s in t.detail(NeuroPathDetail).seeds}
     assert seeds["Ada Brennick"] is True and seeds["river"] is False
     assert "1 written in lower case, a kind of thing rather than an entity: 'river'" in t.steps[0].summary
     t, _ = run(NeuroPathParams(prune_top=2), entities={"entities": ["Ada Brennick", "river"]})
-    assert all(s.accepted for s in t.neuropath.seeds)  # off by default
+    assert all(s.accepted for s in t.detail(NeuroPathDetail).seeds)  # off by default
 
 
 # ---------------------------------------------------------------- completion

@@ -382,49 +382,57 @@ def test_dense_graph_draws_the_head_of_the_ranking():
     assert note == "Top 3 of 4 ranked chunks."
 
 
-def step_trace() -> Trace:
-    t = Trace("neuropath", "q", details={"neuropath": NeuroPathDetail()})  # the step picture reads a trace's detail
+def step_trace(hop1: str = "dropped", hop2: str = "valid") -> Trace:
+    """Seeds, hop 1 (A→B judged `hop1`), hop 2 (A→B→C judged `hop2`): the step picture reads the hops."""
+    ab = PathTriple(1, "A", "r1", "B", 3)
+    p1 = PathCandidate("p1", 1, [ab], "b", "B", [3], "A r1 B", fate=hop1, listed_as=1)
+    p2 = PathCandidate("p2", 2, [ab, PathTriple(2, "B", "r2", "C", 4)], "c", "C", [3, 4], "A r1 B; B r2 C",
+                       fate=hop2, listed_as=1, parent="p1")
+    t = Trace("neuropath", "q", details={"neuropath": NeuroPathDetail(
+        seeds=[NeuroPathSeed("a", "a", "A", 1.0)], hops=[NeuroPathHop(1, "q", [p1]), NeuroPathHop(2, "q", [p2])])})
     for kind in ("seeds", "hop", "hop"):
         t.add_step(kind, kind.title())
     t.nodes = [GraphNode("e:a", "A", "entity", step=0, role="seed"), GraphNode("e:b", "B", "entity", step=1),
                GraphNode("e:c", "C", "entity", step=2), GraphNode("e:d", "D", "entity", step=1, chunk_ids=[7])]
-    t.edges = [GraphEdge("t:1", "e:a", "e:b", "triple", "r1", step=1), GraphEdge("t:2", "e:b", "e:c", "triple",
-                                                                                "r2", step=2)]
+    t.edges = [GraphEdge("t:1", "e:a", "e:b", "triple", "r1", step=1, chunk_id=3, role="valid"),
+               GraphEdge("t:2", "e:b", "e:c", "triple", "r2", step=2, chunk_id=4, role="valid")]
     t.steps[0].node_ids = ["e:a"]
     t.steps[1].node_ids = ["e:b", "e:d"]
     t.steps[2].node_ids = ["e:c"]
     return t
 
 
-def test_step_graph_replays_steps_with_stable_positions():
+def test_step_graph_draws_only_what_each_step_knew():
     t = step_trace()
     assert trace_graphs.highlighted_nodes(t, 0) == ["e:a"]
     assert trace_graphs.highlighted_nodes(t, 1) == ["e:a", "e:b", "e:d"]
     p0, note0 = trace_graphs.step_graph(t, 0)
-    t.ranked = [RankedChunk(7, 0, None, "path")]  # the star marks a gold chunk the paths retrieved
-    p1, _ = trace_graphs.step_graph(t, 1, gold_chunk_ids=[7])
+    p1, note1 = trace_graphs.step_graph(t, 1, gold_chunk_ids=[7])  # a gold passage known for D: starred now
     n0, n1 = nodes_by_id(p0), nodes_by_id(p1)
-    assert {k: (v["x"], v["y"]) for k, v in n0.items()} == {k: (v["x"], v["y"]) for k, v in n1.items()}
-    assert n0["e:b"]["label"] == " " and n0["e:b"]["color"]["background"] == graph_html.DIM  # not yet added
+    assert set(n0) == {"e:a"} and set(n1) == {"e:a", "e:b", "e:d"}  # no ghosts of later steps
     assert n1["e:b"]["label"] == "B" and n1["e:d"]["label"] == f"{palette.GOLD_MARK} D"
     assert n1["e:b"]["borderWidth"] > n1["e:a"]["borderWidth"]  # the newest step is outlined
-    e0, e1 = edges_by_id(p0), edges_by_id(p1)
-    assert e0["t:1"]["dashes"] is True and e1["t:1"]["dashes"] is False and e1["t:2"]["dashes"] is True
-    assert note0 == "Step 1 of 3: Seeds. 1 of 4 nodes added so far: 1 entity."
+    # hop 1 listed A→B and did not keep it: drawn so at hop 1, though the trace's edge says "valid" (hop 2's)
+    assert n1["e:b"]["color"]["background"] == palette.FATE_COLOURS["dropped"]
+    assert edges_by_id(p1)["t:1"]["dashes"] is True and "t:2" not in edges_by_id(p1)
+    n2, e2 = nodes_by_id(trace_graphs.step_graph(t, 2)[0]), edges_by_id(trace_graphs.step_graph(t, 2)[0])
+    assert n2["e:b"]["color"]["background"] == palette.FATE_COLOURS["valid"] and e2["t:1"]["dashes"] is False
+    assert note0 == "Step 1: Seeds. 1 node added so far: 1 entity."
+    assert note1 == "Step 2: Hop. 3 nodes added so far: 3 entities. This hop's paths: 1 listed, not kept."
     with pytest.raises(ValueError, match="between 0 and 2"):
         trace_graphs.step_graph(t, 3)
 
 
-def test_step_graph_cap_keeps_the_nodes_that_matter_in_the_whole_trace_at_every_step():
+def test_step_graph_cap_chooses_among_the_nodes_known_so_far():
     t = step_trace()
-    t.edges[1].role = "valid"  # B and C lie on a valid path; B has more links
     pages = [trace_graphs.step_graph(t, i, max_nodes=2) for i in range(3)]
-    assert all(set(nodes_by_id(page)) == {"e:a", "e:b"} for page, _ in pages)  # the seed, then the valid hub
-    assert "Drawing 2 of 4 nodes (1 of those added so far)" in pages[0][1]
+    assert set(nodes_by_id(pages[0][0])) == {"e:a"} and "Drawing" not in pages[0][1]
+    assert set(nodes_by_id(pages[2][0])) == {"e:a", "e:b"}  # the seed, then the valid hub
+    assert "Drawing 2 of the 4 nodes known so far" in pages[2][1]
     full = nodes_by_id(trace_graphs.step_graph(t, 2)[0])
-    # coloured by fate, as on the Ask page: B and C by their valid triple, A and D on no drawn path
+    # coloured by fate, as on the Ask page: B and C by their valid triple, A a seed, D on no drawn path
     assert full["e:c"]["color"]["background"] == palette.FATE_COLOURS["valid"]
-    assert full["e:a"]["color"]["background"] == palette.FATE_COLOURS["untouched"]
+    assert full["e:d"]["color"]["background"] == palette.FATE_COLOURS["untouched"]
 
 
 # ================================================================== memory views
@@ -561,9 +569,9 @@ def test_totals_across_counts_shared_calls_once():
     np_t.llm_calls = [shared, call("neuropath.track.hop1", 200, 50, 2.0), call("answer", 300, 20, 1.0)]
     ec_t.llm_calls = [LLMCallRecord(**shared.__dict__), call("answer", 300, 20, 1.0)]  # same answer text, not shared
     df = tables.totals_across([np_t, ec_t])
-    rows = {r["method"]: r for r in df.to_dict("records")}
-    assert (rows["neuropath"]["calls"], rows["neuropath"]["prompt tokens"]) == (3, 600)
-    assert (rows["ecphory"]["calls"], rows["ecphory"]["prompt tokens"]) == (2, 400)
+    rows = {r["method"]: r for r in df.to_dict("records")}  # methods by their display names
+    assert (rows["NeuroPath"]["calls"], rows["NeuroPath"]["prompt tokens"]) == (3, 600)
+    assert (rows["EcphoryRAG"]["calls"], rows["EcphoryRAG"]["prompt tokens"]) == (2, 400)
     everything = rows[tables.ALL_METHODS]
     assert (everything["calls"], everything["prompt tokens"], everything["completion tokens"]) == (4, 900, 100)
     assert everything[tables.ORIGINAL_S] == 5.0 and everything[tables.MADE_NOW] == 5.0
@@ -582,6 +590,7 @@ def test_tokens_chart_stacks_stages_and_hatches_recorded():
     assert set(bars) == {"query.entities (fresh)", "answer (fresh)", "answer (recorded)"}
     assert list(bars["answer (recorded)"].y) == [640, None]  # two neuropath traces summed
     assert list(bars["answer (fresh)"].y) == [None, 55]
+    assert list(bars["answer (fresh)"].x) == ["NeuroPath", "Dense"]  # display names, as on the cards
     assert bars["answer (recorded)"].marker.pattern.shape == "/" and bars["answer (fresh)"].marker.pattern.shape == ""
     assert bars["answer (recorded)"].marker.color == bars["answer (fresh)"].marker.color
     assert "index.extract" in fig.layout.annotations[0].text
@@ -615,7 +624,7 @@ def test_every_view_renders_real_traces_from_ask(memory):
     assert set(trace_graphs.highlighted_nodes(np_t, len(np_t.steps) - 1)) == {n.id for n in np_t.nodes}
     # the query-entity call is billed to NeuroPath and EcphoryRAG and counted once overall
     totals = {r["method"]: r for r in tables.totals_across(traces).to_dict("records")}
-    per_method = sum(totals[m]["calls"] for m in ("dense", "neuropath", "ecphory"))
+    per_method = sum(totals[m]["calls"] for m in ("Dense", "NeuroPath", "EcphoryRAG"))
     assert totals[tables.ALL_METHODS]["calls"] == per_method - 1
     hop2 = np_t.detail(NeuroPathDetail).hops[1]
     assert len(tables.candidates_table(hop2)) == len(hop2.candidates)

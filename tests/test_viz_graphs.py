@@ -89,8 +89,7 @@ def test_ask_and_learn_colour_a_retrieval_by_fate():
     t = neuropath_trace()
     ask = drawn(trace_graphs.neuropath_overview(t)[0])
     assert ask["e:port alder"]["color"]["background"] == palette.FATE_COLOURS["valid"]
-    st = step_trace()
-    st.edges[0].role = "valid"
+    st = step_trace()  # A→B valid at hop 2
     st.nodes[1].group = "person"
     learn = drawn(trace_graphs.step_graph(st, 2)[0])
     assert learn["e:b"]["color"]["background"] == palette.FATE_COLOURS["valid"]

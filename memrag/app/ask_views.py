@@ -9,8 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from memrag.app.ask_result import AskResult
+from memrag.app import focus
 from memrag.app.focus_layout import focus_graphs
-from memrag.app.question_gold import FateLine, Gold, gold_fate_line, gold_fates, gold_of, gold_scores
+from memrag.app.question_gold import FateLine, Gold, Where, gold_fate_line, gold_fates, gold_of, gold_scores
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.widgets import frame, graph, text, wrapped_table
 from memrag.explain.deviations import deviations_for
@@ -61,13 +62,15 @@ def time_line(trace: Trace) -> str:
     return line
 
 
-def _open_step(key: str, method: str, line: FateLine) -> None:
-    """Select the method's detail, the tab and the step that show where a gold passage was lost."""
+def _open_step(key: str, method: str, line: FateLine | Where) -> None:
+    """Select the method's detail, the tab and the step that show where a gold passage was lost, and
+    the row there to highlight and bring into view."""
     st.session_state[f"{key}_pick"] = method
     st.session_state[f"{key}_{method}_tabs"] = line.tab
     step_key = registry.get(method).views.step_key
     if line.step is not None and step_key:
         st.session_state[f"{key}_{method}_{step_key}_step"] = line.step
+    focus.set_focus(f"{key}_{method}", getattr(line, "row", None))
 
 
 def fate_line(trace: Trace, gold: Gold, memory: Memory | None, key: str | None) -> None:
@@ -76,13 +79,19 @@ def fate_line(trace: Trace, gold: Gold, memory: Memory | None, key: str | None) 
     text(line.text, prefix="**Gold:** ")
     if line.tab is None or key is None:
         return
-    # the tab on the button, the step under it: a quarter-width column at 1,440 px cut the two together
-    st.button(f"show where: {line.tab}", key=f"{key}_{trace.method}_fate_go", on_click=_open_step,
-              args=(key, trace.method, line), icon=":material/search:",
-              help=escape_markdown(f"opens {METHOD_LABELS.get(trace.method, trace.method)}'s details at the view "
-                                   f"that shows what happened to '{line.passage}'"))
-    if line.step is not None:
-        st.caption(escape_markdown(f"at {_step_name(trace, line.step)}"))
+    # where the fate shows, then the first miss and the final loss, each one click from its row; the
+    # button names the view, the caption under it the step or moment (a quarter-width column at
+    # 1,440 px cut the two together)
+    shown = [] if any((m.tab, m.step) == (line.tab, line.step) for m in line.moments) else [
+        (f"show where: {line.tab}", line, "", f"at {_step_name(trace, line.step)}" if line.step is not None else "")]
+    shown += [(f"show where: {m.label}", m, f"_{i}", m.text) for i, m in enumerate(line.moments)]
+    for label, target, tail, under in shown:
+        st.button(label, key=f"{key}_{trace.method}_fate_go{tail}", on_click=_open_step,
+                  args=(key, trace.method, target), icon=":material/search:",
+                  help=escape_markdown(f"opens {METHOD_LABELS.get(trace.method, trace.method)}'s details at the "
+                                       f"view that shows what happened to '{line.passage}'"))
+        if under:
+            st.caption(escape_markdown(under))
 
 
 def _step_name(trace: Trace, step: str | int) -> str:
@@ -229,7 +238,14 @@ def trace_details(trace: Trace, gold: Gold | None, memory: Memory | None, key: s
 
 
 def ranked_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
-    st.dataframe(tables.ranked_table(trace, gold_ids), hide_index=True)
+    ranked, row = tables.ranked_table(trace, gold_ids), focus.focused(key)
+    if row in set(ranked["chunk"]):  # "show where" chose a passage of the list: its row, in view
+        with st.container(key=focus.anchor_key(key), border=True):
+            st.caption("The passage 'show where' points at, highlighted in the list below:")
+            st.dataframe(focus.highlighted(ranked[ranked["chunk"] == row], "chunk", row), hide_index=True)
+        focus.scroll_once(key)
+    st.dataframe(focus.highlighted(ranked, "chunk", row) if row in set(ranked["chunk"]) else ranked,
+                 hide_index=True)
     cited = [c.chunk_id for c in trace.chunks]
     if cited:
         cid = st.selectbox("read a passage", cited, key=f"{key}_read")

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from memrag.app.question_gold import Gold
-from memrag.app.state import METHOD_LABELS
+from memrag.app.param_widgets import METHOD_LABELS
 from memrag.trace import Trace
 from memrag.viz import look as looks
 

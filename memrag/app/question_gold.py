@@ -4,15 +4,15 @@ recall and EM/F1 of one trace, and where each gold passage was found or lost."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
-from memrag.eval.gold import gold_fate, gold_fate_records
+from memrag.eval.gold import best_by_doc, doc_unit, gold_fate, gold_fate_records
 from memrag.eval.metrics import exact_match, f1_score, recall_at_k
 from memrag.index.memory import Memory
 from memrag.methods import registry
-from memrag.methods.fate_kit import FateRecord, MissingFate, best_record
+from memrag.methods.fate_kit import FateRecord, MissingFate
 from memrag.trace import Trace
 
 
@@ -33,18 +33,7 @@ def gold_of(record: dict[str, Any] | None, memory: Memory | None) -> Gold | None
     return Gold([record["answer"], *record.get("answer_aliases", [])], docs, ids)
 
 
-def _unit_of(trace: Trace, memory: Memory | None) -> Callable[[int], str]:
-    """Recall unit of a chunk: its document id (the sample corpus counts documents)."""
-    same = memory is not None and memory.fingerprint() == trace.memory_fingerprint
-
-    def unit(cid: int) -> str:
-        c = trace.chunk(cid)
-        if c is not None:
-            return c.doc_id
-        if same and 0 <= cid < len(memory.chunks):
-            return memory.chunks[cid].doc_id
-        return f"chunk:{cid}"
-    return unit
+_unit_of = doc_unit  # the older name
 
 
 def gold_scores(trace: Trace, gold: Gold, memory: Memory | None) -> dict[str, float | None]:
@@ -69,14 +58,28 @@ def gold_fates(trace: Trace, gold: Gold, memory: Memory | None) -> pd.DataFrame:
 
 # ------------------------------------------------------------------ one line per answer
 @dataclass
+class Where:
+    """One moment of a passage's story and the view that shows it: `tab` a detail tab's label,
+    `step` a step of the Retrieval tab or None, `row` the row to highlight there (a NeuroPath path
+    id in a hop's table, or a chunk id in the ranked list)."""
+    label: str  # "first miss" | "finally lost"
+    text: str
+    tab: str | None
+    step: str | int | None = None
+    row: str | int | None = None
+
+
+@dataclass
 class FateLine:
     """The answer card's gold line and the detail view that shows where a passage was lost:
     `tab` is a detail tab's label, `step` a step of the Retrieval tab (NeuroPath's "Hop 2" or
-    "Completion", EcphoryRAG's activation step index) or None."""
+    "Completion", EcphoryRAG's activation step index) or None; `moments` the passage's first miss
+    and final loss, each with its own view."""
     text: str
     tab: str | None = None
     step: str | int | None = None
     passage: str = ""
+    moments: list[Where] = field(default_factory=list)
 
 
 def _lost_at(trace: Trace, record: FateRecord) -> tuple[str | None, str | int | None]:
@@ -93,9 +96,7 @@ def gold_fate_line(trace: Trace, gold: Gold, memory: Memory | None, k: int = 5) 
     NeuroPath's completion) are named with their fate, and the line points at the view of the
     first one of them."""
     unit = _unit_of(trace, memory)
-    best: dict[str, FateRecord] = {}
-    for doc, records in _fates_by_doc(gold_fate_records(trace, gold.chunk_ids, k=k, unit_of=unit), unit).items():
-        best[doc] = best_record(records)
+    best = best_by_doc(gold_fate_records(trace, gold.chunk_ids, k=k, unit_of=unit), unit)
     titles = {d.doc_id: d.title for d in memory.documents} if memory is not None else {}
     found = [d for d in gold.gold_docs if d in best and best[d].clean]
     in_top = [d for d in gold.gold_docs if d in best and best[d].rank is not None and best[d].rank <= k]
@@ -108,11 +109,18 @@ def gold_fate_line(trace: Trace, gold: Gold, memory: Memory | None, k: int = 5) 
         first = caveats[0]
         line.passage = titles.get(first, first)
         line.tab, line.step = _lost_at(trace, best.get(first, missing))
+        line.moments = moments(trace, best.get(first, missing))
     return line
 
 
-def _fates_by_doc(records: list[FateRecord], unit: Callable[[int], str]) -> dict[str, list[FateRecord]]:
-    out: dict[str, list[FateRecord]] = {}
-    for r in records:
-        out.setdefault(unit(r.chunk_id), []).append(r)
+def moments(trace: Trace, record: FateRecord) -> list[Where]:
+    """The record's first miss and final loss, each with the view that shows it."""
+    at = registry.get(trace.method).views.moment_at
+    out = []
+    for label, m in (("first miss", record.first_miss), ("finally lost", record.final_loss)):
+        if m is not None:
+            tab, step = at(m, trace)
+            out.append(Where(label, m.text, tab, step, m.path_id if m.path_id is not None and step is not None
+                             else m.chunk_id))
     return out
+

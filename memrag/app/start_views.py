@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag.app import backend_state, memory_state, session
+from memrag.app import backend_state, guide_views, memory_state
 from memrag.index import store
 from memrag.methods import registry
 
@@ -39,10 +39,9 @@ def sample_ready() -> bool:
 
 
 def open_demo_question() -> None:
-    """The sample memory, the Ask page on its first demo question (methods side by side)."""
-    session.AppState().active_memory = str(memory_state.sample_memory_dir())
-    st.session_state["ask_kind"] = "Demo question"
-    st.session_state["ask_demo"] = 0
+    """The sample memory, the Ask page on the demo guide's default question (methods side by side):
+    one that shows a method's difference, computed from the recordings."""
+    guide_views.open_default_question()
 
 
 def open_upload() -> None:

@@ -19,8 +19,23 @@ from memrag.methods import registry
 from memrag.methods.fate_kit import NOT_IN_MEMORY, UNKNOWN_ORDER, FateRecord, best_record, judge_all, read_fate
 from memrag.trace import Trace
 
-__all__ = ["NOT_IN_MEMORY", "gold_fate", "gold_fate_records", "fate_record", "fate_order", "best_fate",
+__all__ = ["NOT_IN_MEMORY", "doc_unit", "best_by_doc", "gold_fate", "gold_fate_records", "fate_record", "fate_order", "best_fate",
            "fate_family"]
+
+
+def doc_unit(trace: Trace, memory: Any | None) -> Callable[[int], str]:
+    """Recall unit of a chunk: its document id (the sample corpus counts documents), from the trace's
+    chunks, else from `memory` when the trace was made on it."""
+    same = memory is not None and memory.fingerprint() == trace.memory_fingerprint
+
+    def unit(cid: int) -> str:
+        c = trace.chunk(cid)
+        if c is not None:
+            return c.doc_id
+        if same and 0 <= cid < len(memory.chunks):
+            return memory.chunks[cid].doc_id
+        return f"chunk:{cid}"
+    return unit
 
 
 def gold_fate_records(trace: Trace, gold_chunk_ids: Iterable[int], k: int = 5,
@@ -31,6 +46,14 @@ def gold_fate_records(trace: Trace, gold_chunk_ids: Iterable[int], k: int = 5,
     except ValueError:
         raise ValueError(f"no gold-fate rules for method {trace.method!r}") from None
     return judge_all(spec.fates, trace, gold_chunk_ids, k, unit_of)
+
+
+def best_by_doc(records: Iterable[FateRecord], unit: Callable[[int], Hashable]) -> dict[Hashable, FateRecord]:
+    """Per gold document (its unit), the record of its chunk that got furthest."""
+    by: dict[Hashable, list[FateRecord]] = {}
+    for r in records:
+        by.setdefault(unit(r.chunk_id), []).append(r)
+    return {doc: best_record(rs) for doc, rs in by.items()}
 
 
 def gold_fate(trace: Trace, gold_chunk_ids: Iterable[int], k: int = 5,

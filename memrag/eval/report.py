@@ -392,7 +392,7 @@ def _bars(s: RunSummary, metrics: Sequence[str], title: str):
         y = [100 * e.figure(k) for k in shown]
         ci = [e.ci95.get(k) for k in shown]
         fig.add_trace(go.Bar(
-            name=_label(m), x=[LABELS[k] for k in shown], y=y,
+            name=_label(registry.label_of(m)), x=[LABELS[k] for k in shown], y=y,
             error_y={"type": "data", "symmetric": False,
                      "array": [100 * c[1] - v if c else 0 for c, v in zip(ci, y)],
                      "arrayminus": [v - 100 * c[0] if c else 0 for c, v in zip(ci, y)]}))
@@ -434,8 +434,10 @@ def _cost(summary: RunSummary | dict[str, Any], records: Sequence[dict[str, Any]
     e = s.methods
     ci = cost_intervals(records, names) if records else {m: {} for m in names}
     seconds_key = "llm_seconds_per_query" if s.replayed else "seconds_per_query"  # never the replay's own time
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(
-        "tokens per query", "LLM seconds per query in the original run" if s.replayed else "seconds per query"))
+    # short titles, the long one on two lines: side by side in a narrow column they ran into each other
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.16, subplot_titles=(
+        "tokens per query", "LLM seconds per query<br>in the original run" if s.replayed else "seconds per query"))
+    labels = [_label(registry.label_of(m)) for m in names]
     totals = [None if e[m].prompt_tokens_per_query is None or e[m].completion_tokens_per_query is None
               else e[m].prompt_tokens_per_query + e[m].completion_tokens_per_query for m in names]
     for key, label in (("prompt_tokens_per_query", "prompt"), ("completion_tokens_per_query", "completion")):
@@ -444,11 +446,11 @@ def _cost(summary: RunSummary | dict[str, Any], records: Sequence[dict[str, Any]
             # stacked: the top segment ends at the total, so the total's interval hangs from it
             up, down = zip(*(_error_bars(t, ci[m].get("tokens_per_query")) for t, m in zip(totals, names)))
             bar["error_y"] = {"type": "data", "symmetric": False, "array": list(up), "arrayminus": list(down)}
-        fig.add_trace(go.Bar(name=label, x=[_label(m) for m in names], y=[e[m].figure(key) for m in names], **bar),
+        fig.add_trace(go.Bar(name=label, x=labels, y=[e[m].figure(key) for m in names], **bar),
                       row=1, col=1)
     up, down = zip(*(_error_bars(e[m].figure(seconds_key), None if s.replayed else ci[m].get("seconds_per_query"))
                      for m in names))
-    fig.add_trace(go.Bar(name="seconds", x=[_label(m) for m in names], y=[e[m].figure(seconds_key) for m in names],
+    fig.add_trace(go.Bar(name="seconds", x=labels, y=[e[m].figure(seconds_key) for m in names],
                          showlegend=False, error_y={"type": "data", "symmetric": False, "array": list(up),
                                                     "arrayminus": list(down)}), row=1, col=2)
     title = "Cost per query" + (" (95% bootstrap intervals)" if records else "")
@@ -467,7 +469,8 @@ def _fates(s: RunSummary):
     for fate in sorted(fates, key=fate_order):
         counts = [s.methods[m].gold_fate.get(fate, 0) for m in names]
         if any(counts):
-            fig.add_trace(go.Bar(name=_label(fate), y=[_label(m) for m in names], x=counts, orientation="h"))
+            fig.add_trace(go.Bar(name=_label(fate), y=[_label(registry.label_of(m)) for m in names], x=counts,
+                                 orientation="h"))
     fig.update_layout(title=f"Gold passage fates (k = {s.stamp.get('fate_k')})", barmode="stack",
                       xaxis_title="gold passages", height=120 + 60 * len(names), margin={"t": 50, "b": 40})
     return fig

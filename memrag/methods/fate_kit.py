@@ -10,7 +10,7 @@ the sentences of old run files (legacy labels included) onto records.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
@@ -57,6 +57,18 @@ NOT_IN_MEMORY = MissingFate.NOT_IN_MEMORY.info.sentence
 
 
 @dataclass(frozen=True)
+class Moment:
+    """One step of a gold passage's story that a "show where" can open: a hop's listing (NeuroPath:
+    `hop` and the path's `path_id`), a round (EcphoryRAG), or a place in the ranked list (`rank`)."""
+    text: str  # "hop 1: path #2 listed, not kept, score 0.735, rank 2"
+    hop: int | None = None
+    round: int | None = None
+    path_id: str | None = None
+    rank: int | None = None
+    chunk_id: int | None = None
+
+
+@dataclass(frozen=True)
 class FateRecord:
     chunk_id: int | None
     kind: FateKind
@@ -66,6 +78,8 @@ class FateRecord:
     round: int | None = None  # EcphoryRAG: the round that first activated it
     path_id: str | None = None  # NeuroPath: the path that reached it
     score: float | None = None  # the path's pruning score, the passage's PageRank mass …
+    first_miss: Moment | None = None  # the earliest step where it could have been kept
+    final_loss: Moment | None = None  # the step where it was finally lost (None: it was not)
 
     @property
     def fate(self) -> str:
@@ -153,7 +167,17 @@ def judge_all(rules: FateRules, trace: Trace, gold_chunk_ids: Iterable[int], k: 
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     pos = positions(trace, unit_of)
-    return [rules.judge(trace, cid, pos.get(cid), k) for cid in dict.fromkeys(int(c) for c in gold_chunk_ids)]
+    return [_with_final_loss(rules.judge(trace, cid, pos.get(cid), k), k)
+            for cid in dict.fromkeys(int(c) for c in gold_chunk_ids)]
+
+
+def _with_final_loss(record: FateRecord, k: int) -> FateRecord:
+    """A passage outside the top k was finally lost where the ranked list placed it, unless its
+    method's judge named a later, more telling step."""
+    if record.final_loss is not None or (record.rank is not None and record.rank <= k):
+        return record
+    said = f"ranked {record.rank}, beyond k = {k}" if record.rank is not None else "not in the ranked list"
+    return replace(record, final_loss=Moment(said, rank=record.rank, chunk_id=record.chunk_id))
 
 
 # ------------------------------------------------------------------ reading old files

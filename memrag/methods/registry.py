@@ -68,6 +68,12 @@ def labels() -> dict[str, str]:
     return {name: by[name] for name in display_order()}
 
 
+def label_of(name: str) -> str:
+    """A method's display name (its spec's label: "NeuroPath"), for every chart and table; a name no
+    registered method has (an old run file's) is shown as written."""
+    return next((s.label for s in _specs() if s.name == name), name)
+
+
 def get(name: str) -> MethodSpec:
     for s in _specs():
         if s.name == name:

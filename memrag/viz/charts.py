@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
+from memrag.methods.registry import label_of
 from memrag.trace import Trace
 from memrag.viz.tables import ORIGINAL_S, tokens_by_stage
 
@@ -50,7 +51,7 @@ def tokens_chart(traces: Sequence[Trace], title: str = "Tokens by stage") -> go.
             if not any(cells):
                 continue
             fig.add_trace(go.Bar(
-                name=_plain(f"{stage} ({origin})"), x=[_plain(m) for m in methods],
+                name=_plain(f"{stage} ({origin})"), x=[_plain(label_of(m)) for m in methods],
                 y=[c[0] if c else None for c in cells],
                 customdata=[[c[1], round(c[2], 2)] if c else [0, 0] for c in cells],
                 marker={"color": colour, "pattern": {"shape": "/" if origin == "recorded" else ""}},

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from memrag.index.memory import Memory
+from memrag.methods.registry import label_of
 from memrag.trace import LLMCallRecord, Trace, token_sum
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.methods.neuropath.detail import NeuroPathHop
@@ -222,12 +223,12 @@ ALL_METHODS = "all methods (shared calls once)"
 
 
 def totals_across(traces: Sequence[Trace]) -> pd.DataFrame:
-    """Per method (all its traces summed), then one row for everything where a call shared by
+    """Per method (all its traces summed; the method by its display name), then one row for everything where a call shared by
     several methods (same identity, `shared=True`) is counted once."""
     by_method: dict[str, list[Trace]] = {}
     for t in traces:
         by_method.setdefault(t.method, []).append(t)
-    rows = [_totals_row(m, [c for t in ts for c in t.llm_calls], len(ts)) for m, ts in by_method.items()]
+    rows = [_totals_row(label_of(m), [c for t in ts for c in t.llm_calls], len(ts)) for m, ts in by_method.items()]
     rows.append(_totals_row(ALL_METHODS, calls_counted_once(traces), len(traces)))
     return _frame(rows, ["method", "traces", "calls", "recorded calls", "prompt tokens", "cached-prefix tokens",
                          "completion tokens", "total tokens", ORIGINAL_S, MADE_NOW])

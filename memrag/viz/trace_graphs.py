@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
-from memrag.explain import activation
+from memrag.explain import activation, step_picture
 from memrag.index.normalise import entity_key
 from memrag.methods.ecphory.detail import ActivatedEngram, EcphoryDetail
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
@@ -397,131 +397,22 @@ def dense_graph(trace: Trace, *, top: int = 10, gold_chunk_ids: Iterable[int] | 
 # ------------------------------------------------------------------ step replay
 def highlighted_nodes(trace: Trace, step_index: int) -> list[str]:
     """Ids of the trace's graph nodes added by steps 0..step_index, in node order."""
-    _check_step(trace, step_index)
-    named = {nid for s in trace.steps[: step_index + 1] for nid in s.node_ids}
-    out: list[str] = []
-    for n in trace.nodes:
-        if (n.id in named or (n.step is not None and n.step <= step_index)) and n.id not in out:
-            out.append(n.id)
-    return out
-
-
-def _check_step(trace: Trace, step_index: int) -> None:
-    if not trace.steps:
-        raise ValueError("this trace records no steps to replay")
-    if not 0 <= step_index < len(trace.steps):
-        raise ValueError(f"step_index must be between 0 and {len(trace.steps) - 1}, got {step_index}")
-
-
-def _retrieval_look(trace: Trace, upto: int) -> dict[str, tuple[str, str]]:
-    """node id → (group, role) under the retrieval-graph colour rule (see memrag.viz.palette): a
-    NeuroPath entity by the best fate of a triple through it, an EcphoryRAG entity by the round that
-    activated it (final engrams, once re-ranked, take the final role)."""
-    best: dict[str, str] = {}
-    for e in trace.edges:
-        if e.kind == "triple" and e.role in FATES:
-            for end in (e.source, e.target):
-                if _fate_rank(e.role) < _fate_rank(best.get(end, "")):
-                    best[end] = e.role
-    reranked = any(s.kind == "rerank" for s in trace.steps[: upto + 1])
-    style = step_style(trace.method)  # the spec's (memrag.methods.spec.STEP_STYLES)
-    activated = trace.detail(EcphoryDetail) if style == "rounds" and reranked else None
-    final = {f"e:{a.key}" for a in activated.final} if activated is not None else set()
-    look = {}
-    for n in trace.nodes:
-        if n.kind == "query":
-            look[n.id] = ("question", n.role)
-        elif style == "pagerank":  # its groups are the PageRank colours: seed, phrase, passage
-            look[n.id] = (n.group or n.kind, n.role)
-        elif n.kind in ("cue", "chunk"):
-            look[n.id] = (n.kind, n.role)
-        elif style == "paths":  # an entity by the best fate of a triple through it
-            look[n.id] = (best.get(n.id, "untouched"), n.role)
-        elif n.round is not None:
-            look[n.id] = (f"round {n.round}", "final" if n.id in final else n.role)
-        else:
-            look[n.id] = (n.group, n.role)
-    return look
-
-
-def _importance(trace: Trace) -> list[str]:
-    """The trace's node ids, those that matter most first: the question and cues, final engrams,
-    seeds and context passages, nodes on valid then expanded paths, then by degree."""
-    look = _retrieval_look(trace, len(trace.steps) - 1)
-    degree: dict[str, int] = {}
-    for e in trace.edges:
-        for end in (e.source, e.target):
-            degree[end] = degree.get(end, 0) + 1
-    tiers = {"question": 0, "cue": 0}
-    roles = {"final": 1, "seed": 1, "context": 2}
-    unique = list(dict.fromkeys(n.id for n in trace.nodes))
-
-    def key(nid: str) -> tuple[int, int, int]:
-        group, role = look.get(nid, ("", ""))
-        tier = min(tiers.get(group, 9), roles.get(role, 9), 3 + _fate_rank(group) if group in FATES else 9)
-        return tier, -degree.get(nid, 0), unique.index(nid)
-
-    return sorted(unique, key=key)
+    step_picture.check_step(trace, step_index)
+    return [n.id for n in step_picture.known_nodes(trace, step_index)]
 
 
 def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] | None = None,
                max_nodes: int = DEFAULT_NODES, height: int = 560) -> Result:
-    """The trace's graph with steps 0..step_index drawn (the newest step outlined) and later
-    steps as faint ghosts, so positions stay put as a replay slider moves. Coloured like the Ask
-    page's pictures of the same method (by fate); capped to the `max_nodes` that matter most in the
-    whole trace, so the set drawn does not change from step to step."""
-    _check_step(trace, step_index)
-    # NeuroPath's step graph draws paths: a star there means a path (or its dense fallback) found it
-    style = step_style(trace.method)
-    gold = _gold(gold_chunk_ids, trace, PATH_SOURCES if style == "paths" else None)
-    shown = highlighted_nodes(trace, step_index)
-    shown_set = set(shown)
-    newest = set(trace.steps[step_index].node_ids) | {n.id for n in trace.nodes if n.step == step_index}
-    unique: dict[str, GraphNode] = {}
-    for n in trace.nodes:
-        unique.setdefault(n.id, n)
-    keep_set = set(_importance(trace)[:max_nodes])
-    look = _retrieval_look(trace, step_index)
-    nodes = []
-    for nid, n in unique.items():
-        if nid not in keep_set:
-            continue
-        group, role = look[nid]
-        g = bool(gold.intersection(n.chunk_ids)) or n.gold
-        typed = n.kind == "entity" and n.group and n.group not in n.tooltip
-        tip = f"{n.tooltip or n.label}\ntype: {n.group}" if typed else n.tooltip  # its colour now says its fate
-        nodes.append(dataclasses.replace(n, group=group, role=role, gold=g, tooltip=tip) if nid in shown_set
-                     else dataclasses.replace(n, group=group, role="ghost", gold=False, tooltip=tip))
-    step_edges = {eid for s in trace.steps[: step_index + 1] for eid in s.edge_ids}
-    new_edges = set(trace.steps[step_index].edge_ids)
-    edges = []
-    seen_edges: set[str] = set()
-    for e in trace.edges:
-        if e.id in seen_edges or e.source not in keep_set or e.target not in keep_set:
-            continue
-        seen_edges.add(e.id)
-        added = e.id in step_edges or (e.step is not None and e.step <= step_index) or (
-            e.step is None and e.source in shown_set and e.target in shown_set)
-        if added and e.step == step_index:
-            new_edges.add(e.id)
-        edges.append(e if added else dataclasses.replace(e, role="ghost"))
-    step = trace.steps[step_index]
-    drawn_shown = len(shown_set & keep_set)
-    kinds: dict[str, int] = {}
-    for nid in shown:
-        kinds[unique[nid].kind] = kinds.get(unique[nid].kind, 0) + 1
-    note = (f"Step {step_index + 1} of {len(trace.steps)}: {step.title}. "
-            f"{len(shown)} of {len(unique)} nodes added so far: "
-            + ", ".join(words.counted(n, k) for k, n in kinds.items()) + ".")
-    if len(keep_set) < len(unique):
-        note += (f" Drawing {len(keep_set)} of {len(unique)} nodes ({drawn_shown} of those added so far): "
-                 f"the ones that matter most in the whole trace, capped at {max_nodes}.")
-    pagerank = style == "pagerank"
-    html = render(nodes, edges, height=height, highlight=(newest | new_edges) & (keep_set | seen_edges),
+    """The replay at one step: only what steps 0..step_index knew (memrag.explain.step_picture: colours,
+    marks, counts and the drawing cap), the newest step outlined. Coloured like the Ask page's pictures
+    of the same method (by fate)."""
+    pic = step_picture.step_picture(trace, step_index, gold_chunk_ids=gold_chunk_ids, max_nodes=max_nodes)
+    pagerank = step_style(trace.method) == "pagerank"
+    html = render(pic.nodes, pic.edges, height=height, highlight=pic.highlight,
                   colours=palette.PAGERANK_COLOURS if pagerank else None,
-                  sizes=mass_sizes(nodes) if pagerank else None, passages=passages_of(trace),
+                  sizes=mass_sizes(pic.nodes) if pagerank else None, passages=passages_of(trace),
                   group_heading=f"at step {step_index + 1}")
-    return html, note
+    return html, pic.note
 
 
 # ------------------------------------------------------------------ HippoRAG 2

@@ -48,6 +48,12 @@ def path_fate(fate: str) -> str:
     return PATH_FATES[fate].label if fate in PATH_FATES else fate
 
 
+def path_counts(counts: dict[str, int]) -> str:
+    """'2 valid; 1 expanded; 3 listed, not kept; 4 pruned': paths by fate (PATH_FATES order), in the
+    words every table, legend and lesson uses."""
+    return "; ".join(f"{counts[f]} {w.label}" for f, w in PATH_FATES.items() if counts.get(f))
+
+
 PATH_FATE_HELP = "; ".join(f"{w.label}: {w.help}" for w in PATH_FATES.values())
 
 # A graph node's kind (GraphNode.kind) counted in a note: singular, plural.

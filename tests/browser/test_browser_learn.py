@@ -16,7 +16,7 @@ from test_browser import open_app, settle, wait_for_graphs
 
 pytestmark = pytest.mark.browser
 
-# nodes drawn in full: later steps are drawn as label-less ghosts (see trace_graphs.step_graph)
+# nodes drawn with a label (a step draws only what it knew: no ghosts of later steps, see explain/step_picture)
 DRAWN_JS = "nodes.get().filter(n => n.label && n.label.trim()).map(n => n.id).sort()"
 
 

@@ -7,12 +7,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from memrag.methods.fate_kit import FateRecord
+from memrag.methods.fate_kit import FateRecord, Moment
 from memrag.trace import Trace
 
 
 def ranked_passages(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | None]:
     """A method without its own steps shows a gold passage's fate in its ranked list."""
+    return "Ranked passages", None
+
+
+def ranked_moment(moment: Moment, trace: Trace) -> tuple[str | None, str | int | None]:
+    """A moment of a passage's story shown by a method without its own steps: its ranked list."""
     return "Ranked passages", None
 
 
@@ -28,3 +33,5 @@ class MethodViews:
     lost_at: Callable[[FateRecord, Trace], tuple[str | None, str | int | None]] = ranked_passages
     step_key: str = ""  # the detail view's step picker: session key f"{key}_{step_key}_step" ("" = none)
     step_name: Callable[[Trace, str | int], str] = plain_step_name  # a step as the "show where" button says it
+    # (tab, step) that shows one moment of a gold passage's story (its first miss, its final loss)
+    moment_at: Callable[[Moment, Trace], tuple[str | None, str | int | None]] = ranked_moment

@@ -7,10 +7,11 @@ from typing import Iterable
 
 import streamlit as st
 
+from memrag.app import focus
 from memrag.app.method_views import MethodViews
 from memrag.app.method_views.common import method_picture, numbers
-from memrag.app.widgets import frame, graph, text, wrapped_table
-from memrag.methods.fate_kit import FateRecord
+from memrag.app.widgets import fitted_lines, frame, graph, text, wrapped_table
+from memrag.methods.fate_kit import FateRecord, Moment
 from memrag.methods.neuropath.fates import NeuroPathFate
 from memrag.trace import Trace
 from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop
@@ -66,10 +67,19 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
             text(h.tracker_note, prefix="**Tracker:** ")
         if h.failed:
             st.warning(escape_markdown(f"Tracking failed at this hop: {h.failure}"))
-        graph(trace_graphs.neuropath_hop_graph(trace, h.hop, gold_chunk_ids=gold_ids), 560, name=f"neuropath-hop-{h.hop}")
         paths = tables.candidates_table(h)
         helps = {"fate": words.PATH_FATE_HELP, words.PATH_PROBABILITY.label: words.PATH_PROBABILITY.help}
-        wrapped_table(paths, ["path"], help={c: x for c, x in helps.items() if c in paths.columns})
+        helps = {c: x for c, x in helps.items() if c in paths.columns}
+        row = focus.focused(key)
+        if row in set(paths["id"]):  # "show where" chose a path of this hop: its row first, in view
+            with st.container(key=focus.anchor_key(key), border=True):
+                st.caption("The path 'show where' points at, highlighted in this hop's table below:")
+                wrapped_table(focus.highlighted(paths[paths["id"] == row], "id", row), ["path"], help=helps,
+                              lines=fitted_lines(paths, ["path"]))
+            focus.scroll_once(key)
+        graph(trace_graphs.neuropath_hop_graph(trace, h.hop, gold_chunk_ids=gold_ids), 560, name=f"neuropath-hop-{h.hop}")
+        wrapped_table(focus.highlighted(paths, "id", row) if row in set(paths["id"]) else paths, ["path"],
+                      help=helps, lines=fitted_lines(paths, ["path"]))
     elif pick == "All hops":
         graph(trace_graphs.neuropath_overview(trace, gold_chunk_ids=gold_ids), 600, name="neuropath-all-hops")
     else:
@@ -92,6 +102,13 @@ def _kept_line(h: NeuroPathHop) -> str:
     return f"The model kept paths {numbers(h.valid_ids)}, chose to extend {numbers(h.expand_ids)}{invalid}."
 
 
+def moment_at(moment: Moment, trace: Trace) -> tuple[str | None, str | int | None]:
+    """A hop's listing opens that hop's table (the row: the path); a place in the list, Ranked passages."""
+    if moment.hop is not None and moment.path_id is not None:
+        return "Retrieval", hop_step(moment.hop)
+    return "Ranked passages", None
+
+
 def lost_at(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | None]:
     """The Retrieval tab's step that shows what happened to a gold chunk: completion, or its hop."""
     if record.kind is NeuroPathFate.BY_COMPLETION:
@@ -103,4 +120,4 @@ def lost_at(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | N
     return "Ranked passages", None
 
 
-VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="np")
+VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="np", moment_at=moment_at)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from memrag.methods.fate_kit import FateInfo, FateKind, FateRecord, FateRules, Position, dense_fate, in_top, rank_of, where
+from dataclasses import replace
+
+from memrag.methods.fate_kit import (FateInfo, FateKind, FateRecord, FateRules, Moment, Position, dense_fate, in_top,
+                                     rank_of, where)
+from memrag.index.normalise import entity_key
 from memrag.trace import Trace
 from memrag.methods.neuropath.detail import NeuroPathDetail, PathCandidate
+from memrag.viz import words
 
 
 class NeuroPathFate(FateKind):
@@ -33,7 +38,90 @@ def _new_count(trace: Trace, hop: int) -> int:
     return next((h.new_count for h in detail.hops if h.hop == hop), 0)
 
 
+def _listing(hop: int, p: PathCandidate) -> Moment:
+    """'hop 1: path #2 listed, not kept, score 0.735, rank 2' (the hop table's row for the path)."""
+    number = f"#{p.listed_as}" if p.listed_as is not None else f"'{p.pid}'"
+    said = f"hop {hop}: path {number} {words.path_fate(p.fate)}"
+    if p.score is not None:
+        said += f", score {p.score:.3f}"
+    if p.rank is not None:
+        said += f", rank {p.rank}"
+    return Moment(said, hop=hop, path_id=p.pid, chunk_id=None)
+
+
+_NOT_KEPT = ("dropped", "shown", "pruned", "unlisted")  # listed and not kept, or never listed
+
+
+def _leads_to(trace: Trace, chunk_id: int) -> set[str]:
+    """Entity keys of the chunk's facts that any path of the trace carried: a path whose growing end
+    stands on one of them was one hop from the passage."""
+    detail = trace.detail(NeuroPathDetail)
+    assert detail is not None
+    return {entity_key(x) for h in detail.hops for p in h.candidates for t in p.triples
+            if t.chunk_id == chunk_id for x in (t.head, t.tail)}
+
+
+def first_miss(trace: Trace, chunk_id: int) -> Moment | None:
+    """The earliest hop where a path to the chunk could have been kept and was not: a path through
+    the passage, or one whose growing end is an entity of it (keeping and extending it reaches the
+    passage). Listed and not kept first, else pruned or left out of the listing."""
+    detail = trace.detail(NeuroPathDetail)
+    assert detail is not None
+    ends = _leads_to(trace, chunk_id)
+    for h in detail.hops:
+        mine = [p for p in h.candidates if p.fate in _NOT_KEPT
+                and (chunk_id in p.chunk_ids or (p.kept_from is None and p.frontier in ends))]
+        if mine:
+            seen = [p for p in mine if p.fate in ("dropped", "shown")]
+            p = min(seen or mine, key=lambda c: (c.listed_as is None, c.listed_as or 0,
+                                                 c.rank if c.rank is not None else 1 << 30))
+            m = _listing(h.hop, p)
+            if chunk_id not in p.chunk_ids:
+                m = replace(m, text=f"{m.text} (its end, {p.frontier_name}, is in the passage)")
+            return replace(m, chunk_id=chunk_id)
+    return None
+
+
+def _final_loss(trace: Trace, chunk_id: int, kind: NeuroPathFate, rank: int | None) -> Moment | None:
+    """Where the chunk was lost for good: a kept path's passage ranked beyond k by the merge, or the
+    last hop that listed it and did not keep it after any hop that kept it (None: the ranked list)."""
+    detail = trace.detail(NeuroPathDetail)
+    assert detail is not None
+    touching = [(h.hop, p) for h in detail.hops for p in h.candidates if chunk_id in p.chunk_ids]
+    kept = [(hop, p) for hop, p in touching if p.fate in ("valid", "expanded")]
+    if kind is NeuroPathFate.VALID_BEYOND_K:
+        hop = kept[-1][0] if kept else None
+        said = (f"kept at hop {hop}, " if hop is not None else "on a valid path, ") + (
+            f"ranked {rank} by the merge" if rank is not None else "not in the ranked list")
+        return Moment(said, rank=rank, chunk_id=chunk_id)
+    if kind in (NeuroPathFate.SHOWN_NOT_VALID, NeuroPathFate.PRUNED):
+        last_kept = kept[-1][0] if kept else 0
+        later = [(hop, p) for hop, p in touching if p.fate in _NOT_KEPT and hop > last_kept]
+        if later:
+            hop = later[-1][0]
+            at_hop = [p for h_, p in later if h_ == hop]
+            p = min(at_hop, key=lambda c: (c.fate not in ("dropped", "shown"), c.listed_as or 1 << 30))
+            return replace(_listing(hop, p), chunk_id=chunk_id)
+    return None
+
+
+def _story(trace: Trace, record: FateRecord) -> FateRecord:
+    """The record with its first miss and final loss (a passage a path found has neither)."""
+    if record.clean or record.chunk_id is None:
+        return record
+    return replace(record, first_miss=first_miss(trace, record.chunk_id),
+                   final_loss=_final_loss(trace, record.chunk_id, record.kind, record.rank))
+
+
 def judge(trace: Trace, chunk_id: int, pos: Position | None, k: int) -> FateRecord:
+    record = _judge(trace, chunk_id, pos, k)
+    detail = trace.detail(NeuroPathDetail)
+    if detail is None or detail.fallback_dense:
+        return record
+    return _story(trace, record)
+
+
+def _judge(trace: Trace, chunk_id: int, pos: Position | None, k: int) -> FateRecord:
     detail = trace.detail(NeuroPathDetail)
     if detail is None or detail.fallback_dense:
         return dense_fate(chunk_id, pos, k, " (NeuroPath fell back to dense ranking: no query entities)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from memrag.methods.lesson_kit import Lesson, LessonPlan, Pair, NAMES_SHOWN, dedupe, quote, step_item
 from memrag.trace import Step, Trace
+from memrag.viz import words
 from memrag.viz.safe_text import clip
 from memrag.methods.neuropath.detail import NeuroPathDetail
 
@@ -47,10 +48,13 @@ def _np_hop(trace: Trace, step: Step) -> Lesson:
     valid = [listed[i] for i in h.valid_ids if i in listed]
     expand = [listed[i] for i in h.expand_ids if i in listed]
     start = "the seeds" if h.hop == 1 else "the ends of the paths it chose to extend"
+    counts: dict[str, int] = {}
+    for p in listed.values():
+        counts[p.fate] = counts.get(p.fate, 0) + 1
     here = (f"Hop {h.hop}: {h.new_count} new path(s) grew from {start}"
             + (f"; {h.pruned_count} were pruned as least similar to the goal" if h.pruned_count else "")
-            + f"; {len(listed)} were shown to the model. It judged {len(valid)} valid")
-    here += (f", e.g. '{clip(valid[0].text, 160)}'." if valid else ".")
+            + f"; {len(listed)} were listed for the model. Its judgement: {words.path_counts(counts) or 'none'}")
+    here += (f". A valid one: '{clip(valid[0].text, 160)}'." if valid else ".")
     if expand:
         here += f" It chose {len(expand)} to extend from {quote(dedupe([p.frontier_name for p in expand]))}."
     if h.reasoning_chain:

@@ -1,0 +1,63 @@
+""""show where" in one click: the row a gold passage's fate points at, highlighted and scrolled into view.
+
+The answer card's button stores the row (a NeuroPath path id in a hop's table, or a position in the
+ranked list) under the detail view's key and asks for one scroll; the view that draws the row
+calls `focus_row` to highlight it and, that once, bring it into view. The scroll is a few lines of
+our own script in a zero-height component frame (same origin as the app, so it may scroll the page);
+it carries no document or model text, only the element key we made.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Hashable
+
+import pandas as pd
+import streamlit as st
+import streamlit.components.v1 as components
+
+HIGHLIGHT = "background-color: #fff3b0; font-weight: 600"
+SCROLL_WAIT_MS = 6000  # the row's element appears after the script runs: look for it this long
+
+
+def _row_key(detail_key: str) -> str:
+    return f"{detail_key}_focus"
+
+
+def _scroll_key(detail_key: str) -> str:
+    return f"{detail_key}_focus_scroll"
+
+
+def set_focus(detail_key: str, row: Hashable | None) -> None:
+    """Called by the "show where" button: highlight `row` in that view and scroll to it once."""
+    st.session_state[_row_key(detail_key)] = row
+    st.session_state[_scroll_key(detail_key)] = row is not None
+
+
+def focused(detail_key: str) -> Hashable | None:
+    return st.session_state.get(_row_key(detail_key))
+
+
+def anchor_key(detail_key: str) -> str:
+    """The key of the container holding the focused row (Streamlit gives it the class st-key-<key>)."""
+    return f"{detail_key}_focus_row"
+
+
+def highlighted(df: pd.DataFrame, column: str, value: Hashable) -> "pd.io.formats.style.Styler":
+    """The table with the rows whose `column` equals `value` highlighted (cell text stays plain text)."""
+    hit = df[column] == value
+    return (df.style.apply(lambda row: [HIGHLIGHT if hit.loc[row.name] else "" for _ in row], axis=1)
+            .format(precision=4, na_rep=""))  # as the plain table shows its figures
+
+
+def scroll_once(detail_key: str) -> None:
+    """Bring the focused row's container into view, once per "show where" click."""
+    if not st.session_state.pop(_scroll_key(detail_key), False):
+        return
+    target = json.dumps(".st-key-" + anchor_key(detail_key))
+    components.html(
+        "<script>(function(){var t=Date.now();var go=function(){var d=window.parent.document;"
+        f"var el=d.querySelector({target});"
+        "if(el){el.scrollIntoView({block:'center'});return;}"
+        f"if(Date.now()-t<{SCROLL_WAIT_MS})setTimeout(go,100);}};go();}})();</script>",
+        height=0)

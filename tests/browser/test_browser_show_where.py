@@ -1,0 +1,84 @@
+""""show where" in one click (issue 29): for a recorded sample question chosen by property — a
+NeuroPath gold passage whose path was listed but not kept at hop 1 — the answer card's "first miss"
+button opens NeuroPath's Retrieval tab at hop 1 with that path's row highlighted and in view, at
+1,440 × 900. Screenshot: docs/screenshots/show-where-first-miss.png."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from app_server import settle
+from test_browser import open_app
+
+from memrag.demo import gold_chunk_ids, sample_memory_dir, sample_questions
+from memrag.embed import get_embedder
+from memrag.eval.gold import gold_fate_records
+from memrag.index import store
+from memrag.llm.recordings import Recordings
+
+pytestmark = pytest.mark.browser
+
+
+def first_miss_at_hop_1() -> tuple[int, str]:
+    """(index among the demo questions, the first-miss sentence) of the first sample question whose
+    NeuroPath gold passage outside the found ones was first missed at hop 1 (replayed from recordings)."""
+    from memrag.ask import ask
+
+    emb = get_embedder()
+    memory, rec = store.load(sample_memory_dir(), emb.model_id), Recordings.open(sample_memory_dir())
+    for i, q in enumerate(sample_questions()):
+        if not rec.has_question(q["question"]):
+            continue
+        t, = ask(memory, q["question"], llm=rec.replay_llm(), embedder=emb, methods=["neuropath"], answer=False)
+        for r in gold_fate_records(t, gold_chunk_ids(memory, q["gold_docs"]), k=5,
+                                   unit_of=lambda c: memory.chunks[c].doc_id):
+            if not r.clean and r.first_miss is not None and r.first_miss.hop == 1 and r.rank and r.rank > 5:
+                return i, r.first_miss.text
+    pytest.fail("no sample question has a NeuroPath gold passage first missed at hop 1")
+
+
+def test_show_where_lands_on_the_hop_1_row_highlighted_and_in_view(watched, server, sample_recordings):
+    index, miss = first_miss_at_hop_1()
+    page = watched.page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    open_app(watched, server, "Ask")
+    page.get_by_text("Replays the replies recorded with").wait_for()
+    question = sample_questions()[index]
+    picker = page.get_by_test_id("stSelectbox").filter(has_text="demo question")
+    picker.click()
+    page.get_by_role("option", name=re.compile("^" + re.escape(f"{question['id']}: "))).click()
+    settle(page)
+    page.get_by_role("button", name="Ask", exact=True).click()
+    page.locator("strong").filter(has_text=re.compile(r"^Answer:$")).nth(3).wait_for(timeout=120_000)
+    settle(page)
+    # the button names the moment, the caption under it says what happened (cut together at 1,440 px)
+    caption = page.get_by_text(miss, exact=True)
+    assert caption.count() == 1, f"no caption for '{miss}'"
+    button = caption.locator("xpath=preceding::button[1]")
+    assert button.inner_text().strip().endswith("show where: first miss"), button.inner_text()
+    button.click()
+    row = page.locator(".st-key-res_neuropath_focus_row")
+    row.wait_for(timeout=60_000)
+    page.wait_for_timeout(2500)  # the scroll waits for the row's element, then moves
+    box = row.bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 900, box  # inside the 900 px view
+    path_no = re.search(r"path #(\d+)", miss).group(1)
+    assert page.get_by_role("tab", name="Retrieval", selected=True).count() == 1
+    assert page.get_by_role("radio", name="Hop 1").or_(page.get_by_role("button", name="Hop 1")).count() >= 1
+    grid = row.get_by_test_id("stDataFrame")
+    assert grid.count() == 1 and path_no
+    watched.shot("show-where-first-miss")
+
+
+def test_the_start_page_guide_on_the_sample(watched, server, sample_recordings):
+    """The demo guide worked out from the sample's recordings, each group saying how it was computed.
+    Screenshot: docs/screenshots/start-demo-guide.png."""
+    open_app(watched, server, "")
+    page = watched.page
+    page.get_by_text("show the demo guide").click()
+    page.get_by_text("Computed now from the recorded replies").wait_for(timeout=300_000)
+    for group in ("missed", "every method right", "every method wrong (error analysis)"):
+        page.get_by_text(group).first.wait_for()
+    settle(page)
+    watched.shot("start-demo-guide", top=page.get_by_text("show the demo guide"))

@@ -1,0 +1,73 @@
+"""A gold passage's first miss and final loss (issue 29), on the sample's recorded NeuroPath traces
+and by hand: the earliest hop whose listing could have kept it, and where it was lost for good."""
+
+from __future__ import annotations
+
+import pytest
+
+from memrag.app.question_gold import gold_fate_line, gold_of
+from memrag.eval.gold import gold_fate_records
+from memrag.index.normalise import entity_key
+from memrag.methods.fate_kit import DenseFate
+from memrag.methods.neuropath.fates import NeuroPathFate
+from memrag.methods.neuropath.detail import NeuroPathDetail
+from sample_replay import replay_sample
+
+NOT_KEPT = ("dropped", "shown", "pruned", "unlisted")
+
+
+@pytest.fixture(scope="module")
+def neuropath_sample():
+    return replay_sample(["dense", "neuropath"])
+
+
+def _leads(trace, cid, p):
+    ends = {entity_key(x) for h in trace.detail(NeuroPathDetail).hops for c in h.candidates for t in c.triples
+            if t.chunk_id == cid for x in (t.head, t.tail)}
+    return cid in p.chunk_ids or (p.kept_from is None and p.frontier in ends)
+
+
+def test_the_first_miss_is_the_earliest_listing_that_could_have_kept_the_passage(neuropath_sample):
+    memory, asked = neuropath_sample
+    checked = 0
+    for q, (dense, np) in asked:
+        gold = gold_of(q, memory)
+        for r in gold_fate_records(np, gold.chunk_ids, k=5, unit_of=lambda c: memory.chunks[c].doc_id):
+            if r.clean:
+                assert r.first_miss is None and r.final_loss is None
+                continue
+            could = [(h.hop, p) for h in np.detail(NeuroPathDetail).hops for p in h.candidates
+                     if p.fate in NOT_KEPT and _leads(np, r.chunk_id, p)]
+            if not could:
+                assert r.first_miss is None
+                continue
+            m = r.first_miss
+            assert m is not None and m.hop == min(h for h, _ in could), (q["id"], r)
+            p = next(p for h, p in could if p.pid == m.path_id)
+            assert f"hop {m.hop}: path #{p.listed_as}" in m.text or p.listed_as is None
+            checked += 1
+            if r.kind is NeuroPathFate.VALID_BEYOND_K:
+                assert r.final_loss.text.endswith(f"ranked {r.rank} by the merge")
+            elif r.rank is None or r.rank > 5:
+                assert r.final_loss is not None
+    assert checked, "the sample should have a NeuroPath gold passage with a first miss"
+
+
+def test_the_answer_card_offers_both_moments_with_their_rows(neuropath_sample):
+    memory, asked = neuropath_sample
+    found = 0
+    for q, (dense, np) in asked:
+        line = gold_fate_line(np, gold_of(q, memory), memory)
+        for w in line.moments:
+            if w.label == "first miss" and w.step is not None:
+                hop = int(str(w.step).split()[-1])
+                assert w.tab == "Retrieval" and w.step == f"Hop {hop}"
+                assert w.row in {p.pid for p in np.detail(NeuroPathDetail).hops[hop - 1].candidates}
+                found += 1
+            if w.label == "finally lost" and w.step is None:
+                assert w.tab == "Ranked passages" and w.row in {r.chunk_id for r in np.ranked}
+        # dense: a passage beyond k was lost where the list placed it
+        for r in gold_fate_records(dense, gold_of(q, memory).chunk_ids, k=5):
+            if r.kind is DenseFate.BEYOND_K and r.rank is not None:
+                assert r.final_loss.text == f"ranked {r.rank}, beyond k = 5" and r.final_loss.rank == r.rank
+    assert found
