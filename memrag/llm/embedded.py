@@ -119,10 +119,9 @@ class EmbeddedLLM:
         ensure_model(self.path)
         _load(self.path, self.n_ctx, self.threads)
 
-    def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
-                 max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
-        check_request(messages, schema, max_tokens, top_logprobs)
-        self.ensure_ready()
+    def request(self, messages: list[Message], schema: dict[str, Any] | None, max_tokens: int,
+                top_logprobs: int = 0) -> dict[str, Any]:
+        """The engine request of a call (streaming options are added when it is streamed)."""
         request: dict[str, Any] = {
             "messages": messages,
             "temperature": 0,
@@ -135,6 +134,13 @@ class EmbeddedLLM:
                 "type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
         if top_logprobs:
             request.update(logprobs=True, top_logprobs=top_logprobs)
+        return request
+
+    def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
+                 max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
+        check_request(messages, schema, max_tokens, top_logprobs)
+        self.ensure_ready()
+        request = self.request(messages, schema, max_tokens, top_logprobs)
         with _status_lock:
             _status["waiting"] += 1
             watch.report(phase=watch.WAITING, ahead=_status["waiting"] - 1 + int(_status["busy_stage"] is not None))
