@@ -63,7 +63,7 @@ def test_cancel_stops_the_running_call_keeps_finished_chunks_and_resumes(tmp_pat
     asked = time.monotonic()
     job.cancel()
     assert job.wait(5) and job.status == jobs.CANCELLED, job.error
-    assert time.monotonic() - asked < 1.0
+    assert time.monotonic() - asked < 3.0  # the fake writes a token every 10 ms; slack for a busy machine
     files = job.state["files"]
     assert [(f["source"], f["status"], f["done"]) for f in files.values()] == [
         ("alpha.txt", "done", 1), ("beta.txt", "cancelled", 0), ("gamma.txt", "cancelled", 0)]
