@@ -16,6 +16,7 @@ from memrag.index import pending, store
 from memrag.index.readers import Document
 from memrag.llm import watch
 from scripted import HashEmbedder, ScriptedLLM
+from test_app_pages import home  # noqa: F401  (the fixture: MEMRAG_HOME in a temporary folder)
 
 DOCS = [Document("a", "Alpha", "Alpha met Beta in Tollimere.", "alpha.txt", "file"),
         Document("b", "Beta", "Beta sailed to Quellhaven.", "beta.txt", "file"),
@@ -115,3 +116,22 @@ def test_model_activity_names_the_call_and_counts_the_others():
                                           "1 more call(s) in flight)")
     assert model_activity([], now) == ""
     assert watch.CallState("s", watch.LOADING, now).text() == "loading the model"
+
+
+def test_the_memory_page_lists_an_interrupted_build_and_resumes_it(home):
+    from test_app_pages import DOCS as PAGE_DOCS, app, click, no_exception, plain, wait_for
+    from memrag.app import session
+
+    path = home / "memories" / "notes"
+    pending.write(path, PAGE_DOCS[:2], ["not-yet-1", "not-yet-2"], "notes")
+    at = no_exception(app().run())
+    at.radio(key="memory_source").set_value("Saved memory").run()
+    assert "notes: interrupted build: 0 of 2 chunks extracted (2 document(s))." in plain(no_exception(at))
+    assert not any(b.label == "Open this memory" for b in at.button)  # nothing saved to open yet
+    at = click(at, "Resume the interrupted build")
+    job = wait_for(at, session.AppState.build_job.key)
+    assert job.status == jobs.DONE, job.error
+    assert [f["status"] for f in job.state["files"].values()] == ["done", "done"]
+    at = no_exception(at.run())
+    assert at.session_state[session.AppState.active_memory.key] == str(path)
+    assert store.is_memory_dir(path) and resumable(path) is None
