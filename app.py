@@ -16,8 +16,7 @@ from memrag.assets import asset_path
 from memrag.app import backend_state, job_owner, memory_state, param_widgets, room, session
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.session import AppState
-from memrag.app.job_views import model_state_view
-from memrag.app.progress import progress_figure
+from memrag.app.job_views import model_state_view, running_jobs_view
 from memrag.viz import graph_html
 from memrag.viz.safe_text import escape_markdown
 
@@ -100,11 +99,8 @@ with st.sidebar:
         with st.expander(METHOD_LABELS[method]):
             param_widgets.param_widgets(method)
 
-    running = job_owner.visible_jobs(running_only=True)
-    if running:
+    if job_owner.visible_jobs(running_only=True):
         st.subheader("Background jobs")
-        for job in running:
-            snap = job.snapshot()
-            st.caption(escape_markdown(f"{snap['label']}: {progress_figure(snap).line()}"))
+        running_jobs_view()
 
 page.run()

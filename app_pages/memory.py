@@ -3,6 +3,8 @@ look inside the active memory."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from memrag.app import (backend_state, estimates, job_owner, job_views, jobs, memory_state, memory_views, room,
@@ -19,7 +21,7 @@ state = AppState()
 st.title("Memory")
 
 
-def start_build(docs: list, name: str, chunks: int, inputs: tuple) -> None:
+def start_build(docs: list, name: str, chunks: int, inputs: tuple, *, retry_failed: bool = False) -> None:
     refusal = room.live_refusal("builds", room.current())
     if refusal:  # the button is off too; checked here as well, where the work starts
         st.error(escape_markdown(refusal))
@@ -33,7 +35,8 @@ def start_build(docs: list, name: str, chunks: int, inputs: tuple) -> None:
         st.error("A build into that memory is already running.")
         return
     parallel = backend_state.extract_parallel(choice.backend)
-    work = build_work(path, docs, llm, backend_state.embedder(), IndexParams(), parallel=parallel, name=name)
+    work = build_work(path, docs, llm, backend_state.embedder(), IndexParams(), parallel=parallel, name=name,
+                      retry_failed=retry_failed)
     job = job_owner.start_job("build", f"building {path.name}", work, total=chunks,
                          estimate_s=estimates.build_estimate(chunks, choice.backend, parallel).seconds,
                          meta={"backend": choice.backend, "path": str(path), "inputs": inputs})
@@ -55,6 +58,8 @@ if job is not None and not job.finished:
     # upload form would invite a second build
     st.stop()
 elif job is not None:
+    build_path = Path(job.meta["path"]) if job.meta.get("path") else None
+    left_over = memory_state.resumable(build_path) if build_path and job.status != jobs.DONE else None
     if job.status == jobs.DONE:
         state.built_inputs = job.meta.get("inputs")
         if state.active_memory != job.result["path"]:
@@ -62,11 +67,21 @@ elif job is not None:
             st.rerun()  # so the sidebar shows the new memory too
         st.success(escape_markdown(f"{job.label}: finished in {widgets.seconds_text(job.elapsed())}."))
     elif job.status == jobs.CANCELLED:
-        st.info("The build was cancelled. Chunks already read are kept in its journal: building the same "
-                "files again resumes without new LLM calls.")
+        kept = job.state.get("chunks_done", 0)
+        listed = ("; it is listed under saved memories, and resuming it reads only the chunks not yet done"
+                  if left_over is not None else "")
+        st.info(escape_markdown(f"The build was cancelled after {widgets.seconds_text(job.elapsed())}. "
+                                f"{kept} finished chunk(s) are kept in its journal{listed}."))
     else:
         job_views.job_error_view(job, "The build")
+    job_views.files_view(job.state.get("files", {}))
     job_views.failures_view(job.state.get("failures", []))
+    failed = [f for f in job.state.get("files", {}).values() if f["status"] == "failed"]
+    if left_over is not None and st.button("Resume the cancelled files", type="primary"):
+        start_build(left_over.documents, build_path.name, left_over.chunks, (None, build_path.name))
+    if failed and build_path and job.status == jobs.DONE and st.button(f"Retry the failed files ({len(failed)})"):
+        start_build([], build_path.name, sum(f["failed"] for f in failed), (None, build_path.name),
+                    retry_failed=True)
     if st.button("Dismiss"):
         state.build_job = None
         st.rerun()
@@ -123,11 +138,18 @@ else:
     else:
         st.dataframe([{"folder": m["folder"], "name": m["manifest"].get("name", ""),
                        **m["manifest"].get("counts", {}), "saved": m["manifest"].get("saved_at", ""),
-                       "problem": m["error"]} for m in saved], hide_index=True)
+                       "interrupted build": m["interrupted"], "problem": m["error"]} for m in saved],
+                     hide_index=True)
         folder = st.selectbox("saved memory", [m["folder"] for m in saved])
-        if st.button("Open this memory"):
+        chosen = next(m for m in saved if m["folder"] == folder)
+        if store.is_memory_dir(Path(chosen["path"])) and st.button("Open this memory"):
             state.active_memory = str(memory_state.memories_dir() / folder)
             st.rerun()
+        left_over = memory_state.resumable(Path(chosen["path"])) if chosen["interrupted"] else None
+        if left_over is not None:
+            st.caption(escape_markdown(f"{folder}: {chosen['interrupted']}."))
+            if st.button("Resume the interrupted build", disabled=bool(room.live_refusal("builds", room.current()))):
+                start_build(left_over.documents, folder, left_over.chunks, (None, folder))
 
 # ------------------------------------------------------------------ the active memory
 path, memory, error = memory_state.active_memory()

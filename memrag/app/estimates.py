@@ -168,23 +168,6 @@ class Throughput:
 THROUGHPUT = Throughput()  # this process's calls
 
 
-class ObservedLLM:
-    """Forwards every call to `inner` and lets THROUGHPUT measure the fresh ones."""
-
-    def __init__(self, inner: LLM, throughput: Throughput = THROUGHPUT) -> None:
-        self.inner = inner
-        self.throughput = throughput
-
-    def __getattr__(self, name: str) -> Any:  # backend, model, identity, last_key, …
-        return getattr(self.inner, name)
-
-    def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
-                 max_tokens: int, stage: str, **probabilities: Any) -> Completion:
-        c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage, **probabilities)
-        self.throughput.observe(c)
-        return c
-
-
 # ------------------------------------------------------------------ what the pages ask for
 # Method → its parameters (dataclass or dict; a method left out runs with its defaults).
 ParamsByMethod = Mapping[str, Any]

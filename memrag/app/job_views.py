@@ -8,7 +8,7 @@ from typing import Any
 
 import streamlit as st
 
-from memrag.app import jobs, room
+from memrag.app import job_owner, jobs, room
 from memrag.app.progress import model_loading, model_state_text, progress_figure
 from memrag.app.session import AppState
 from memrag.app.widgets import graph, seconds_text
@@ -43,6 +43,8 @@ def _job_progress(job_id: str) -> None:
     waiting = model_loading(snap)
     note = "" if waiting else snap["note"]  # the first step is not blamed for the model's loading time
     st.caption(escape_markdown(f"{seconds_text(snap['elapsed_s'])} so far" + (f" — {note}" if note else "")))
+    if figure.model:
+        st.markdown(escape_markdown(f"Model: {figure.model}"))
     if figure.note:
         st.caption(escape_markdown(f"Why the time left rose: {figure.note}."))
     if waiting:
@@ -60,14 +62,23 @@ def _job_progress(job_id: str) -> None:
                 st.caption(f"Reading chunk {current['i'] + 1}")
                 st.text(clip(current["title"], 200))
                 st.text(clip(current["text"], 300))
+        files_view(job.state.get("files", {}))
         failures_view(job.state.get("failures", []))
     refusal = room.live_refusal("cancels", room.current())
     if snap["cancel_requested"]:
-        st.info("Cancelling after the current step…")
+        st.info("Cancelling: stopping the running model call…")
     elif refusal:
         st.caption(escape_markdown(refusal))
     elif st.button("Cancel", key=f"cancel_{job_id}"):
         job.cancel()
+
+
+@st.fragment(run_every=1.0)
+def running_jobs_view() -> None:
+    """The sidebar's line per running job: the same figure as its panel, polled as often."""
+    for job in job_owner.visible_jobs(running_only=True):
+        figure = progress_figure(job.snapshot())
+        st.caption(escape_markdown(f"{job.label}: {figure.line()}" + (f" — {figure.model}" if figure.model else "")))
 
 
 def job_error_view(job: jobs.Job, what: str, after: str = "") -> None:
@@ -80,6 +91,17 @@ def job_error_view(job: jobs.Job, what: str, after: str = "") -> None:
     st.error(escape_markdown(f"{what} failed: {job.error}" + (f". {after}" if after else "")))
     with st.expander("details"):
         st.code(job.error_detail, language=None)
+
+
+def files_view(files: dict[str, dict[str, Any]]) -> None:
+    """A build's documents: queued / extracting / done / failed (with the raw reply) / cancelled."""
+    if not files:
+        return
+    hidden = room.current().on  # a raw reply may be a server's error page
+    st.dataframe([{"file": f["source"] or f["title"], "title": f["title"], "status": f["status"],
+                   "chunks": f"{f['done']} of {f['chunks']}", "failed": f["failed"],
+                   "raw reply": "" if hidden else clip(f.get("raw_reply", ""), 300)}
+                  for f in files.values()], hide_index=True)
 
 
 def failures_view(failures: list[dict[str, Any]]) -> None:

@@ -6,9 +6,10 @@ keeps only the job's id in its session and polls the job; leaving the page and
 coming back (or opening a new tab) finds the job where it is.
 
 A job reports progress as events (`report`), knows how far it is (`done`/`total`),
-estimates the time left, and can be cancelled cooperatively: the worker calls
-`check_cancel()` between steps (between build events, before every LLM call), so a
-cancel takes effect at the next step, never in the middle of an engine call.
+estimates the time left, and can be cancelled: the worker calls `check_cancel()` between
+steps (between build events, before every LLM call), and a model call made through `JobLLM`
+is watched (memrag.llm.watch) — the page reads what the model is doing from the engine's own
+counters, and a cancel stops the running call at its next streamed piece or socket read.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Callable
 from memrag.app.estimates import THROUGHPUT, seconds_text
 from memrag.llm.base import LLM, Completion, Message
 from memrag.llm.logprobs import logprobs_missing
+from memrag.llm.watch import CallCancelled, CallState, CallWatch, watching
 
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
 MAX_EVENTS = 2000  # per job; older events are dropped (the counters keep counting)
@@ -69,6 +71,7 @@ class Job:
         self._step_seconds: list[float] = []  # durations of steps that did real work (for the ETA)
         self._end_at: float | None = None  # projected end (clock time) from the measured steps
         self.eta_note = ""  # why the remaining time last rose, in words
+        self._calls: list[CallWatch] = []  # model calls running now (several with parallel extraction)
 
     # ------------------------------------------------------------ worker side
     def report(self, kind: str, data: dict[str, Any] | None = None, *, done: int | None = None,
@@ -107,6 +110,10 @@ class Job:
         if self._cancel.is_set():
             raise JobCancelled(f"{self.label}: cancelled")
 
+    def watched_call(self, stage: str) -> "_WatchedCall":
+        """A block in which one model call reports its state to this job and stops on its cancel."""
+        return _WatchedCall(self, stage)
+
     def update_state(self, fn: Callable[[dict[str, Any]], None]) -> None:
         with self._lock:
             fn(self.state)
@@ -116,7 +123,13 @@ class Job:
         if self.status == RUNNING:
             self._cancel.set()
             with self._lock:
-                self.note = "cancelling after the current step…"
+                self.note = "stopping the running model call…"
+
+    def model_calls(self) -> list[CallState]:
+        """What each model call running for this job is doing now (oldest first)."""
+        with self._lock:
+            watches = list(self._calls)
+        return [s for s in (w.state() for w in watches) if s is not None]
 
     @property
     def cancel_requested(self) -> bool:
@@ -169,7 +182,8 @@ class Job:
             return {"id": self.id, "kind": self.kind, "label": self.label, "status": self.status,
                     "done": self.done, "total": self.total, "fraction": self.fraction(),
                     "eta_s": self.eta_seconds(), "eta_note": self.eta_note, "elapsed_s": self.elapsed(), "note": self.note,
-                    "error": self.error, "cancel_requested": self.cancel_requested, "meta": dict(self.meta)}
+                    "error": self.error, "cancel_requested": self.cancel_requested, "meta": dict(self.meta),
+                    "model_calls": self.model_calls()}
 
     # ------------------------------------------------------------ ending
     def _end(self, status: str, *, result: Any = None, error: str = "", detail: str = "") -> None:
@@ -181,6 +195,25 @@ class Job:
             self.ended = time.time()
             self.note = {DONE: "finished", FAILED: "failed", CANCELLED: "cancelled"}[status]
         self._finished.set()
+
+
+class _WatchedCall:
+    def __init__(self, job: Job, stage: str) -> None:
+        self.job = job
+        self.watch = CallWatch(job._cancel.is_set)
+        self.block = watching(self.watch, stage)
+
+    def __enter__(self) -> CallWatch:
+        with self.job._lock:
+            self.job._calls.append(self.watch)
+        return self.block.__enter__()
+
+    def __exit__(self, kind: Any, error: Any, tb: Any) -> None:
+        with self.job._lock:
+            self.job._calls.remove(self.watch)
+        self.block.__exit__(kind, error, tb)
+        if isinstance(error, CallCancelled):  # the job ends as cancelled, not failed
+            raise JobCancelled(f"{self.job.label}: cancelled during a model call") from error
 
 
 # ------------------------------------------------------------------ the table
@@ -272,7 +305,8 @@ class JobLLM:
         self.job.check_cancel()
         self.job.report("llm_started", {"stage": stage}, note=f"LLM call: {stage}")
         extra = {"top_logprobs": top_logprobs} if top_logprobs else {}  # a plain call stays as it was
-        c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage, **extra)
+        with self.job.watched_call(stage):
+            c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage, **extra)
         self.throughput.observe(c)  # this machine's measured speed, for later estimates
         self.calls += 1
         total = None

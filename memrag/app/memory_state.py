@@ -11,7 +11,7 @@ import streamlit as st
 
 from memrag.app.backend_state import embedder_id, settings
 from memrag.app.session import AppState
-from memrag.index import store
+from memrag.index import pending, store
 from memrag.index.memory import Memory
 from memrag.index.readers import IngestReport
 from memrag.textsafe import distinct_slug
@@ -20,8 +20,9 @@ from memrag.textsafe import distinct_slug
 class SavedMemory(TypedDict):
     path: str
     folder: str
-    manifest: dict[str, Any]  # empty when unreadable
+    manifest: dict[str, Any]  # empty when unreadable or not saved yet
     error: str  # why the manifest could not be read; "" when it could
+    interrupted: str  # an unfinished build in the folder, in words ('' when none)
 
 
 def safe_memory_name(name: str) -> str:
@@ -78,13 +79,38 @@ def saved_memories() -> list[SavedMemory]:
     if not root.is_dir():
         return out
     for p in sorted(root.iterdir()):
-        if not p.is_dir() or not store.is_memory_dir(p):
+        interrupted = interrupted_build(p) if p.is_dir() else ""
+        if not p.is_dir() or not (store.is_memory_dir(p) or interrupted):
             continue
-        try:
-            out.append({"path": str(p), "folder": p.name, "manifest": store.check(p), "error": ""})
-        except store.MemoryFormatError as e:
-            out.append({"path": str(p), "folder": p.name, "manifest": {}, "error": str(e)})
+        entry: SavedMemory = {"path": str(p), "folder": p.name, "manifest": {}, "error": "",
+                              "interrupted": interrupted}
+        if store.is_memory_dir(p):
+            try:
+                entry["manifest"] = store.check(p)
+            except store.MemoryFormatError as e:
+                entry["error"] = str(e)
+        out.append(entry)
     return out
+
+
+def resumable(path: Path) -> pending.PendingBuild | None:
+    """The interrupted build left in `path`, when there is one that can be resumed."""
+    try:
+        return pending.read(path)
+    except pending.PendingUnreadable:
+        return None
+
+
+def interrupted_build(path: Path) -> str:
+    """'interrupted build: 1 of 3 chunks extracted (2 documents)', or '' when none is left there."""
+    try:
+        build = pending.read(path)
+    except pending.PendingUnreadable as e:
+        return f"an interrupted build that cannot be resumed: {e}"
+    if build is None:
+        return ""
+    return (f"interrupted build: {pending.chunks_done(path, build)} of {build.chunks} chunks extracted "
+            f"({len(build.documents)} document(s))")
 
 
 def memory_label(path: str | Path) -> str:

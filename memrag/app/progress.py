@@ -1,6 +1,8 @@
 """The one progress figure of a job, and the model's loading state, in words.
 
-The sidebar and the job's panel both show `progress_figure(snapshot)`, so they cannot disagree.
+The sidebar and the job's panel both show `progress_figure(snapshot)` (both polled each second),
+so they cannot disagree; the figure carries what the model is doing now, from the engine's own
+counters (memrag.llm.watch).
 While the embedded model is still being loaded, a job's time is the model's, not its first
 step's: the figure then says it waits for the model instead of counting down an estimate.
 No streamlit here.
@@ -8,11 +10,13 @@ No streamlit here.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from memrag.app.estimates import seconds_text
 from memrag.llm import preload
+from memrag.llm.watch import CallState
 
 
 @dataclass(frozen=True)
@@ -22,11 +26,22 @@ class ProgressFigure:
     fraction: float
     left: str  # "about 16 s left" | "12 s over the estimate" | "waiting for the model to load …" | ""
     note: str  # why the remaining time last rose ("" when it never did)
+    model: str = ""  # "writing token 57 at 12.3 tokens/s (14 s into this call)" | ""
 
     def line(self) -> str:
         """'1 of 4, about 16 s left'."""
         count = f"{self.done} of {self.total}" if self.total else "working"
         return count + (f", {self.left}" if self.left else "")
+
+
+def model_activity(calls: list[CallState], now: float | None = None) -> str:
+    """The running model call in words ('' when none runs); more in flight are counted."""
+    if not calls:
+        return ""
+    first = calls[0]
+    into = seconds_text((now if now is not None else time.monotonic()) - first.started)
+    more = f"; {len(calls) - 1} more call(s) in flight" if len(calls) > 1 else ""
+    return f"{first.text()} ({into} into this call{more})"
 
 
 def model_loading(snapshot: dict[str, Any], model: dict[str, Any] | None = None) -> bool:
@@ -56,8 +71,10 @@ def progress_figure(snapshot: dict[str, Any], model: dict[str, Any] | None = Non
         left = f"about {seconds_text(eta)} left"
     else:
         left = f"{seconds_text(-eta)} over the estimate"
+    running = snapshot.get("status") == "running"
     return ProgressFigure(int(snapshot.get("done") or 0), snapshot.get("total"), snapshot.get("fraction") or 0.0,
-                          left, snapshot.get("eta_note") or "")
+                          left, snapshot.get("eta_note") or "",
+                          model_activity(snapshot.get("model_calls") or []) if running else "")
 
 
 def model_state_text(model: dict[str, Any] | None = None) -> str:

@@ -22,7 +22,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from memrag.durable import storage_guard
-from memrag.index import store
+from memrag.index import pending, store
 from memrag.index.cleanup import name_quality
 from memrag.config import IndexParams, params_dict
 from memrag.embed import Embedder
@@ -246,11 +246,14 @@ def _build(path: Path | None, documents: list[Document], llm: LLM | None, embedd
         (None, ChunkText(r.doc_id, r.index, r.title, r.text), r.chunk_id) for r in retry_rows]
     work += [(d, c, None) for d, cs in plan for c in cs]
     total = len(work)
-    yield BuildEvent("start", {"documents": len(plan), "chunks": total, "retried": len(retry_rows)})
+    yield BuildEvent("start", {"documents": len(plan), "chunks": total, "retried": len(retry_rows),
+                               "files": _files(work)})
 
-    journal = Journal(path / "journal.sqlite") if path is not None else None
+    if path is not None and llm is not None and todo:  # listed as interrupted until saved
+        pending.write(path, todo, [chunk_key(llm, c) for d, c, _ in work if d is not None], name or m.name)
+    journal = Journal(path / pending.JOURNAL) if path is not None else None
     executor = ThreadPoolExecutor(max_workers=max(1, parallel)) if parallel > 1 else None
-    pending: deque[Future | None] = deque()
+    in_flight: deque[Future | None] = deque()
     failed_in_a_row = 0
     cleanup: Counter[str] = Counter()  # what the name clean-up changed in this build's chunks
     try:
@@ -280,9 +283,9 @@ def _build(path: Path | None, documents: list[Document], llm: LLM | None, embedd
                                                "title": c.title, "text": c.text[:300]})
             if executor is not None:
                 while next_submit < len(work) and next_submit < i + parallel:
-                    pending.append(executor.submit(run, work[next_submit][1]))
+                    in_flight.append(executor.submit(run, work[next_submit][1]))
                     next_submit += 1
-                outcome, resumed = pending.popleft().result()  # type: ignore[union-attr]
+                outcome, resumed = in_flight.popleft().result()  # type: ignore[union-attr]
             else:
                 outcome, resumed = run(c)
             if old_id is None:
@@ -340,6 +343,16 @@ def _build(path: Path | None, documents: list[Document], llm: LLM | None, embedd
                                change=change_text("added", [d.doc_id for d, _ in plan]))
 
 
+def _files(work: list[tuple[Document | None, ChunkText, int | None]]) -> list[dict[str, Any]]:
+    """The build's documents in order, with their chunk counts (for a per-file table)."""
+    files: dict[str, dict[str, Any]] = {}
+    for doc, c, _ in work:
+        f = files.setdefault(c.doc_id, {"doc_id": c.doc_id, "title": doc.title if doc else c.title,
+                                        "source": doc.source if doc else "", "chunks": 0})
+        f["chunks"] += 1
+    return list(files.values())
+
+
 def _failed_before(m: Memory, chunk_id: int) -> bool:
     log = m.extraction_log.get(chunk_id)
     return log is not None and log.status == "failed"
@@ -369,6 +382,7 @@ def save_and_finish(m: Memory, path: Path | None, t_start: float,
     if path is not None:
         t0 = time.perf_counter()
         store.save(m, path, change=change)
+        pending.clear(path)  # the work it recorded is in the saved memory now
         yield BuildEvent("saved", {"path": str(path), "seconds": round(time.perf_counter() - t0, 3)})
     stats: dict[str, Any] = dict(m.stats())
     stats["names"] = name_quality([n.name for n in m.entities])

@@ -13,6 +13,10 @@ number of times over) is decoded here, a slice at a time, each decoded byte coun
 same bound, so a 2 KB reply that inflates to 1 GB stops at the bound (issue 27, probe 3). An
 encoding memrag does not decode (br, zstd, anything else) is refused before a byte is read.
 
+A watched call (memrag.llm.watch, a background job's) reads in slices of at most
+`CANCEL_POLL_S` and checks between them whether its caller cancelled: a cancel closes the
+connection within that time (the server then stops writing the reply) and raises CallCancelled.
+
 The `ollama` client runs on httpx/httpcore and the `openai` client on httpx2/httpcore2, which
 share one API; `limited_transport(httpx, httpcore)` builds the transport for either pair.
 """
@@ -27,6 +31,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
+
+from memrag.llm import watch
 
 
 @dataclass
@@ -51,6 +57,7 @@ class UnreadableReply(Exception):
 _DECODED_ENCODINGS = ("gzip", "x-gzip", "deflate")
 _AUTO_HEADER_WBITS = 32 + zlib.MAX_WBITS
 _SLICE = 64 * 1024  # decoded bytes produced per step: memory stays this small per stage
+CANCEL_POLL_S = 0.5  # a watched call's socket reads wait at most this long before checking for a cancel
 
 
 @contextlib.contextmanager
@@ -72,6 +79,22 @@ def _left(timeout: float | None, expired: type[Exception]) -> float | None:
     if left <= 0:
         raise expired("the call's deadline has passed")
     return left if timeout is None else min(timeout, left)
+
+
+def _watched_read(stream: Any, max_bytes: int, timeout: float | None, expired: type[Exception]) -> bytes:
+    """One read, waited for in slices with a cancel check between them; the read's own timeout and
+    the call's deadline hold as for an unwatched read."""
+    ends = None if timeout is None else time.monotonic() + timeout
+    while True:
+        if watch.stop_requested():
+            raise watch.CallCancelled("the call was stopped while waiting for the server's reply, as asked")
+        left = _left(None if ends is None else max(0.0, ends - time.monotonic()), expired)
+        piece = CANCEL_POLL_S if left is None else min(left, CANCEL_POLL_S)
+        try:
+            return stream.read(max_bytes, piece)
+        except expired:
+            if left is not None and piece >= left:
+                raise  # the read's own time (or the call's) is up, not only the slice
 
 
 def _count(data: bytes) -> bytes:
@@ -137,7 +160,9 @@ def _transport_class(httpx: ModuleType, httpcore: ModuleType) -> type:
             self._inner = inner
 
         def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-            return _count(self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout)))
+            if watch.current() is None:
+                return _count(self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout)))
+            return _count(_watched_read(self._inner, max_bytes, timeout, httpcore.ReadTimeout))
 
         def write(self, buffer: bytes, timeout: float | None = None) -> None:
             self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))

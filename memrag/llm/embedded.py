@@ -4,6 +4,12 @@ One engine per process. Calls are serialised through a lock (the app's
 sessions, job threads and the CLI share the engine); `engine_status()` tells a
 waiting caller how many calls are ahead of it. One slot plus prompt caching
 means consecutive calls that share an instruction prefix skip re-evaluating it.
+
+Calls are streamed (memrag.llm.watch): the engine reports its prompt progress once per prompt
+batch and every token written, and the call stops at the next piece once its watcher cancels.
+The reply put together from the pieces is the reply the engine gives unstreamed, text and
+counts alike (tests/test_embedded_stream.py checks it against the model); probability reads
+(a token or two) stay unstreamed.
 """
 
 from __future__ import annotations
@@ -17,11 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from memrag.config import threads_setting
+from memrag.llm import watch
 from memrag.llm.base import Completion, LLMError, LLMReplyError, LLMUnavailable, Message, check_request
 from memrag.llm.logprobs import MalformedLogprobs, choice_positions
 from memrag.llm.model_file import MODEL_FILE, MODEL_NAME, MODEL_SHA256, ensure_model
 
 DEFAULT_N_CTX = 8192
+# Prompt tokens per batch, so per progress report and per chance to stop: llama.cpp's default
+# logical batch is 2,048 tokens (20–30 s on a slow CPU); 512 is its physical batch, so the prompt
+# is computed in the same pieces as before and replies do not change.
+PROMPT_BATCH = 512
 
 
 @dataclass
@@ -62,6 +73,8 @@ def _load(path: Path, n_ctx: int, threads: int) -> _Engine:
         p = xllamacpp.CommonParams()
         p.model.path = str(path)
         p.n_ctx = n_ctx
+        p.n_batch = PROMPT_BATCH
+        p.n_ubatch = PROMPT_BATCH
         p.n_parallel = 1  # one slot: deterministic replies and one reusable prompt prefix
         p.cache_prompt = True
         p.cpuparams.n_threads = threads
@@ -101,13 +114,14 @@ class EmbeddedLLM:
         return ""  # llama.cpp reports the top tokens of every position it samples
 
     def ensure_ready(self) -> None:
+        if _engine is None:
+            watch.report(phase=watch.LOADING)
         ensure_model(self.path)
         _load(self.path, self.n_ctx, self.threads)
 
-    def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
-                 max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
-        check_request(messages, schema, max_tokens, top_logprobs)
-        self.ensure_ready()
+    def request(self, messages: list[Message], schema: dict[str, Any] | None, max_tokens: int,
+                top_logprobs: int = 0) -> dict[str, Any]:
+        """The engine request of a call (streaming options are added when it is streamed)."""
         request: dict[str, Any] = {
             "messages": messages,
             "temperature": 0,
@@ -120,21 +134,81 @@ class EmbeddedLLM:
                 "type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
         if top_logprobs:
             request.update(logprobs=True, top_logprobs=top_logprobs)
+        return request
+
+    def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
+                 max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
+        check_request(messages, schema, max_tokens, top_logprobs)
+        self.ensure_ready()
+        request = self.request(messages, schema, max_tokens, top_logprobs)
         with _status_lock:
             _status["waiting"] += 1
+            watch.report(phase=watch.WAITING, ahead=_status["waiting"] - 1 + int(_status["busy_stage"] is not None))
         with _call_lock:
             with _status_lock:
                 _status["waiting"] -= 1
                 _status["busy_stage"] = stage
+            watch.report(phase=watch.PROMPT, ahead=0)
             t0 = time.perf_counter()
             try:
-                reply = _engine.server.handle_chat_completions(request)  # type: ignore[union-attr]
+                server = _engine.server  # type: ignore[union-attr]
+                reply = server.handle_chat_completions(request) if top_logprobs else _streamed(server, request)
             finally:
                 with _status_lock:
                     _status["busy_stage"] = None
                     _status["calls"] += 1
             seconds = time.perf_counter() - t0
         return _to_completion(reply, seconds, self.model, stage, schema is not None, top_logprobs, max_tokens)
+
+
+def _streamed(server: Any, request: dict[str, Any]) -> dict[str, Any]:
+    """The call streamed, its pieces put back into the envelope an unstreamed call returns;
+    raises CallCancelled when the watcher cancelled it part-way."""
+    parts: list[str] = []
+    end: dict[str, Any] = {}
+    watcher = watch.current() or watch.CallWatch()  # read here: the engine calls `piece` from native code
+
+    def piece(chunk: Any) -> bool:  # returning True stops the engine
+        if not isinstance(chunk, dict):
+            return False
+        if "choices" not in chunk:  # an error, in place of the reply
+            end["error"] = chunk.get("error") or chunk
+            return True
+        _read_piece(chunk, parts, end, watcher)
+        return watcher.cancelled()
+
+    server.handle_chat_completions({**request, "stream": True, "return_progress": True,
+                                    "timings_per_token": True, "stream_options": {"include_usage": True}}, piece)
+    if watcher.cancelled() and "usage" not in end:
+        raise watch.CallCancelled("the model call was stopped part-way, as asked")
+    if "error" in end:
+        return {"error": end["error"]}
+    choice = {"index": 0, "message": {"role": "assistant", "content": "".join(parts)},
+              "finish_reason": end.get("finish_reason")}
+    return {"choices": [choice], "usage": end.get("usage") or {}, "timings": end.get("timings") or {}}
+
+
+def _read_piece(chunk: dict[str, Any], parts: list[str], end: dict[str, Any], watcher: watch.CallWatch) -> None:
+    """One streamed piece: its text, its finish reason, the engine's counters for the watcher."""
+    for choice in chunk.get("choices") or []:
+        delta = choice.get("delta") or {}
+        if isinstance(delta.get("content"), str):
+            parts.append(delta["content"])
+        if choice.get("finish_reason"):
+            end["finish_reason"] = choice["finish_reason"]
+    timings = chunk.get("timings") or {}
+    progress = chunk.get("prompt_progress")
+    if "usage" in chunk:  # the last piece: the whole call's counts
+        end["usage"], end["timings"] = chunk["usage"], timings
+    elif isinstance(progress, dict):
+        cached = progress.get("cache") or 0
+        total = progress.get("total")
+        watcher.update(phase=watch.PROMPT, prompt_cached=cached,
+                       prompt_total=None if total is None else total - cached,
+                       prompt_done=max(0, (progress.get("processed") or 0) - cached))
+    elif timings.get("predicted_n"):
+        watcher.update(phase=watch.WRITING, tokens=timings["predicted_n"],
+                       tokens_per_s=timings.get("predicted_per_second") or None)
 
 
 def _to_completion(reply: Any, seconds: float, model: str, stage: str, want_json: bool,

@@ -42,6 +42,7 @@ from memrag.llm.base import (
     token_count,
 )
 from memrag.llm.call_limits import ReplyTooLarge, UnreadableReply, limited_call, limited_transport
+from memrag.llm.watch import CallCancelled
 from memrag.llm.http_errors import never_raising, redirect_error, tls_error
 from memrag.llm.jsoncall import parse_json
 from memrag.llm.logprobs import MalformedLogprobs, choice_positions
@@ -286,6 +287,8 @@ class OpenAICompatibleLLM:
                     raise self._unreachable() from e
                 raise self._too_slow(what) from e
             except openai.APIConnectionError as e:
+                if isinstance(e.__cause__, CallCancelled):  # the caller's cancel, not the server's fault
+                    raise e.__cause__ from None
                 if isinstance(e.__cause__, _UNREACHABLE):
                     raise tls_error(self.shown, e) or self._unreachable() from e
                 raise LLMReplyError(
