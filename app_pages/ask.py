@@ -7,7 +7,7 @@ import streamlit as st
 
 from memrag.methods import registry
 from memrag.app import (ask_views, backend_state, compare_views, estimates, job_owner, job_views, jobs, memory_state,
-                        param_widgets, recording_state, widgets)
+                        param_widgets, recording_state, url_state, widgets)
 from memrag.app.ask_result import AskResult
 from memrag.app.work import ask_work
 from memrag.app.param_widgets import METHOD_LABELS
@@ -17,6 +17,7 @@ from memrag.viz.safe_text import escape_markdown
 
 ORDER = registry.DISPLAY_ORDER
 MODES = ("Methods side by side", "Compare parameter sets")
+KINDS = ("Demo question", "Your own question")
 REPLAY_WAIT_S = 5.0
 state = AppState()
 st.title("Ask")
@@ -32,19 +33,25 @@ if rec_error:
 
 # ------------------------------------------------------------------ the question
 questions = recording_state.demo_questions(path)
-kind = st.radio("Question", (["Demo question"] if questions else []) + ["Your own question"], horizontal=True,
-                key="ask_kind")
+replay_from_url, url_notes = url_state.restore_ask(questions, ORDER, KINDS)
+for note in url_notes:
+    st.info(escape_markdown(note))
+kind = st.radio("Question", ([KINDS[0]] if questions else []) + [KINDS[1]], horizontal=True, key="ask_kind")
 record = None
-if kind == "Demo question":
+if kind == KINDS[0]:
     i = st.selectbox("demo question", range(len(questions)), key="ask_demo",
                      format_func=lambda n: f"{questions[n].get('id', '')}: {questions[n]['question']}")
     record, question = questions[i], questions[i]["question"]
 else:
     question = st.text_area("your question", key="ask_free", max_chars=1000)
+memory_name = url_state.memory_name(path)
 if st.segmented_control("mode", MODES, default=MODES[0], key="ask_mode") == MODES[1]:
+    url_state.write(url_state.ask_params(memory_name, record, question, ORDER, ORDER, asked=False))
     compare_views.compare_mode(memory, question, record, rec)
     st.stop()
-chosen = st.pills("methods", ORDER, selection_mode="multi", default=list(ORDER), key="ask_methods",
+# a default only when the URL set no value: Streamlit warns about a widget given both
+chosen = st.pills("methods", ORDER, selection_mode="multi", key="ask_methods",
+                  default=None if "ask_methods" in st.session_state else list(ORDER),
                   format_func=lambda m: METHOD_LABELS[m]) or []
 methods = [m for m in ORDER if m in chosen]
 
@@ -66,8 +73,11 @@ elif methods:
 
 job = jobs.get_job(state.ask_job)
 running = job is not None and not job.finished
-if st.button("Ask", type="primary", disabled=running or not methods or not question.strip()
-             or bool(live_refusal)):
+
+
+def start_ask(rerun: bool = True) -> None:
+    """Ask every chosen method in a background job; a replay is waited for here (then the page
+    reruns to show it, or with `rerun` False goes on to show it in this run)."""
     llm, choice, llm_error = (rec.replay_llm(), None, "") if not live else backend_state.job_llm()
     if llm is None:
         st.error(escape_markdown(llm_error))
@@ -85,18 +95,35 @@ if st.button("Ask", type="primary", disabled=running or not methods or not quest
             # a replay takes about a second: wait for it here rather than draw a progress bar
             # and pick the result up on the next poll
             job.wait(timeout=REPLAY_WAIT_S)
-        st.rerun()
+        if rerun:
+            st.rerun()
+
+
+if st.button("Ask", type="primary", disabled=running or not methods or not question.strip()
+             or bool(live_refusal)):
+    start_ask()
+elif replay_from_url and methods and not running:
+    # a link or reload that showed answers: replay them, never ask the model live from a URL
+    if recorded and not live:
+        start_ask(rerun=False)  # this run shows them, with any note on the link's values above
+        job = jobs.get_job(state.ask_job)
+        running = job is not None and not job.finished
+    else:
+        st.info("The link showed answers this memory has no recording of: press Ask to ask again.")
 
 # ------------------------------------------------------------------ progress, then results
 if running:
     job_views.job_panel(job.id)
 elif job is not None:
-    if job.status == jobs.DONE:
-        state.ask_result = AskResult.of_job(job)
+    if job.status == jobs.DONE and (state.ask_result is None or state.ask_result.traces is not job.result):
+        state.ask_result = AskResult.of_job(job)  # once: the same traces keep their drawn pictures
     elif job.status == jobs.FAILED:
         job_views.job_error_view(job, "The ask")
     elif job.status == jobs.CANCELLED:
         st.info("The ask was cancelled.")
+answered = state.ask_result
+url_state.write(url_state.ask_params(memory_name, record, question, methods, ORDER, asked=(
+    answered is not None and answered.question == question and [t.method for t in answered.traces] == methods)))
 
 with st.expander("Open traces from a file"):
     upload = st.file_uploader("a memrag traces file (.json)", type=["json"], key="ask_trace_file")
