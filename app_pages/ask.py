@@ -75,9 +75,10 @@ job = jobs.get_job(state.ask_job)
 running = job is not None and not job.finished
 
 
-def start_ask(rerun: bool = True) -> None:
-    """Ask every chosen method in a background job; a replay is waited for here (then the page
-    reruns to show it, or with `rerun` False goes on to show it in this run)."""
+def start_ask() -> None:
+    """Ask every chosen method in a background job. A replay is waited for here and shown by the
+    rest of this run (one page run per click, not two); a live ask reruns the page, whose Ask
+    button is then off while the job runs."""
     llm, choice, llm_error = (rec.replay_llm(), None, "") if not live else backend_state.job_llm()
     if llm is None:
         st.error(escape_markdown(llm_error))
@@ -91,25 +92,22 @@ def start_ask(rerun: bool = True) -> None:
                              meta={"backend": llm.backend, "question": question, "record": record,
                                    "mode": mode, "model": model})
         state.ask_job, state.loaded_traces = job.id, None
-        if not live:
-            # a replay takes about a second: wait for it here rather than draw a progress bar
-            # and pick the result up on the next poll
-            job.wait(timeout=REPLAY_WAIT_S)
-        if rerun:
+        # a replay takes about a second: wait for it here rather than draw a progress bar and pick
+        # the result up on the next poll; anything still running reruns the page (Ask button off)
+        if live or not job.wait(timeout=REPLAY_WAIT_S):
             st.rerun()
 
 
-if st.button("Ask", type="primary", disabled=running or not methods or not question.strip()
-             or bool(live_refusal)):
+asking = st.button("Ask", type="primary", disabled=running or not methods or not question.strip()
+                   or bool(live_refusal))
+if not asking and replay_from_url and methods and not running and (not recorded or live):
+    st.info("The link showed answers this memory has no recording of: press Ask to ask again.")
+# a link or reload that showed answers replays them (this run shows them, with any note on the
+# link's values above); a URL never asks the model live
+elif asking or (replay_from_url and methods and not running):
     start_ask()
-elif replay_from_url and methods and not running:
-    # a link or reload that showed answers: replay them, never ask the model live from a URL
-    if recorded and not live:
-        start_ask(rerun=False)  # this run shows them, with any note on the link's values above
-        job = jobs.get_job(state.ask_job)
-        running = job is not None and not job.finished
-    else:
-        st.info("The link showed answers this memory has no recording of: press Ask to ask again.")
+    job = jobs.get_job(state.ask_job)
+    running = job is not None and not job.finished
 
 # ------------------------------------------------------------------ progress, then results
 if running:

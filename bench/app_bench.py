@@ -220,6 +220,19 @@ def learn_runs(browser, url: str, repeat: int) -> list[float]:
     return runs
 
 
+def open_dropdown(page, label: str, tries: int = 20) -> None:
+    """Open a selectbox's list; a rerun that lands just after the click closes it again, so retry."""
+    for _ in range(tries):
+        page.get_by_role("combobox", name=label).click()
+        try:
+            page.get_by_role("option").first.wait_for(timeout=5000)
+            return
+        except Exception:  # closed by a rerun: press Escape and open it again
+            page.keyboard.press("Escape")
+            settle(page, timeout_s=TIMEOUT_S)
+    raise SystemExit(f"the list of {label!r} did not open")
+
+
 def eval_runs(browser, url: str, repeat: int, methods: int, graphs: int) -> list[float]:
     """A recorded evaluation of the sample's first EVAL_QUESTIONS questions, then open one question's
     traces `repeat` times (alternating): seconds to its answers and every graph drawn."""
@@ -239,7 +252,7 @@ def eval_runs(browser, url: str, repeat: int, methods: int, graphs: int) -> list
         answers = page.locator("strong").filter(has_text=re.compile(r"^Answer:$"))
         for i in range(repeat):
             before = frame_docs(page)
-            page.get_by_role("combobox", name="open the traces of").click()
+            open_dropdown(page, "open the traces of")
             option = page.get_by_role("option").nth(i % EVAL_QUESTIONS)
             question = option.inner_text().split(": ", 1)[1]
             t0 = time.perf_counter()
