@@ -13,7 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from memrag.assets import asset_path
-from memrag.app import backend_state, job_owner, memory_state, param_widgets, room, session
+from memrag.app import backend_state, job_owner, memory_state, param_widgets, room, session, url_state
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.session import AppState
 from memrag.app.job_views import model_state_view, running_jobs_view
@@ -40,6 +40,9 @@ page = st.navigation([
     st.Page("app_pages/evaluate.py", title="Evaluate"),
     st.Page("app_pages/learn.py", title="Learn"),
 ])
+url_note = url_state.restore_memory()  # a link's memory, before the sidebar shows the active one
+if url_note:
+    st.info(escape_markdown(url_note))
 
 with st.sidebar:
     st.subheader("LLM")

@@ -7,7 +7,7 @@ import streamlit as st
 
 from memrag.methods import registry
 from memrag.app import (ask_views, backend_state, compare_views, estimates, guide_views, job_owner, job_views, jobs,
-                        memory_state, param_widgets, recording_state, widgets)
+                        memory_state, param_widgets, recording_state, url_state, widgets)
 from memrag.app.ask_result import AskResult
 from memrag.app.work import ask_work
 from memrag.app.param_widgets import METHOD_LABELS
@@ -17,6 +17,7 @@ from memrag.viz.safe_text import escape_markdown
 
 ORDER = registry.DISPLAY_ORDER
 MODES = ("Methods side by side", "Compare parameter sets")
+KINDS = ("Demo question", "Your own question")
 REPLAY_WAIT_S = 5.0
 state = AppState()
 st.title("Ask")
@@ -32,21 +33,28 @@ if rec_error:
 
 # ------------------------------------------------------------------ the question
 questions = recording_state.demo_questions(path)
-kind = st.radio("Question", (["Demo question"] if questions else []) + ["Your own question"], horizontal=True,
-                key="ask_kind")
+replay_from_url, url_notes = url_state.restore_ask(questions, ORDER, KINDS)
+for note in url_notes:
+    st.info(escape_markdown(note))
+kind = st.radio("Question", ([KINDS[0]] if questions else []) + [KINDS[1]], horizontal=True, key="ask_kind")
 record = None
-if kind == "Demo question":
+if kind == KINDS[0]:
     known = guide_views.known_guide(path, memory)  # tags only once the Start page worked the guide out
+    if "ask_demo" not in st.session_state:  # a link's question (url_state) wins over the guide's default
+        st.session_state["ask_demo"] = guide_views.default_index(questions, known)
     i = st.selectbox("demo question", range(len(questions)), key="ask_demo",
-                     index=guide_views.default_index(questions, known),
                      format_func=lambda n: guide_views.question_label(questions[n], known))
     record, question = questions[i], questions[i]["question"]
 else:
     question = st.text_area("your question", key="ask_free", max_chars=1000)
+memory_name = url_state.memory_name(path)
 if st.segmented_control("mode", MODES, default=MODES[0], key="ask_mode") == MODES[1]:
+    url_state.write(url_state.ask_params(memory_name, record, question, ORDER, ORDER, asked=False))
     compare_views.compare_mode(memory, question, record, rec)
     st.stop()
-chosen = st.pills("methods", ORDER, selection_mode="multi", default=list(ORDER), key="ask_methods",
+# a default only when the URL set no value: Streamlit warns about a widget given both
+chosen = st.pills("methods", ORDER, selection_mode="multi", key="ask_methods",
+                  default=None if "ask_methods" in st.session_state else list(ORDER),
                   format_func=lambda m: METHOD_LABELS[m]) or []
 methods = [m for m in ORDER if m in chosen]
 
@@ -68,8 +76,12 @@ elif methods:
 
 job = jobs.get_job(state.ask_job)
 running = job is not None and not job.finished
-if st.button("Ask", type="primary", disabled=running or not methods or not question.strip()
-             or bool(live_refusal)):
+
+
+def start_ask() -> None:
+    """Ask every chosen method in a background job. A replay is waited for here and shown by the
+    rest of this run (one page run per click, not two); a live ask reruns the page, whose Ask
+    button is then off while the job runs."""
     llm, choice, llm_error = (rec.replay_llm(), None, "") if not live else backend_state.job_llm()
     if llm is None:
         st.error(escape_markdown(llm_error))
@@ -83,22 +95,36 @@ if st.button("Ask", type="primary", disabled=running or not methods or not quest
                              meta={"backend": llm.backend, "question": question, "record": record,
                                    "mode": mode, "model": model})
         state.ask_job, state.loaded_traces = job.id, None
-        if not live:
-            # a replay takes about a second: wait for it here rather than draw a progress bar
-            # and pick the result up on the next poll
-            job.wait(timeout=REPLAY_WAIT_S)
-        st.rerun()
+        # a replay takes about a second: wait for it here rather than draw a progress bar and pick
+        # the result up on the next poll; anything still running reruns the page (Ask button off)
+        if live or not job.wait(timeout=REPLAY_WAIT_S):
+            st.rerun()
+
+
+asking = st.button("Ask", type="primary", disabled=running or not methods or not question.strip()
+                   or bool(live_refusal))
+if not asking and replay_from_url and methods and not running and (not recorded or live):
+    st.info("The link showed answers this memory has no recording of: press Ask to ask again.")
+# a link or reload that showed answers replays them (this run shows them, with any note on the
+# link's values above); a URL never asks the model live
+elif asking or (replay_from_url and methods and not running):
+    start_ask()
+    job = jobs.get_job(state.ask_job)
+    running = job is not None and not job.finished
 
 # ------------------------------------------------------------------ progress, then results
 if running:
     job_views.job_panel(job.id)
 elif job is not None:
-    if job.status == jobs.DONE:
-        state.ask_result = AskResult.of_job(job)
+    if job.status == jobs.DONE and (state.ask_result is None or state.ask_result.traces is not job.result):
+        state.ask_result = AskResult.of_job(job)  # once: the same traces keep their drawn pictures
     elif job.status == jobs.FAILED:
         job_views.job_error_view(job, "The ask")
     elif job.status == jobs.CANCELLED:
         st.info("The ask was cancelled.")
+answered = state.ask_result
+url_state.write(url_state.ask_params(memory_name, record, question, methods, ORDER, asked=(
+    answered is not None and answered.question == question and [t.method for t in answered.traces] == methods)))
 
 with st.expander("Open traces from a file"):
     upload = st.file_uploader("a memrag traces file (.json)", type=["json"], key="ask_trace_file")

@@ -157,5 +157,6 @@ if error:
     st.error(escape_markdown(error))
 elif memory is not None:
     st.header(escape_markdown(memory_state.memory_label(path)))
-    memory_views.memory_tabs(memory, key="mem")
+    # a fragment: a tab, the graph's size or focus reruns the tabs, not the page and sidebar
+    st.fragment(memory_views.memory_tabs)(memory, key="mem")
     removal_panel(path, memory)

@@ -11,6 +11,7 @@ import streamlit as st
 from memrag.app.ask_result import AskResult
 from memrag.app import focus
 from memrag.app.focus_layout import focus_graphs
+from memrag.app.view_cache import made
 from memrag.app.question_gold import FateLine, Gold, Where, gold_fate_line, gold_fates, gold_of, gold_scores
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.widgets import frame, graph, text, wrapped_table
@@ -73,9 +74,14 @@ def _open_step(key: str, method: str, line: FateLine | Where) -> None:
     focus.set_focus(f"{key}_{method}", getattr(line, "row", None))
 
 
+def gold_key(gold: Gold | None) -> tuple | None:
+    """A gold as a cache option (its answers, documents and chunks)."""
+    return None if gold is None else (tuple(gold.answers), tuple(gold.gold_docs), tuple(gold.chunk_ids))
+
+
 def fate_line(trace: Trace, gold: Gold, memory: Memory | None, key: str | None) -> None:
     """The gold passages' fate in one line, with a button that opens the step that lost one."""
-    line = gold_fate_line(trace, gold, memory)
+    line = made("gold_fate_line", (trace, memory), gold_key(gold), lambda: gold_fate_line(trace, gold, memory))
     text(line.text, prefix="**Gold:** ")
     if line.tab is None or key is None:
         return
@@ -112,14 +118,14 @@ def answer_card(trace: Trace, gold: Gold | None, memory: Memory | None, title: s
         st.code(a.raw_answer or "(empty reply)", language=None, wrap_lines=True)
     else:
         text(a.answer or "(empty answer)", prefix="**Answer:** ")
-    tok = tables.totals_across([trace]).iloc[0]
+    tok = made("totals", (trace,), None, lambda: tables.totals_across([trace])).iloc[0]
     total = tok["total tokens"]
     st.caption(escape_markdown(f"{'unknown' if pd.isna(total) else int(total)} tokens · {len(trace.llm_calls)} "
                                f"LLM call(s), {int(tok['recorded calls'])} replayed · {time_line(trace)}"))
     if gold is not None:
         if gold.chunk_ids:
             fate_line(trace, gold, memory, key)
-        s = gold_scores(trace, gold, memory)
+        s = _scores(trace, gold, memory)
         # a wrapping row of metrics sized to their figures: four fixed columns in a quarter-width
         # card cut "0.50" to "0…" on screens narrower than about 1,800 px
         row = st.container(horizontal=True, gap="medium")
@@ -137,6 +143,10 @@ def answer_card(trace: Trace, gold: Gold | None, memory: Memory | None, title: s
                     st.text(clip(c.text, 600))
 
 
+def _scores(trace: Trace, gold: Gold, memory: Memory | None) -> dict[str, float | None]:
+    return made("gold_scores", (trace, memory), gold_key(gold), lambda: gold_scores(trace, gold, memory))
+
+
 # ------------------------------------------------------------------ several answers
 SECONDS_HELP = {w.label: st.column_config.NumberColumn(help=w.help)
                 for w in (words.ORIGINAL_RUN_S, words.MADE_NOW_S, words.THIS_RUN_S)}
@@ -149,9 +159,15 @@ def comparison(traces: Sequence[Trace], gold: Gold | None, memory: Memory | None
                "LLM calls": len(t.llm_calls), tables.ORIGINAL_S: round(sum(c.seconds for c in t.llm_calls), 2),
                words.THIS_RUN_S.label: round(t.seconds, 2)}
         if gold is not None:
-            row.update(gold_scores(t, gold, memory))
+            row.update(_scores(t, gold, memory))
         rows.append(row)
     st.dataframe(frame(rows), hide_index=True, column_config=SECONDS_HELP)
+    cost_tabs(traces, key)
+
+
+@st.fragment
+def cost_tabs(traces: Sequence[Trace], key: str) -> None:
+    """Tokens by method as a table or a chart; switching reruns only these tabs."""
     # The chart sits in a tab drawn only when opened: plotly's first draw holds the browser's main
     # thread ~1.5 s, which delayed the method graphs next to the answers (bench/app_bench.py).
     labels = ["Tokens by method", "As a chart"]
@@ -160,7 +176,8 @@ def comparison(traces: Sequence[Trace], gold: Gold | None, memory: Memory | None
             if not tab.open:
                 continue
             if label == labels[0]:
-                st.dataframe(tables.totals_across(traces), hide_index=True, key=f"{key}_totals",
+                st.dataframe(made("totals", tuple(traces), None, lambda: tables.totals_across(traces)),
+                             hide_index=True, key=f"{key}_totals",
                              column_config=SECONDS_HELP)
             else:
                 st.plotly_chart(charts.tokens_chart(traces), key=f"{key}_chart")
@@ -182,13 +199,15 @@ DetailTab = Callable[[Trace, Gold | None, Memory | None, Iterable[int] | None, s
 
 
 def _tokens_tab(trace: Trace, gold: Gold | None, memory: Memory | None, ids: Iterable[int] | None, key: str) -> None:
-    st.dataframe(tables.tokens_by_stage(trace), hide_index=True, column_config=SECONDS_HELP)
+    st.dataframe(made("tokens_by_stage", (trace,), None, lambda: tables.tokens_by_stage(trace)), hide_index=True,
+                 column_config=SECONDS_HELP)
     st.plotly_chart(charts.tokens_chart([trace], title=f"Tokens by stage: {trace.method}"), key=f"{key}_tokchart")
 
 
 def _gold_tab(trace: Trace, gold: Gold | None, memory: Memory | None, ids: Iterable[int] | None, key: str) -> None:
     st.caption("Where each gold passage was found or lost (k = 5).")
-    wrapped_table(gold_fates(trace, gold, memory), ["detail"])
+    wrapped_table(made("gold_fates", (trace, memory), gold_key(gold), lambda: gold_fates(trace, gold, memory)),
+                  ["detail"])
 
 
 def _deviations_tab(trace: Trace, gold: Gold | None, memory: Memory | None, ids: Iterable[int] | None,
@@ -223,7 +242,7 @@ def detail_labels(gold: Gold | None) -> list[str]:
 
 
 def trace_details(trace: Trace, gold: Gold | None, memory: Memory | None, key: str) -> None:
-    """Everything about one method's run, in lazily computed tabs."""
+    """Everything about one method's run, in lazily computed tabs (only the open one is drawn)."""
     labels = detail_labels(gold)
     tabs = dict(zip(labels, st.tabs(labels, key=f"{key}_tabs", on_change="rerun")))
     ids = gold.chunk_ids if gold else None
@@ -238,7 +257,8 @@ def trace_details(trace: Trace, gold: Gold | None, memory: Memory | None, key: s
 
 
 def ranked_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
-    ranked, row = tables.ranked_table(trace, gold_ids), focus.focused(key)
+    ids = tuple(gold_ids) if gold_ids is not None else None
+    ranked, row = made("ranked_table", (trace,), ids, lambda: tables.ranked_table(trace, ids)), focus.focused(key)
     if row in set(ranked["chunk"]):  # "show where" chose a passage of the list: its row, in view
         with st.container(key=focus.anchor_key(key), border=True):
             st.caption("The passage 'show where' points at, highlighted in the list below:")
@@ -256,7 +276,7 @@ def ranked_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
 
 def llm_inspector(trace: Trace, key: str) -> None:
     """Every LLM call of the trace: a table, then one call in full."""
-    st.dataframe(tables.llm_calls_table(trace), hide_index=True)
+    st.dataframe(made("llm_calls_table", (trace,), None, lambda: tables.llm_calls_table(trace)), hide_index=True)
     if not trace.llm_calls:
         return
     i = st.selectbox("inspect call", list(range(len(trace.llm_calls))),
@@ -275,10 +295,27 @@ def llm_inspector(trace: Trace, key: str) -> None:
         st.error(escape_markdown(err))
 
 
+@st.fragment
+def details(traces: Sequence[Trace], gold: Gold | None, memory: Memory | None, key: str, cards: bool) -> None:
+    """The method picker and that method's detail tabs (with `cards`, its answer card above them)."""
+    methods = [t.method for t in traces]
+    pick = st.segmented_control("details of", methods, key=f"{key}_pick",
+                                default=None if f"{key}_pick" in st.session_state else methods[0],
+                                format_func=lambda m: METHOD_LABELS.get(m, m)) or methods[0]
+    trace = next(t for t in traces if t.method == pick)
+    if cards:
+        answer_card(trace, gold, memory, key=key)
+    trace_details(trace, gold, memory, key=f"{key}_{pick}")
+
+
 # ------------------------------------------------------------------ an ask's results
+@st.fragment
 def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> None:
     """A finished ask (or traces opened from a file): answers side by side or one at a time,
-    costs, and one method in detail; a download of the traces as JSON."""
+    costs, and one method in detail; a download of the traces as JSON.
+
+    A fragment: its own widgets ("view", "show where") rerun these results, not the page above
+    them; the details are a fragment inside it, so a tab or step reruns only the details."""
     traces = result.traces
     gold = gold_of(result.record, memory)
     if gold is not None and memory is not None and any(t.memory_fingerprint != memory.fingerprint() for t in traces):
@@ -289,7 +326,6 @@ def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> N
         text(" / ".join(gold.answers), prefix="**Gold answer:** ")
     if result.mode == "recorded":
         recorded_badge(result.model, traces)
-    methods = [t.method for t in traces]
     view = st.segmented_control("view", ["Side by side", "Focus", "One at a time"], default="Side by side",
                                 key=f"{key}_view") if len(traces) > 1 else "One at a time"
     side = view != "One at a time"
@@ -302,13 +338,7 @@ def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> N
         if view == "Focus":
             focus_graphs(traces, gold, key, overview_graph)
         comparison(traces, gold, memory, key)
-    pick = st.segmented_control("details of", methods, key=f"{key}_pick",
-                                default=None if f"{key}_pick" in st.session_state else methods[0],
-                                format_func=lambda m: METHOD_LABELS.get(m, m)) or methods[0]
-    trace = next(t for t in traces if t.method == pick)
-    if not side:
-        answer_card(trace, gold, memory, key=key)
-    trace_details(trace, gold, memory, key=f"{key}_{pick}")
+    details(traces, gold, memory, key, cards=not side)
     meta = result.file_meta()
     # a callable: the ~200 KB of JSON is made when clicked, not sent with every rerun of the page
     st.download_button("Download these traces (JSON)", lambda: traces_json(traces, meta), file_name=traces_file_name(traces, meta),

@@ -26,6 +26,7 @@ from memrag.index.memory import Memory
 from memrag.app.ask_result import AskResult
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.session import AppState, _Key
+from memrag.app.view_cache import made
 from memrag.ask import resolve_params
 from memrag.config import SettingsError, env_setting
 from memrag.eval import report
@@ -477,7 +478,7 @@ def run_view(run: EvalRun, key: str = "eval") -> None:
     st.dataframe(_table(report.score_rows(s)), hide_index=True)
     st.caption("Percent; [95% bootstrap interval over questions]. Tokens and calls per query bill the shared "
                "query-entity call to each method.")
-    figs = report.figures(s, run.records)
+    figs = made("figures", (run,), None, lambda: report.figures(s, run.records))
     for row in range(0, len(figs), 2):
         for col, (name, fig) in zip(st.columns(2), figs[row:row + 2]):
             with col:
@@ -497,8 +498,15 @@ def run_view(run: EvalRun, key: str = "eval") -> None:
         st.dataframe(_table(tracker), hide_index=True)
         st.caption(report.TRACKER_NOTE)
 
+    questions_view(run, key)
+
+
+@st.fragment
+def questions_view(run: EvalRun, key: str = "eval") -> None:
+    """The per-question table with its exports, and one question's traces in the Ask page's views.
+    A fragment: picking a question reruns this part, not the scores and charts above it."""
     st.markdown("**Per question** — select a row (or pick below) to open its traces")
-    df = question_table(run)
+    df = made("question_table", (run,), None, lambda: question_table(run))
     qids = [r["qid"] for r in run.records]
     pick_key = f"{key}_q"
 
@@ -509,9 +517,10 @@ def run_view(run: EvalRun, key: str = "eval") -> None:
 
     st.dataframe(df, hide_index=True, on_select=picked, selection_mode="single-row", key=f"{key}_table")
     c1, c2, _ = st.columns([1, 1, 5])
-    c1.download_button("Export CSV", df.to_csv(index=False), file_name=f"{run.folder.name}.csv", mime="text/csv",
+    # callables: the files are made when clicked, not on every rerun
+    c1.download_button("Export CSV", lambda: df.to_csv(index=False), file_name=f"{run.folder.name}.csv", mime="text/csv",
                        key=f"{key}_csv")
-    c2.download_button("Export JSON", export_json(run), file_name=f"{run.folder.name}.json",
+    c2.download_button("Export JSON", lambda: export_json(run), file_name=f"{run.folder.name}.json",
                        mime="application/json", key=f"{key}_json")
     if st.session_state.get(pick_key) not in qids:
         st.session_state.pop(pick_key, None)  # a question of another run
@@ -524,7 +533,8 @@ def run_view(run: EvalRun, key: str = "eval") -> None:
     if note:
         st.caption(escape_markdown(f"This question's traces are stored in the run; {note}."))
     try:
-        result = drill_result(record, run, memory)
+        # the same result object on every rerun, so its pictures and tables are made once
+        result = made("drill_result", (run, record, memory), None, lambda: drill_result(record, run, memory))
     except (ValueError, TypeError) as e:
         st.error(escape_markdown(f"The stored traces of {qid} cannot be read: {e}"))
         return

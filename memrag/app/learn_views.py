@@ -12,11 +12,12 @@ from typing import Any
 
 import streamlit as st
 
-from memrag.app import backend_state, recording_state, widgets
+from memrag.app import backend_state, recording_state, url_state, widgets
 from memrag.app.question_gold import gold_of
 from memrag.explain import lessons as learn
 from memrag.index.memory import Memory
 from memrag.app.session import AppState
+from memrag.app.view_cache import drawn, made, prefetch
 from memrag.llm.recordings import StaleRecording
 from memrag.methods import registry
 from memrag.trace import Trace
@@ -51,6 +52,8 @@ def pick_traces(path: str | None, memory: Memory | None) -> tuple[dict[str, Trac
     rec, _ = recording_state.recordings(path)
     questions = [q for q in recording_state.demo_questions(path) if rec.has_question(q["question"])] \
         if rec is not None and memory is not None else []
+    for note in url_state.restore_learn(questions, DEMO):
+        st.info(escape_markdown(note))
     options = ([LAST_ASK] if last else []) + ([DEMO] if questions else [])
     if not options:
         st.info("Ask a question with NeuroPath, EcphoryRAG or HippoRAG 2 on the Ask page first, or open a memory "
@@ -86,19 +89,31 @@ def _slider_key(trace: Trace) -> str:
     return "learn_step_" + hashlib.sha1(ident.encode("utf-8")).hexdigest()[:10]
 
 
-def replay(trace: Trace, gold_chunk_ids: list[int] | None) -> int:
-    """The step slider, the graph at that step and what the step teaches; returns the step shown."""
-    lessons = learn.lessons(trace)
+@st.fragment
+def replay(trace: Trace, gold_chunk_ids: list[int] | None, record: dict[str, Any] | None = None) -> int:
+    """The step slider, the graph at that step and what the step teaches; returns the step shown.
+    A fragment: moving the slider reruns only this part of the page."""
+    lessons = made("lessons", (trace,), None, lambda: learn.lessons(trace))
     if len(lessons) > 1:
-        step = st.select_slider("replay the trace step by step", options=list(range(len(lessons))), value=0,
-                                format_func=lambda n: f"{n + 1}. {lessons[n].title}", key=_slider_key(trace))
+        key = _slider_key(trace)
+        note = url_state.learn_step(key, len(lessons))
+        if note:
+            st.info(escape_markdown(note))
+        # no value: it starts at step 1, or where the URL put it (a value too would make Streamlit warn)
+        step = st.select_slider("replay the trace step by step", options=list(range(len(lessons))),
+                                format_func=lambda n: f"{n + 1}. {lessons[n].title}", key=key)
     else:
         step = 0
+    url_state.write(url_state.learn_params(url_state.memory_name(AppState().active_memory), record, trace.method,
+                                           step))
     lesson = lessons[step]
     left, right = st.columns([3, 2])
     with left:
-        widgets.graph(trace_graphs.step_graph(trace, step, gold_chunk_ids=gold_chunk_ids, height=GRAPH_HEIGHT),
+        widgets.graph(drawn(trace_graphs.step_graph, trace, step, gold_chunk_ids=gold_chunk_ids, height=GRAPH_HEIGHT),
                       GRAPH_HEIGHT, name=f"learn-{trace.method}-step-{step + 1}")
+    # the steps either side, made while the browser draws this one: the next click finds them ready
+    prefetch(trace_graphs.step_graph, trace, [(n,) for n in (step + 1, step - 1) if 0 <= n < len(lessons)],
+             gold_chunk_ids=gold_chunk_ids, height=GRAPH_HEIGHT)
     with right:
         st.markdown(f"#### Step {step + 1} of {len(lessons)}: " + escape_markdown(lesson.title))
         if lesson.concept:
@@ -122,12 +137,15 @@ def _title(method: str) -> str:
 def learn_page(traces: dict[str, Trace], record: dict[str, Any] | None, memory: Memory | None) -> None:
     """Pick a taught method, see its analogy, replay its trace."""
     methods = list(traces)
-    method = st.segmented_control("method", methods, default=methods[0], key="learn_method",
-                                  format_func=_title) or methods[0]
+    note = url_state.learn_method(methods)
+    if note:
+        st.info(escape_markdown(note))
+    method = st.segmented_control("method", methods, key="learn_method", format_func=_title,
+                                  default=None if "learn_method" in st.session_state else methods[0]) or methods[0]
     trace = traces[method]
     widgets.text(trace.question, prefix="**Question:** ")
     analogy(method)
     gold = gold_of(record, memory)
     same_memory = memory is not None and trace.memory_fingerprint == memory.fingerprint()
-    replay(trace, gold.chunk_ids if gold is not None and same_memory else None)
+    replay(trace, gold.chunk_ids if gold is not None and same_memory else None, record)
     st.caption(escape_markdown(learn.SOURCES))

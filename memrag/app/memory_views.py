@@ -8,6 +8,7 @@ from typing import Any, Callable
 import pandas as pd
 import streamlit as st
 
+from memrag.app.view_cache import drawn
 from memrag.app.widgets import frame, graph
 from memrag.index.memory import Memory
 from memrag.trace import CallCost
@@ -66,7 +67,7 @@ def _kg_tab(memory: Memory, key: str) -> None:
     picked = st.multiselect("entity types", list(shown), key=f"{key}_kg_types", placeholder="all types",
                             format_func=lambda t: f"{t} ({shown[t]})", help="Draw only entities of these types.")
     types = picked or None
-    graph(memory_graphs.knowledge_graph(memory, max_nodes, focus, depth=depth, types=types), 620,
+    graph(drawn(memory_graphs.knowledge_graph, memory, max_nodes, focus, depth=depth, types=types), 620,
           name="knowledge-graph" + (f"-{focus}" if focus else ""))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+from memrag.app.view_cache import drawn
 from memrag.app.widgets import graph
 from memrag.methods import registry
 from memrag.trace import Trace
@@ -14,10 +15,10 @@ def method_picture(trace: Trace, ids: Iterable[int] | None, height: int, drawabl
     """The method's own picture (the registry's renderer), or its ranking as a dense graph when
     the trace holds nothing to draw."""
     if drawable:
-        graph(registry.get(trace.method).renderer(trace, gold_chunk_ids=ids, height=height), height,
+        graph(drawn(registry.get(trace.method).renderer, trace, gold_chunk_ids=ids, height=height), height,
               name=f"{trace.method}-overview")
     else:
-        graph(trace_graphs.dense_graph(trace, gold_chunk_ids=ids, height=height), height, name=f"{trace.method}-ranking")
+        graph(drawn(trace_graphs.dense_graph, trace, gold_chunk_ids=ids, height=height), height, name=f"{trace.method}-ranking")
 
 
 def numbers(ids: Sequence[int]) -> str:

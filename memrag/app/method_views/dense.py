@@ -8,6 +8,7 @@ from typing import Iterable
 import streamlit as st
 
 from memrag.app.method_views import MethodViews
+from memrag.app.view_cache import drawn
 from memrag.app.widgets import CELL_PAD_PX, LINE_PX, graph
 from memrag.trace import Trace
 from memrag.viz import palette, tables, trace_graphs
@@ -27,7 +28,7 @@ def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
 
 
 def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
-    graph(trace_graphs.dense_graph(trace, gold_chunk_ids=gold_ids), 420, name="dense-ranking")
+    graph(drawn(trace_graphs.dense_graph, trace, gold_chunk_ids=gold_ids), 420, name="dense-ranking")
 
 
 VIEWS = MethodViews(detail, overview)

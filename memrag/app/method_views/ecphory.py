@@ -9,6 +9,7 @@ import streamlit as st
 
 from memrag.app.method_views import MethodViews
 from memrag.app.method_views.common import method_picture
+from memrag.app.view_cache import drawn
 from memrag.app.widgets import frame, graph, text
 from memrag.explain import activation
 from memrag.methods.ecphory.fates import EcphoryFate
@@ -39,7 +40,7 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
     step = st.select_slider(words.ACTIVATION_STEP.label, options=list(range(len(steps))),
                             value=None if step_key in st.session_state else len(steps) - 1,
                             format_func=lambda i: steps[i], key=step_key, help=words.ACTIVATION_STEP.help)
-    graph(trace_graphs.ecphory_activation_graph(trace, step, gold_chunk_ids=gold_ids), 600,
+    graph(drawn(trace_graphs.ecphory_activation_graph, trace, step, gold_chunk_ids=gold_ids), 600,
           name=f"ecphory-step-{step}")
     st.dataframe(frame([{"round": r.round,
                          "seeds": ", ".join(activation.seed_text(x) for x in activation.merged_seeds(r, names)),

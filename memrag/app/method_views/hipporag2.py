@@ -8,6 +8,7 @@ from typing import Iterable
 import streamlit as st
 
 from memrag.app.method_views import MethodViews
+from memrag.app.view_cache import drawn
 from memrag.app.widgets import graph
 from memrag.trace import Trace
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
@@ -37,7 +38,7 @@ def overview(trace: Trace, gold_ids: Iterable[int] | None, height: int) -> None:
     if d is not None and d.fallback_dense:
         st.info(escape_markdown(fallback_message(d)))
     renderer = trace_graphs.hipporag2_overview if d is not None and not d.fallback_dense else trace_graphs.dense_graph
-    graph(renderer(trace, gold_chunk_ids=gold_ids, height=height), height, name="hipporag2-overview")
+    graph(drawn(renderer, trace, gold_chunk_ids=gold_ids, height=height), height, name="hipporag2-overview")
 
 
 def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
@@ -53,7 +54,7 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
     st.caption(escape_markdown(recognition_summary(d)))
     if d.fallback_dense:
         st.warning(escape_markdown(fallback_message(d)))
-        graph(trace_graphs.dense_graph(trace, gold_chunk_ids=gold_ids), 420, name="hipporag2-fallback")
+        graph(drawn(trace_graphs.dense_graph, trace, gold_chunk_ids=gold_ids), 420, name="hipporag2-fallback")
         return
     st.markdown("**3. Seeds** — a phrase of a kept fact: the fact's score ÷ the passages containing the phrase; "
                 "every passage: its normalised dense score × passage_node_weight.")
@@ -67,7 +68,7 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
                                + (f" (built for this query in {d.graph_seconds:.2f} s)" if d.graph_built
                                   else " (reused from an earlier query)") + "."))
     st.dataframe(tables.hippo_mass_table(trace), hide_index=True, key=f"{key}_hr_mass")
-    graph(trace_graphs.hipporag2_overview(trace, gold_chunk_ids=gold_ids), 600, name="hipporag2-pagerank")
+    graph(drawn(trace_graphs.hipporag2_overview, trace, gold_chunk_ids=gold_ids), 600, name="hipporag2-pagerank")
     st.markdown("**5. Passages by PageRank mass** — why each is there:")
     head = tables.ranked_table(trace, gold_ids, limit=10)
     st.dataframe(head[["position", "chunk", "title", "score", "why", "gold", "in answer context"]],

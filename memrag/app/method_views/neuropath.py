@@ -10,6 +10,7 @@ import streamlit as st
 from memrag.app import focus
 from memrag.app.method_views import MethodViews
 from memrag.app.method_views.common import method_picture, numbers
+from memrag.app.view_cache import drawn
 from memrag.app.widgets import fitted_lines, frame, graph, text, wrapped_table
 from memrag.methods.fate_kit import FateRecord, Moment
 from memrag.methods.neuropath.fates import NeuroPathFate
@@ -67,6 +68,7 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
             text(h.tracker_note, prefix="**Tracker:** ")
         if h.failed:
             st.warning(escape_markdown(f"Tracking failed at this hop: {h.failure}"))
+
         paths = tables.candidates_table(h)
         helps = {"fate": words.PATH_FATE_HELP, words.PATH_PROBABILITY.label: words.PATH_PROBABILITY.help}
         helps = {c: x for c, x in helps.items() if c in paths.columns}
@@ -77,11 +79,12 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
                 wrapped_table(focus.highlighted(paths[paths["id"] == row], "id", row), ["path"], help=helps,
                               lines=fitted_lines(paths, ["path"]))
             focus.scroll_once(key)
-        graph(trace_graphs.neuropath_hop_graph(trace, h.hop, gold_chunk_ids=gold_ids), 560, name=f"neuropath-hop-{h.hop}")
+        graph(drawn(trace_graphs.neuropath_hop_graph, trace, h.hop, gold_chunk_ids=gold_ids), 560,
+              name=f"neuropath-hop-{h.hop}")
         wrapped_table(focus.highlighted(paths, "id", row) if row in set(paths["id"]) else paths, ["path"],
                       help=helps, lines=fitted_lines(paths, ["path"]))
     elif pick == "All hops":
-        graph(trace_graphs.neuropath_overview(trace, gold_chunk_ids=gold_ids), 600, name="neuropath-all-hops")
+        graph(drawn(trace_graphs.neuropath_overview, trace, gold_chunk_ids=gold_ids), 600, name="neuropath-all-hops")
     else:
         st.caption(escape_markdown(f"Tracking stopped: {d.stop_reason or 'n/a'}. First the "
                                    f"{words.KEPT_PATH_PASSAGES.label} (chunks {numbers(d.dp_chunk_ids)}), then the "

@@ -1,0 +1,139 @@
+"""Pictures and tables made once per trace (or memory), not on every rerun.
+
+A graph's layout (Kamada-Kawai) costs most of a results rerun's server time (profiled with
+cProfile on an AppTest rerun of the Ask page after a recorded ask of four methods: 0.25 of 0.44 s,
+quiet machine), yet depends only on the trace and a few view options; the tables beside it the same.
+`drawn` and `made` keep results in one bounded, process-wide LRU keyed by the identity of the
+objects they come from (a trace, an opened memory, an evaluation run) and the options; a new ask
+makes new traces and so new entries, and the oldest entries go first.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict, deque
+from typing import Any, Callable, Hashable, TypeVar
+
+T = TypeVar("T")
+
+MAX_ENTRIES = 256  # a few asks of four methods with their detail views; a graph's HTML is 10–400 KB
+
+
+class IdentityMemo:
+    """A bounded LRU of values computed from objects, keyed by the objects' identity and plain
+    options (hashable); thread-safe (Streamlit runs sessions in threads).
+
+    An object that can be watched (a trace, a memory) is not kept alive by its entries: when it is
+    collected, its entries go at the next lookup, so a new object at the same address never meets
+    them, and a replaced ask or memory frees its pictures with it. Objects that cannot be watched
+    (dicts, tuples) are held by their entries instead."""
+
+    def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
+        self.max_entries = max_entries
+        self._items: OrderedDict[tuple, tuple[tuple, Any]] = OrderedDict()
+        self._watched: dict[int, weakref.finalize] = {}
+        self._dead: deque[int] = deque()  # ids of collected objects, appended by their finalizers
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def _purge(self) -> None:
+        """Forget the entries of collected objects (called with the lock held)."""
+        if not self._dead:
+            return
+        dead = set()
+        while self._dead:
+            dead.add(self._dead.popleft())
+        for i in dead:
+            self._watched.pop(i, None)
+        for key in [k for k in self._items if dead.intersection(k[0])]:
+            del self._items[key]
+
+    def _hold(self, objects: tuple[Any, ...]) -> tuple[Any, ...]:
+        """What an entry must keep alive: the objects that cannot be watched (lock held)."""
+        held = []
+        for o in objects:
+            if id(o) in self._watched or o is None:
+                continue
+            try:
+                self._watched[id(o)] = weakref.finalize(o, self._dead.append, id(o))
+            except TypeError:  # no weak references to dicts, tuples, …
+                held.append(o)
+        return tuple(held)
+
+    def get(self, objects: tuple[Any, ...], options: Hashable, make: Callable[[], T]) -> T:
+        key = (tuple(id(o) for o in objects), options)
+        with self._lock:
+            self._purge()
+            held = self._items.get(key)
+            if held is not None:
+                self._items.move_to_end(key)
+                self.hits += 1
+                return held[1]
+        value = make()  # outside the lock: two sessions may make the same value once each
+        with self._lock:
+            self._purge()
+            self.misses += 1
+            self._items[key] = (self._hold(objects), value)
+            self._items.move_to_end(key)
+            while len(self._items) > self.max_entries:
+                self._items.popitem(last=False)
+        return value
+
+    def holds(self, objects: tuple[Any, ...], options: Hashable) -> bool:
+        with self._lock:
+            self._purge()
+            return (tuple(id(o) for o in objects), options) in self._items
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._purge()
+            return len(self._items)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self.hits = self.misses = 0
+
+
+MEMO = IdentityMemo()
+
+
+def _plain(value: Any) -> Hashable:
+    """Options as a hashable value: lists and sets of ids become tuples."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, (set, frozenset)):
+        return tuple(sorted(value))
+    if isinstance(value, dict):
+        return tuple(sorted((k, _plain(v)) for k, v in value.items()))
+    return value
+
+
+def _render_key(render: Callable[..., Any], args: tuple, options: dict[str, Any]) -> Hashable:
+    return (getattr(render, "__module__", ""), getattr(render, "__qualname__", repr(render)),
+            _plain(args), _plain(options))
+
+
+def drawn(render: Callable[..., T], subject: Any, *args: Any, **options: Any) -> T:
+    """`render(subject, *args, **options)` (a trace or a memory's picture), made once per
+    (subject, render, arguments)."""
+    return MEMO.get((subject,), _render_key(render, args, options), lambda: render(subject, *args, **options))
+
+
+def prefetch(render: Callable[..., Any], subject: Any, arg_sets: list[tuple], **options: Any) -> threading.Thread | None:
+    """Make the pictures the next click will likely want (Learn's neighbouring steps) in a
+    background thread while the browser draws this one, so that click finds them made; None when
+    all are made already. The pictures are pure functions of the trace: no Streamlit call."""
+    todo = [a for a in arg_sets if not MEMO.holds((subject,), _render_key(render, a, options))]
+    if not todo:
+        return None
+    worker = threading.Thread(target=lambda: [drawn(render, subject, *a, **options) for a in todo],
+                              name="memrag-prefetch", daemon=True)
+    worker.start()
+    return worker
+
+
+def made(name: str, objects: tuple[Any, ...], options: Any, make: Callable[[], T]) -> T:
+    """`make()` once per (`name`, the objects' identity, options): tables built from traces."""
+    return MEMO.get(objects, (name, _plain(options)), make)

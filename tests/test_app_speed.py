@@ -1,0 +1,137 @@
+"""A rerun does only the work its widget changed: graph layouts and tables are made once per trace
+(memrag.app.view_cache), so switching a detail tab, reopening a Learn step or opening an Evaluate
+question again lays out no graph a second time. Real AppTest runs of the app, scripted LLM, hash
+embedder; the fragments themselves (which part reruns in a browser) are timed by bench/app_bench.py."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import pytest
+
+from memrag.app import view_cache
+from memrag.viz import graph_html, trace_graphs
+from test_app_learn import LEARN, slider
+from test_app_pages import ask, ask_page, no_exception, recorded, scripted, tiny, home  # noqa: F401
+
+
+@pytest.fixture()
+def layouts(monkeypatch) -> list[int]:
+    """Counts graph layouts (the costly part of every graph picture) from an empty cache."""
+    view_cache.MEMO.clear()
+    calls: list[int] = []
+    real = graph_html.layout
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(graph_html, "layout", counted)
+    return calls
+
+
+def test_a_tab_switch_after_an_ask_lays_out_no_graph_again(tiny, layouts):
+    at = ask(ask_page(tiny, scripted()))
+    drawn_by_ask = len(layouts)
+    assert drawn_by_ask >= 3  # NeuroPath, EcphoryRAG and HippoRAG 2 overviews (+ NeuroPath's hop 1)
+    for tab in ("Ranked passages", "LLM calls", "Tokens", "Retrieval"):
+        at.session_state["res_neuropath_tabs"] = tab
+        no_exception(at.run())
+    at.session_state["res_view"] = "One at a time"
+    no_exception(at.run())
+    at.session_state["res_view"] = "Side by side"
+    no_exception(at.run())
+    assert len(layouts) == drawn_by_ask, "a rerun laid out a graph it had drawn before"
+
+
+def join_prefetch() -> None:
+    for t in threading.enumerate():
+        if t.name == "memrag-prefetch":
+            t.join(60)
+
+
+def test_each_learn_step_is_made_once_and_the_next_before_it_is_asked_for(recorded, monkeypatch):
+    from test_app_pages import app
+
+    view_cache.MEMO.clear()
+    calls: list[tuple[int, str]] = []
+    real = trace_graphs.step_graph
+
+    def step_graph(trace, step, **kwargs):
+        calls.append((step, threading.current_thread().name))
+        return real(trace, step, **kwargs)
+
+    monkeypatch.setattr(trace_graphs, "step_graph", step_graph)
+    at = no_exception(app(recorded, scripted()).run())
+    at.switch_page(LEARN).run()
+    join_prefetch()
+    for step in (1, 0, 1, 2):
+        slider(at).set_value(step).run()
+        join_prefetch()
+    no_exception(at)
+    made = [s for s, _ in calls]
+    assert sorted(made) == sorted(set(made)) and {0, 1, 2, 3} <= set(made)  # each step once, step 3 ahead
+    # only the first step was made while the page waited; every later one was ready before its click
+    assert [s for s, who in calls if who != "memrag-prefetch"] == [0]
+
+
+class Obj:
+    """A stand-in for a trace: compared by value, watched by identity."""
+
+    def __init__(self, v: int) -> None:
+        self.v = v
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Obj) and other.v == self.v
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_identity_memo_is_bounded_and_keyed_by_identity_and_options():
+    memo = view_cache.IdentityMemo(max_entries=2)
+    a, b = Obj(1), Obj(1)  # equal, not identical
+    made: list[str] = []
+
+    def make(tag: str):
+        return lambda: made.append(tag) or tag
+
+    assert memo.get((a,), "x", make("a-x")) == "a-x"
+    assert memo.get((a,), "x", make("again")) == "a-x"  # a hit
+    assert memo.get((b,), "x", make("b-x")) == "b-x"  # another object, equal or not
+    assert memo.get((a,), "y", make("a-y")) == "a-y"  # other options
+    assert len(memo) == 2 and made == ["a-x", "b-x", "a-y"]
+    assert memo.get((a,), "x", make("a-x2")) == "a-x2"  # the oldest entry went
+
+
+def test_a_collected_object_takes_its_entries_with_it_and_a_dict_is_held():
+    memo = view_cache.IdentityMemo()
+    trace = Obj(1)
+    memo.get((trace,), "x", lambda: "picture")
+    assert len(memo) == 1
+    del trace
+    gc.collect()
+    assert len(memo) == 0  # nothing pins a replaced ask's traces (or a memory) in memory
+    record = {"qid": "q1"}  # no weak reference to a dict: its entry keeps it alive
+    rid = id(record)
+    memo.get((record,), "x", lambda: "result")
+    del record
+    gc.collect()
+    assert len(memo) == 1 and next(iter(memo._items.values()))[0][0]["qid"] == "q1"
+    assert next(iter(memo._items))[0] == (rid,)
+
+
+def test_drawn_keys_on_the_renderer_and_its_arguments():
+    view_cache.MEMO.clear()
+    calls: list[tuple] = []
+
+    def render(trace, step, gold_chunk_ids=None):
+        calls.append((step, tuple(gold_chunk_ids or ())))
+        return f"{step}:{gold_chunk_ids}"
+
+    t = object()
+    assert view_cache.drawn(render, t, 1, gold_chunk_ids=[3, 4]) == "1:[3, 4]"
+    view_cache.drawn(render, t, 1, gold_chunk_ids=[3, 4])
+    view_cache.drawn(render, t, 2, gold_chunk_ids=[3, 4])
+    view_cache.drawn(render, t, 1, gold_chunk_ids=None)
+    assert calls == [(1, (3, 4)), (2, (3, 4)), (1, ())]
