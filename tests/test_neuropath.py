@@ -221,10 +221,8 @@ def test_hop2_grows_through_the_frontiers_coreference_set_and_relists_kept_paths
     assert ("2: Ada Brennick → born in → Port Alder; Port of Alder → lies on → Vell River   "
             "[expandable at: Vell River]") in prompt
     assert "3: Ada Brennick → born in → Port Alder; Port Alder → hosts → Salt Fair   [expandable at: Salt Fair]" in prompt
-    # The carried chain loses its stale "Path 1"; the requirement is carried as is.
-    assert "So far: A path says Ada Brennick was born in Port Alder." in prompt
-    assert "Path 1" not in prompt
-    assert f"Still missing: {REQ1}" in prompt
+    # The official shape: the question and the paths, nothing carried (hop_prompt="carry" is tested below)
+    assert "So far" not in prompt and "Still missing" not in prompt and "Path 1" not in prompt
     # Fates after the last judgement; hop 1's path was valid (and expanded).
     assert [(p.pid, p.fate) for p in t.detail(NeuroPathDetail).hops[1].candidates] == [
         ("h1.1@h2", "valid"), ("h2.1", "dropped"), ("h2.2", "valid")]
@@ -251,12 +249,12 @@ def test_hop2_prunes_new_paths_by_the_requirement_but_never_kept_ones():
 
 
 def test_hop_prompt_carries_the_chain_or_is_the_official_shape():
-    _, carried = run(NeuroPathParams(prune_top=1))
-    assert NeuroPathParams().hop_prompt == "carry"
+    _, carried = run(NeuroPathParams(prune_top=1, hop_prompt="carry"))
+    assert NeuroPathParams().hop_prompt == "paths"
     prompt = user_prompt(carried, "neuropath.track.hop2")
     assert "So far: A path says Ada Brennick was born in Port Alder." in prompt  # path numbers stripped
     assert f"Still missing: {REQ1}" in prompt
-    _, official = run(NeuroPathParams(prune_top=1, hop_prompt="paths"))
+    _, official = run(NeuroPathParams(prune_top=1))
     prompt = user_prompt(official, "neuropath.track.hop2")
     assert "born in Port Alder." not in prompt and REQ1 not in prompt and "So far" not in prompt
     assert prompt.startswith(f"Question: {Q}\nHop 2.\nPaths:\n")
@@ -266,12 +264,12 @@ def test_hop_prompt_carries_the_chain_or_is_the_official_shape():
 
 def test_a_hop_that_repeats_the_previous_chain_and_requirement_is_flagged():
     copied = r2(reasoning_chain=CHAIN1, expansion_requirement=REQ1, **{"continue": 0})
-    t, _ = run(NeuroPathParams(prune_top=1), hop2=[copied])
+    t, _ = run(NeuroPathParams(prune_top=1, hop_prompt="carry"), hop2=[copied])
     assert "hop 2 repeated hop 1's reasoning chain and expansion requirement word for word " \
            "(both were in its prompt)" in t.flags
     t, _ = run(NeuroPathParams(prune_top=1, hop_prompt="paths"), hop2=[copied])
     assert "hop 2 repeated hop 1's reasoning chain and expansion requirement word for word" in t.flags
-    t, _ = run(NeuroPathParams(prune_top=1), hop2=[r2(reasoning_chain=CHAIN1, **{"continue": 0})])
+    t, _ = run(NeuroPathParams(prune_top=1, hop_prompt="carry"), hop2=[r2(reasoning_chain=CHAIN1, **{"continue": 0})])
     assert not any("repeated" in f for f in t.flags)  # a new requirement is not a copy
 
 
@@ -280,12 +278,13 @@ def test_class_words_seed_nothing_when_asked():
 
     assert [is_class_word(x) for x in ("country", "city of birth", "Germany", "US", "de Niro", "1904", "東京")] \
         == [True, True, False, False, False, False, False]
-    t, _ = run(NeuroPathParams(prune_top=2, skip_class_words=True), entities={"entities": ["Ada Brennick", "river"]})
+    assert NeuroPathParams().skip_class_words is True
+    t, _ = run(NeuroPathParams(prune_top=2), entities={"entities": ["Ada Brennick", "river"]})
     seeds = {s.query_entity: s.accepted for s in t.detail(NeuroPathDetail).seeds}
     assert seeds["Ada Brennick"] is True and seeds["river"] is False
     assert "1 written in lower case, a kind of thing rather than an entity: 'river'" in t.steps[0].summary
-    t, _ = run(NeuroPathParams(prune_top=2), entities={"entities": ["Ada Brennick", "river"]})
-    assert all(s.accepted for s in t.detail(NeuroPathDetail).seeds)  # off by default
+    t, _ = run(NeuroPathParams(prune_top=2, skip_class_words=False), entities={"entities": ["Ada Brennick", "river"]})
+    assert all(s.accepted for s in t.detail(NeuroPathDetail).seeds)  # the paper's seeding
 
 
 # ---------------------------------------------------------------- completion

@@ -17,15 +17,25 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "The floor (2026-12-02) keeps fusion from burying a kept passage below completion's head by "
               "the path list's 'past the end' score (the CARICOM question: rank 19 -> 3); R@2 is unchanged by "
               "construction, R@5 moved -3.8 / +3.9 / -0.3 points (sample / MuSiQue 31-60 / 1-30, replayed)"),
-    Deviation("neuropath", "What a tracking prompt after hop 1 carries (hop_prompt)",
+    Deviation("neuropath", "What a tracking prompt after hop 1 carries (hop_prompt; an option, off)",
               "the question and the listed paths only",
-              "hop_prompt='carry' (default): also the previous hop's reasoning chain ('So far') and expansion "
-              "requirement ('Still missing'); 'paths' is the official shape. Either way a hop that repeats the "
-              "previous chain and requirement word for word is flagged in the trace",
-              "kept from memrag's first version, not yet chosen by measurement: on the committed MuSiQue "
-              "recordings the 1.5B model copies the carried text (hop 2's chain equals hop 1's in 11 and 12 of 16 "
-              "two-hop runs, the requirement in 15 and 13; every hop-2 call says continue). The official shape "
-              "is one click away (the paper preset) and measured beside it in docs/results.md"),
+              "hop_prompt='paths' (default since 2026-12-02) is the official shape; 'carry', memrag's earlier "
+              "default, also carries the previous hop's reasoning chain ('So far') and expansion requirement "
+              "('Still missing'). Either way a hop that repeats the previous chain and requirement word for "
+              "word is flagged in the trace",
+              "carrying had no measured reason: the 1.5B model copied the carried text (hop 2 repeated hop 1's "
+              "chain and requirement in 9 of 16, 10 of 15 and 7 of 12 two-hop runs on MuSiQue 31-60, 1-30 and "
+              "the sample; 0 of 16 without it), and the official shape moved R@2 / R@5 by +1.1 / +2.8 points "
+              "(MuSiQue 31-60) and -1.2 / -1.7 (sample), intervals across zero"),
+    Deviation("neuropath", "Class words seed nothing (skip_class_words)",
+              "every query entity seeds its nearest graph node",
+              "skip_class_words=True (default): a query entity written all in lower case ('country', "
+              "'director', 'city of birth') names a kind, not an entity, and seeds nothing; the seed record says "
+              "so",
+              "9 of 116 seed links on MuSiQue 1-60 were class words, most at similarity 1.0 to a node of the "
+              "same word, starting paths from every country or city the memory mentions; skipping them moved "
+              "R@2 / R@5 by +2.5 / +3.3 points (MuSiQue 31-60) and +4.2 / +2.5 (sample), no question worse at "
+              "R@5 on the sample"),
     Deviation("neuropath", "Coreference set size",
               "the official code searches k = 5 including the node itself (at most 4 others)",
               "coref_top counts other nodes only (5 others by default)",
@@ -40,9 +50,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "one unreadable reply from a small model should not erase the evidence found so far"),
     Deviation("neuropath", "Optional extras (off by default)",
               "not in the paper",
-              "force_hops, seed_floor, skip_class_words and verbatim_seeds parameters",
-              "failure modes seen with a 1.5B tracker: early stops, weak seeds, missed names; class words "
-              "('country', 'director', 'city of birth': 9 of 116 seed links on MuSiQue 1-60) seeding at 1.0"),
+              "force_hops, seed_floor and verbatim_seeds parameters",
+              "failure modes seen with a 1.5B tracker: early stops, weak seeds, missed names"),
     Deviation("neuropath", "Judging paths by likelihood (tracker, an option pending measurement)",
               "one generative call per hop writes valid_ids, the paths that help, most helpful first",
               "tracker='likelihood' (default 'generative' until measured): each new listed path is judged alone by "

@@ -39,7 +39,7 @@ class NeuroPathParams:
     answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
     seed_floor: float = _f(0.0, "Deviation: minimum similarity for a query entity's seed (0 = paper).")
     skip_class_words: bool = _f(
-        False, "Deviation: a query entity written all in lower case ('country', 'city of birth', 'director') "
+        True, "Deviation: a query entity written all in lower case ('country', 'city of birth', 'director') "
         "names a kind of thing, not an entity, and seeds nothing; its nearest graph node (often the same "
         "word, at similarity 1.0) would start paths from every country or city the memory mentions.")
     verbatim_seeds: bool = _f(False, "Deviation: also seed graph phrases named verbatim (capitalised) in the question.")
@@ -55,9 +55,9 @@ class NeuroPathParams:
     keep_threshold: float = _f(0.5, "With tracker=likelihood: the least P(yes) (normalised over yes + no) for "
                                "a path to be kept; 0.5 = the model leans to yes.")
     hop_prompt: HopPrompt = _f(
-        "carry", "What a tracking prompt after hop 1 holds: paths = the official code's shape (the question and "
-        "the listed paths only); carry = a deviation: also the previous hop's reasoning chain ('So far') and "
-        "expansion requirement ('Still missing'). A hop that repeats the previous chain and requirement word "
-        "for word is flagged in the trace either way.")
+        "paths", "What a tracking prompt after hop 1 holds: paths = the official code's shape (the question and "
+        "the listed paths only); carry = memrag's earlier deviation: also the previous hop's reasoning chain "
+        "('So far') and expansion requirement ('Still missing'), which a 1.5B model copies word for word. A hop "
+        "that repeats the previous chain and requirement is flagged in the trace either way.")
     keep_top: int | None = _f(10, "With tracker=likelihood: at most this many kept paths per hop, most probable "
                               "first (10, the generative reply's cap on valid_ids); None = no cap.")
