@@ -28,7 +28,9 @@ def test_every_run_that_kept_its_replies_is_checked_and_every_sample_run():
     names = {r.name for r in RC.committed_runs()}
     kept = {p.parent.name for p in RC.RUNS.glob("*/replies.jsonl")}
     assert kept and kept <= names
-    assert {n for n in names - kept} == {n for n in names if n.startswith("sample-")}
+    # a sample run without replies replays from the shipped memory's recordings; one that kept its own
+    # (the previous default's, recorded before a re-recording) replays from them
+    assert names - kept <= {n for n in names if n.startswith("sample-")}
 
 
 @pytest.mark.parametrize("run", RC.committed_runs(), ids=lambda p: p.name)
