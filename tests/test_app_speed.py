@@ -135,3 +135,25 @@ def test_drawn_keys_on_the_renderer_and_its_arguments():
     view_cache.drawn(render, t, 2, gold_chunk_ids=[3, 4])
     view_cache.drawn(render, t, 1, gold_chunk_ids=None)
     assert calls == [(1, (3, 4)), (2, (3, 4)), (1, ())]
+
+
+def test_a_picture_drawn_under_another_look_is_made_again():
+    """The focus layout draws a trace's overview under a look (every label, larger type): the cache
+    handed back the side-by-side picture before the look was part of its key."""
+    from memrag.app.view_cache import drawn
+    from memrag.viz import look as looks
+
+    class Subject:  # any object the cache may hold weakly
+        pass
+
+    subject, calls = Subject(), []
+
+    def render(s):
+        calls.append(looks.current())
+        return f"picture {len(calls)}"
+
+    plain = drawn(render, subject)
+    assert drawn(render, subject) == plain and len(calls) == 1
+    with looks.drawing(looks.Look(label_all=True)):
+        focused = drawn(render, subject)
+    assert focused != plain and calls[-1].label_all

@@ -10,10 +10,13 @@ makes new traces and so new entries, and the oldest entries go first.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import weakref
 from collections import OrderedDict, deque
 from typing import Any, Callable, Hashable, TypeVar
+
+from memrag.viz import look as looks
 
 T = TypeVar("T")
 
@@ -111,8 +114,10 @@ def _plain(value: Any) -> Hashable:
 
 
 def _render_key(render: Callable[..., Any], args: tuple, options: dict[str, Any]) -> Hashable:
+    # the look the picture is drawn under (focus, small multiple, presenter) is part of what it is:
+    # without it the focus layout got the side-by-side picture back, labels and all
     return (getattr(render, "__module__", ""), getattr(render, "__qualname__", repr(render)),
-            _plain(args), _plain(options))
+            _plain(args), _plain(options), looks.current())
 
 
 def drawn(render: Callable[..., T], subject: Any, *args: Any, **options: Any) -> T:
@@ -128,7 +133,9 @@ def prefetch(render: Callable[..., Any], subject: Any, arg_sets: list[tuple], **
     todo = [a for a in arg_sets if not MEMO.holds((subject,), _render_key(render, a, options))]
     if not todo:
         return None
-    worker = threading.Thread(target=lambda: [drawn(render, subject, *a, **options) for a in todo],
+    context = contextvars.copy_context()  # the caller's look, so the keys match its next click
+    worker = threading.Thread(target=lambda: context.run(lambda: [drawn(render, subject, *a, **options)
+                                                                  for a in todo]),
                               name="memrag-prefetch", daemon=True)
     worker.start()
     return worker
