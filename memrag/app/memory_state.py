@@ -78,8 +78,11 @@ def saved_memories() -> list[SavedMemory]:
     out: list[SavedMemory] = []
     if not root.is_dir():
         return out
+    building = _being_built()
     for p in sorted(root.iterdir()):
-        interrupted = interrupted_build(p) if p.is_dir() else ""
+        # a build running now (in any session) is not interrupted: listing it offered another
+        # session a resume of work still under way
+        interrupted = interrupted_build(p) if p.is_dir() and str(p) not in building else ""
         if not p.is_dir() or not (store.is_memory_dir(p) or interrupted):
             continue
         entry: SavedMemory = {"path": str(p), "folder": p.name, "manifest": {}, "error": "",
@@ -91,6 +94,13 @@ def saved_memories() -> list[SavedMemory]:
                 entry["error"] = str(e)
         out.append(entry)
     return out
+
+
+def _being_built() -> set[str]:
+    """Folders a running build job of this server writes into."""
+    from memrag.app import jobs
+
+    return {str(j.meta.get("path")) for j in jobs.list_jobs("build", running_only=True) if j.meta.get("path")}
 
 
 def resumable(path: Path) -> pending.PendingBuild | None:
