@@ -283,7 +283,8 @@ def test_class_words_seed_nothing_when_asked():
     seeds = {s.query_entity: s.accepted for s in t.detail(NeuroPathDetail).seeds}
     assert seeds["Ada Brennick"] is True and seeds["river"] is False
     assert "1 written in lower case, a kind of thing rather than an entity: 'river'" in t.steps[0].summary
-    t, _ = run(NeuroPathParams(prune_top=2, skip_class_words=False), entities={"entities": ["Ada Brennick", "river"]})
+    t, _ = run(NeuroPathParams(prune_top=2, skip_class_words=False, seed_floor=0.0),
+               entities={"entities": ["Ada Brennick", "river"]})
     assert all(s.accepted for s in t.detail(NeuroPathDetail).seeds)  # the paper's seeding
 
 
@@ -439,8 +440,11 @@ def test_seed_floor_rejects_weak_seeds_but_keeps_them_in_the_trace():
     assert t.detail(NeuroPathDetail).stop_reason == "no seeds" and t.detail(NeuroPathDetail).hops == []
     assert not any(c["stage"].startswith("neuropath") for c in llm.calls)
     assert t.ranked_ids() == list(range(8))  # completion on the question alone
-    t0, _ = run(NeuroPathParams(prune_top=2), entities={"entities": ["Zed Unknown"]})
-    assert t0.detail(NeuroPathDetail).seeds[0].accepted and len(t0.detail(NeuroPathDetail).hops) == 2
+    t0, _ = run(NeuroPathParams(prune_top=2, seed_floor=0.0), entities={"entities": ["Zed Unknown"]})
+    assert t0.detail(NeuroPathDetail).seeds[0].accepted and len(t0.detail(NeuroPathDetail).hops) == 2  # the paper's
+    td, _ = run(NeuroPathParams(prune_top=2), entities={"entities": ["Zed Unknown"]})  # the default floor, 0.7
+    assert NeuroPathParams().seed_floor == 0.7 and not td.detail(NeuroPathDetail).seeds[0].accepted
+    assert "(1 below the similarity floor 0.7)" in td.steps[0].summary
 
 
 def test_verbatim_seeds():

@@ -36,6 +36,17 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "same word, starting paths from every country or city the memory mentions; skipping them moved "
               "R@2 / R@5 by +2.5 / +3.3 points (MuSiQue 31-60) and +4.2 / +2.5 (sample), no question worse at "
               "R@5 on the sample"),
+    Deviation("neuropath", "Weak seed links seed nothing (seed_floor)",
+              "every query entity seeds its nearest graph node, however far",
+              "seed_floor=0.7 (default since 2026-12-02, a later session): a query entity whose nearest graph "
+              "node has cosine similarity below 0.7 seeds nothing; the seed record says so, and a question "
+              "left without seeds is answered by completion (dense) alone",
+              "on the selection sets' traces (sample, MuSiQue 31-60), 5 of the 7 seed links below 0.7 named "
+              "another thing ('Newspaper Editor' -> 'mayor' 0.37, 'Commodore' -> 'bays' 0.51, 'Halvorsen Prize' "
+              "-> 'Adam Smith Prize' 0.53) while every link from 0.7 to 0.85 was the same thing under a longer "
+              "name; 0.7 moved R@2 / R@5 / EM by -0.8 / +4.2 / +10.0 (sample) and 0 / 0 (MuSiQue 31-60), "
+              "0.8 cost R@2 -1.7 on 31-60 by dropping such longer names; measured once on MuSiQue 1-30: "
+              "+1.9 / +0.6 / +3.3"),
     Deviation("neuropath", "Coreference set size",
               "the official code searches k = 5 including the node itself (at most 4 others)",
               "coref_top counts other nodes only (5 others by default)",
@@ -50,8 +61,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "one unreadable reply from a small model should not erase the evidence found so far"),
     Deviation("neuropath", "Optional extras (off by default)",
               "not in the paper",
-              "force_hops, seed_floor and verbatim_seeds parameters",
-              "failure modes seen with a 1.5B tracker: early stops, weak seeds, missed names"),
+              "force_hops and verbatim_seeds parameters",
+              "failure modes seen with a 1.5B tracker: early stops, missed names"),
     Deviation("neuropath", "Judging paths by likelihood (tracker, an option pending measurement)",
               "one generative call per hop writes valid_ids, the paths that help, most helpful first",
               "tracker='likelihood' (default 'generative' until measured): each new listed path is judged alone by "

@@ -37,7 +37,12 @@ class NeuroPathParams:
     dp_fusion_k: int = _f(5, "With dp_position=fused: the constant k in Σ 1/(k + rank); on the order of the "
                           "answer's passage count, so the heads of both lists decide the top ranks.")
     answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
-    seed_floor: float = _f(0.0, "Deviation: minimum similarity for a query entity's seed (0 = paper).")
+    seed_floor: float = _f(
+        0.7, "Deviation: the least cosine similarity between a query entity and its nearest graph node for "
+        "that node to seed paths (0 = the paper: every query entity seeds its nearest node). Below 0.7 the "
+        "nearest node was another thing in 5 of 7 links on the selection sets ('Newspaper Editor' → "
+        "'mayor' 0.37, 'Commodore' → 'bays' 0.51); from 0.7 up it was the same thing under a longer name "
+        "('LaHave' → 'LaHave River' 0.72, 'Nets' → 'New York Nets' 0.79).")
     skip_class_words: bool = _f(
         True, "Deviation: a query entity written all in lower case ('country', 'city of birth', 'director') "
         "names a kind of thing, not an entity, and seeds nothing; its nearest graph node (often the same "
