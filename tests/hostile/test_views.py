@@ -210,7 +210,9 @@ def hostile_traces(hostile_memory):
                        "neuropath.track": lambda m, s: track,
                        "answer": lambda m, s: {"reasoning": HOSTILE_TEXT[1], "answer": HOSTILE_TEXT[0], "cited": [1]}})
     question = "Which page loads <script src=//cdn.example.org/x.js>?"
-    traces = ask(hostile_memory, question, llm=llm, embedder=HashEmbedder(), methods=["neuropath", "ecphory", "dense"])
+    # the hash embedder puts the query entities far from every node: no seed floor, so paths are tracked
+    traces = ask(hostile_memory, question, llm=llm, embedder=HashEmbedder(), methods=["neuropath", "ecphory", "dense"],
+                 params={"neuropath": {"seed_floor": 0.0}})
     return {t.method: t for t in traces}, question
 
 
