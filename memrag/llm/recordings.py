@@ -20,7 +20,8 @@ from typing import Any
 from memrag.durable import write_atomic
 from memrag.llm.base import LLM, Completion, LLMError, LLMReplyError, Message, TokenLogprob, token_count
 from memrag.llm.cache import cache_key, call_params
-from memrag.llm.logprobs import MalformedLogprobs, logprobs_missing, stored, stored_positions
+from memrag.llm.logprobs import MalformedLogprobs, stored, stored_positions
+from memrag.llm.wrapper import WrappedLLM
 from memrag.index.store_format import MemoryFormatError
 
 FILE_NAME = "responses.jsonl"  # the demo questions' replies
@@ -200,7 +201,7 @@ class ReplayLLM:
         return c
 
 
-class ReuseRecordedLLM:
+class ReuseRecordedLLM(WrappedLLM):
     """A live LLM that answers from earlier recordings first, so a re-recording after a change
     asks the model only the calls that changed and every unchanged reply stays byte-identical
     (greedy decoding on another machine or thread count may word a reply differently). Reused
@@ -210,18 +211,10 @@ class ReuseRecordedLLM:
         if recordings.identity != inner.identity():
             raise ValueError(f"{recordings.path} was recorded by {recordings.backend} / {recordings.model}, "
                              f"not {inner.backend} / {inner.model}: nothing in it can be reused")
+        super().__init__(inner)
         self.rec = recordings
-        self.inner = inner
-        self.backend = inner.backend
-        self.model = inner.model
         self.reused = 0
         self.asked = 0
-
-    def identity(self) -> dict[str, Any]:
-        return self.inner.identity()
-
-    def logprobs_missing(self) -> str:
-        return logprobs_missing(self.inner)
 
     def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
                  max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
@@ -238,23 +231,15 @@ class ReuseRecordedLLM:
         return c
 
 
-class RecordingLLM:
+class RecordingLLM(WrappedLLM):
     """Wraps a live LLM and keeps every response it returns, for writing as recordings."""
 
     def __init__(self, inner: LLM) -> None:
-        self.inner = inner
-        self.backend = inner.backend
-        self.model = inner.model
+        super().__init__(inner)
         self.question = ""
         self.responses: dict[str, RecordedResponse] = {}
         self.last_key: str | None = None
         self._lock = threading.Lock()
-
-    def identity(self) -> dict[str, Any]:
-        return self.inner.identity()
-
-    def logprobs_missing(self) -> str:
-        return logprobs_missing(self.inner)
 
     def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
                  max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
