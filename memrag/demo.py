@@ -26,6 +26,22 @@ def sample_memory_dir(backend: str = "embedded", model: str = "") -> Path:
     return SAMPLE_DIR / f"memory-{slug(f'{backend}-{model}', ascii_fold=False)}"
 
 
+# The rule for the app and the CLI alike: the shipped memory is changed only by `demo extract`
+# (its recorded demo answers and the replay-identity snapshot are made on it).
+SAMPLE_FIXED = ("The sample memory ships with memrag and cannot be changed here (its recorded demo answers are "
+                "made on it).")
+
+
+def is_sample_memory(path: str | Path | None) -> bool:
+    """True for the shipped sample memory's folder, however the path to it is written."""
+    return path is not None and Path(path).resolve() == sample_memory_dir().resolve()
+
+
+def sample_refusal(path: str | Path | None, remedy: str) -> str:
+    """Why a change to the memory at `path` is refused ('' when it is not the shipped sample)."""
+    return f"{SAMPLE_FIXED} {remedy}" if is_sample_memory(path) else ""
+
+
 def sample_docs_dir() -> Path:
     return SAMPLE_DIR / "docs"
 
