@@ -65,6 +65,7 @@ def record(memory, llm, embedder, memory_dir: Path, methods: tuple[str, ...] = M
     the calls that changed reach the model."""
     questions = questions if questions is not None else sample_questions()
     rec = RecordingLLM(ReuseRecordedLLM(reuse, llm) if reuse is not None else llm)
+    made_on = memory.fingerprint()  # in the header: a later version of the memory then says why a replay misses
     path = None
     for i, q in enumerate(questions):
         rec.question = q["question"]
@@ -72,10 +73,10 @@ def record(memory, llm, embedder, memory_dir: Path, methods: tuple[str, ...] = M
         ask(memory, q["question"], llm=rec, embedder=embedder, methods=methods)
         # Written after every question: an interrupted recording keeps what it has
         # (and the response cache makes the rerun of those questions free).
-        path = rec.write(memory_dir, [x["question"] for x in questions[: i + 1]])
+        path = rec.write(memory_dir, [x["question"] for x in questions[: i + 1]], memory_fingerprint=made_on)
         if progress:
             progress(i + 1, len(questions), q["id"], time.perf_counter() - t0)
-    return path or rec.write(memory_dir, [])
+    return path or rec.write(memory_dir, [], memory_fingerprint=made_on)
 
 
 def extract(llm, embedder, memory_dir: Path, *, recorded: bool = False, name: str = "Varrow Coast (sample)",
