@@ -107,11 +107,24 @@ def test_learn_page_says_the_trace_it_replays_was_made_on_an_earlier_version(tin
 
     at, _ = asked(tiny)
     assert TRACES not in plain(at)
-    remove(tiny, "hostile")
+    remove(tiny, "ada")  # Ada Brennick, the question's seed, is in no document of the live version
     at = no_exception(at.run())
     assert TRACES in plain(at)
+    assert drawn(at) == {"e:ada brennick", "e:ada brenick"}  # the trace's own seeds, drawn from the trace
     slider(at).set_value(2).run()  # the replay still steps through the trace's own graph
     assert {"e:port alder", "e:vell river"} <= drawn(no_exception(at)) and TRACES in plain(at)
+
+
+def test_learn_page_replaying_a_demo_question_recorded_before_a_removal_says_why_it_cannot(tiny):
+    from test_app_learn import LEARN
+
+    memory = store.load(tiny, embedder().model_id)
+    demo.record(memory, scripted(), embedder(), tiny, questions=[{"id": "t1", "question": QUESTION}])
+    remove(tiny, "port")
+    at = app(tiny).run()
+    at.switch_page(LEARN).run()
+    assert "This demo question cannot be replayed" in plain(no_exception(at))
+    assert stale.SENTENCES["recordings"] in plain(at)
 
 
 def test_evaluate_page_says_a_run_folder_was_made_on_an_earlier_version(home, tmp_path, monkeypatch):
@@ -130,8 +143,12 @@ def test_evaluate_page_says_a_run_folder_was_made_on_an_earlier_version(home, tm
         return no_exception(evaluate.click(at, "Open folder"))
 
     assert stale.SENTENCES["run"] not in evaluate.texts(open_run())
-    remove(path, removal.document_names(store.load(path))[0])
+    at.selectbox(key="eval_q").set_value("hp2").run()
+    passages = answer_passages(no_exception(at))
+    assert passages
+    remove(path, removal.document_names(store.load(path))[0])  # every later chunk number moves down one
     at = open_run()
     assert stale.SENTENCES["run"] in evaluate.texts(at)
-    at.selectbox(key="eval_q").set_value("hp2").run()  # a question's stored traces still open
+    at.selectbox(key="eval_q").set_value("hp2").run()  # a question's stored traces still open, as they were
     assert sum("**Answer:**" in m.value for m in no_exception(at).markdown) == 4
+    assert answer_passages(at) == passages
