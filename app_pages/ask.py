@@ -12,6 +12,7 @@ from memrag.app.ask_result import AskResult
 from memrag.app.work import ask_work
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.session import AppState
+from memrag.index.stale import stale_message
 from memrag.tracefile import read_traces
 from memrag.viz.safe_text import escape_markdown
 
@@ -142,4 +143,6 @@ if shown is not None:
     st.divider()
     if shown is state.loaded_traces:
         st.caption("Showing traces opened from a file.")
+    if stale := stale_message(shown.traces, path):  # made before a document was added or removed
+        st.warning(escape_markdown(stale))
     ask_views.ask_results(shown, memory)

@@ -16,6 +16,7 @@ from memrag.app.param_widgets import METHOD_LABELS
 from memrag.eval.datasets import SCOPES
 from memrag.eval.config import EvalConfig, dense_only
 from memrag.eval.rundir import SUMMARY
+from memrag.index.stale import stale_message
 from memrag.viz.safe_text import escape_markdown
 
 ORDER = registry.DISPLAY_ORDER
@@ -156,4 +157,6 @@ if state.eval_shown:
     except (OSError, ValueError) as e:
         st.error(escape_markdown(f"Cannot open {state.eval_shown}: {e}"))
     else:
+        if stale := stale_message(shown.typed_summary, ev.memory_path_of(shown, {})):
+            st.warning(escape_markdown(stale))
         ev.run_view(shown)

@@ -26,6 +26,22 @@ def sample_memory_dir(backend: str = "embedded", model: str = "") -> Path:
     return SAMPLE_DIR / f"memory-{slug(f'{backend}-{model}', ascii_fold=False)}"
 
 
+# The rule for the app and the CLI alike: the shipped memory is changed only by `demo extract`
+# (its recorded demo answers and the replay-identity snapshot are made on it).
+SAMPLE_FIXED = ("The sample memory ships with memrag and cannot be changed here (its recorded demo answers are "
+                "made on it).")
+
+
+def is_sample_memory(path: str | Path | None) -> bool:
+    """True for the shipped sample memory's folder, however the path to it is written."""
+    return path is not None and Path(path).resolve() == sample_memory_dir().resolve()
+
+
+def sample_refusal(path: str | Path | None, remedy: str) -> str:
+    """Why a change to the memory at `path` is refused ('' when it is not the shipped sample)."""
+    return f"{SAMPLE_FIXED} {remedy}" if is_sample_memory(path) else ""
+
+
 def sample_docs_dir() -> Path:
     return SAMPLE_DIR / "docs"
 
@@ -49,6 +65,7 @@ def record(memory, llm, embedder, memory_dir: Path, methods: tuple[str, ...] = M
     the calls that changed reach the model."""
     questions = questions if questions is not None else sample_questions()
     rec = RecordingLLM(ReuseRecordedLLM(reuse, llm) if reuse is not None else llm)
+    made_on = memory.fingerprint()  # in the header: a later version of the memory then says why a replay misses
     path = None
     for i, q in enumerate(questions):
         rec.question = q["question"]
@@ -56,10 +73,10 @@ def record(memory, llm, embedder, memory_dir: Path, methods: tuple[str, ...] = M
         ask(memory, q["question"], llm=rec, embedder=embedder, methods=methods)
         # Written after every question: an interrupted recording keeps what it has
         # (and the response cache makes the rerun of those questions free).
-        path = rec.write(memory_dir, [x["question"] for x in questions[: i + 1]])
+        path = rec.write(memory_dir, [x["question"] for x in questions[: i + 1]], memory_fingerprint=made_on)
         if progress:
             progress(i + 1, len(questions), q["id"], time.perf_counter() - t0)
-    return path or rec.write(memory_dir, [])
+    return path or rec.write(memory_dir, [], memory_fingerprint=made_on)
 
 
 def extract(llm, embedder, memory_dir: Path, *, recorded: bool = False, name: str = "Varrow Coast (sample)",

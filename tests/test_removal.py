@@ -288,3 +288,32 @@ def test_cli_lists_removes_undoes_and_refuses_an_unknown_name(two):
     assert back.returncode == 0 and "removed ada" in back.stdout and store.current_version_dir(two) == vdir
     nothing = cli("--memory", str(two.parent / "nowhere"), "--list")
     assert nothing.returncode == 1 and "not a memrag memory folder" in nothing.stderr
+
+
+def test_the_cli_never_changes_the_shipped_sample_memory(two, monkeypatch, capsys):
+    """--remove, --undo and adding documents are refused for the sample memory (the app's rule,
+    memrag.demo.is_sample_memory), with the same sentence the app shows; --list still reads it."""
+    from memrag import demo
+    from memrag.cli.main import main
+
+    removal.remove_documents(two, ["ada"], embedder)  # an undoable change, made before it stands in for the sample
+    vdir = store.current_version_dir(two)
+    monkeypatch.setattr(demo, "sample_memory_dir", lambda *a: two)
+    doc = two.parent / "more.txt"
+    doc.write_text("Ada Brennick was born in Port Alder.", encoding="utf-8")
+    for args in (["--remove", "mill"], ["--undo"], [str(doc)], ["--retry-failed"]):
+        assert main(["index", "--memory", str(two), *args]) == 1, args
+        err = capsys.readouterr().err
+        assert demo.SAMPLE_FIXED in err and "Nothing was changed" in err and "demo extract" in err, (args, err)
+        assert store.current_version_dir(two) == vdir and removal.document_names(store.load(two)) == ["mill"]
+    assert main(["index", "--memory", str(two), "--list"]) == 0
+    assert capsys.readouterr().out.startswith("mill\t")
+
+
+def test_the_cli_recognises_the_real_sample_memory_however_its_path_is_written():
+    sample = REPO / "sample_corpus" / "memory"
+    vdir, names = store.current_version_dir(sample), sorted(p.name for p in sample.iterdir())
+    refused = cli("--memory", "sample_corpus/../sample_corpus/memory", "--remove", "nobody")
+    assert refused.returncode == 1 and "The sample memory ships with memrag" in refused.stderr, refused.stderr
+    # refused before anything is opened for writing: not even the writer lock's file is made
+    assert store.current_version_dir(sample) == vdir and sorted(p.name for p in sample.iterdir()) == names

@@ -137,7 +137,9 @@ def answer_card(trace: Trace, gold: Gold | None, memory: Memory | None, title: s
             gold_ids = set(gold.chunk_ids) if gold else set()
             for pos, cid in enumerate(a.context_chunk_ids, start=1):
                 c = trace.chunk(cid)
-                marks = (" · cited" if cid in a.cited_chunk_ids else "") + (f" · {palette.GOLD_MARK} gold" if cid in gold_ids else "")
+                # by the passage's own document too: a trace of an earlier memory version keeps its marks
+                is_gold = cid in gold_ids or (gold is not None and c is not None and c.doc_id in gold.gold_docs)
+                marks = (" · cited" if cid in a.cited_chunk_ids else "") + (f" · {palette.GOLD_MARK} gold" if is_gold else "")
                 st.markdown(f"**[{pos}]** chunk {cid}{marks} — " + escape_markdown(c.title if c else ""))
                 if c:
                     st.text(clip(c.text, 600))

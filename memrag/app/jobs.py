@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from memrag.app.estimates import THROUGHPUT, seconds_text
 from memrag.llm.base import LLM, Completion, Message
-from memrag.llm.logprobs import logprobs_missing
+from memrag.llm.wrapper import WrappedLLM
 from memrag.llm.watch import CallCancelled, CallState, CallWatch, watching
 
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
@@ -271,7 +271,7 @@ def _forget_old() -> None:
 
 
 # ------------------------------------------------------------------ LLM calls inside a job
-class JobLLM:
+class JobLLM(WrappedLLM):
     """Wraps the job's LLM: checks for a cancel before every call and reports each call.
 
     It forwards `last_key` so call records keep their response-cache keys. With `progress=False`
@@ -280,25 +280,17 @@ class JobLLM:
     """
 
     def __init__(self, inner: LLM, job: Job, expected_calls: int | None = None, *, progress: bool = True) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.throughput = THROUGHPUT
         self.replays = getattr(inner, "replays", False)  # a replay stays named as one in a run's stamp
         self.job = job
         self.progress = progress
-        self.backend = inner.backend
-        self.model = inner.model
         self.calls = 0
         self.expected_calls = expected_calls
 
     @property
     def last_key(self) -> str:
         return getattr(self.inner, "last_key", "") or ""
-
-    def identity(self) -> dict[str, Any]:
-        return self.inner.identity()
-
-    def logprobs_missing(self) -> str:
-        return logprobs_missing(self.inner)
 
     def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
                  max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:

@@ -69,7 +69,9 @@ def sample_memory_dir() -> Path:
 
 
 def is_sample(path: str | Path | None) -> bool:
-    return path is not None and Path(path).resolve() == sample_memory_dir().resolve()
+    from memrag import demo
+
+    return demo.is_sample_memory(path)
 
 
 def saved_memories() -> list[SavedMemory]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import streamlit as st
 
+from memrag import demo
 from memrag.app import backend_state, jobs, memory_state, room
 from memrag.durable import StorageError
 from memrag.index import removal, store
@@ -19,8 +20,7 @@ from memrag.index.memory import Memory
 from memrag.viz.safe_text import clip, escape_markdown
 
 LOCK_WAIT_S = 2.0  # a page waits this long for a build or removal in another session, then says so
-SAMPLE_REFUSAL = ("The sample memory ships with memrag and cannot be changed here (its recorded demo answers "
-                  "are made on it). Build a memory from your own documents to remove documents from it.")
+SAMPLE_REFUSAL = f"{demo.SAMPLE_FIXED} Build a memory from your own documents to remove documents from it."
 
 
 def removal_panel(path: str | Path, memory: Memory, key: str = "rm") -> None:

@@ -32,13 +32,32 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     return {"index": cmd_index}
 
 
+# The sample memory may be built here where there is none (a checkout without it), never changed.
+SAMPLE_REMEDY = ("Nothing was changed. Copy the folder to change a copy, or rebuild the sample itself with "
+                 "`python -m memrag demo extract --recorded`.")
+
+
 def cmd_index(args: argparse.Namespace) -> int:
+    refusal = _sample_refusal(args)
+    if refusal:
+        print(f"error: {refusal}", file=sys.stderr)
+        return 1
     if args.list or args.remove or args.undo:
         if args.paths or args.import_openie:
             print("--list, --remove and --undo take no PATHs or --import-openie", file=sys.stderr)
             return 2
         return _edit(args)
     return _build(args)
+
+
+def _sample_refusal(args: argparse.Namespace) -> str:
+    """Why this call may not run: it would change the shipped sample memory ('' otherwise)."""
+    from memrag import demo
+    from memrag.index import store
+
+    if args.list or not (args.remove or args.undo or store.is_memory_dir(args.memory)):
+        return ""
+    return demo.sample_refusal(args.memory, SAMPLE_REMEDY)
 
 
 def _edit(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ What stays on purpose: the ledger (what building cost, which was spent) and the 
 (extraction replies by chunk content, so re-adding the document or redoing it needs no model
 call). Chunk numbers after a removed document change, and so does the memory's fingerprint:
 traces, run folders and recordings made before carry the old fingerprint, which every reader
-compares before it maps a chunk number onto the memory (`stale_note` says why in words).
+compares before it maps a chunk number onto the memory (`memrag.index.stale` says why in words).
 
 Crash safety is the store's: the new version is written aside and CURRENT switched atomically,
 under the folder's writer lock, so a removal killed at any moment leaves the memory as it was.
@@ -32,6 +32,7 @@ import numpy as np
 from memrag.index import store
 from memrag.index.build import change_text, refresh_entity_vectors
 from memrag.index.memory import Memory
+from memrag.index.stale import stale_note  # noqa: F401 (here since removals began; memrag.index.stale is its home)
 
 
 class UnknownDocumentError(store.MemoryStoreError):
@@ -148,13 +149,3 @@ class _LazyEmbedder:
         if self._emb is None:
             self._emb = self._make()
         return self._emb.encode(texts)
-
-
-def stale_note(path: Path, fingerprint: str) -> str | None:
-    """Why something made on memory content `fingerprint` does not match the folder's live version,
-    when it was made on an earlier version of it (None when it matches, or is not known here)."""
-    manifest = store.read_manifest(Path(path))
-    if fingerprint == manifest.get("fingerprint") or fingerprint not in manifest.get("history", []):
-        return None
-    return ("made on an earlier version of this memory (documents were added or removed since): its "
-            "chunk numbers are not this memory's, so it is shown from its own passages")

@@ -27,7 +27,8 @@ from memrag import jsonsafe
 from memrag.durable import StorageError, storage_guard
 from memrag.llm.ledger import Ledger
 from memrag.llm.base import LLM, Completion, Message, TokenLogprob, token_count
-from memrag.llm.logprobs import logprobs_missing, stored, stored_positions
+from memrag.llm.logprobs import stored, stored_positions
+from memrag.llm.wrapper import WrappedLLM
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -223,7 +224,7 @@ def call_params(max_tokens: int, stage: str, prompt_version: str | None = None,
     return params
 
 
-class CachedLLM:
+class CachedLLM(WrappedLLM):
     """Wraps a backend: answers repeated calls from the cache and records every call in a ledger.
 
     `recordings` (an optional dict key → Completion) are replies shipped with a
@@ -232,20 +233,12 @@ class CachedLLM:
 
     def __init__(self, inner: LLM, cache: ResponseCache | None, ledger: Ledger | None = None,
                  prompt_version: str | None = None) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.cache = cache
         self.ledger = ledger or Ledger()
         self.prompt_version = prompt_version
         self.recordings: dict[str, Completion] = {}
-        self.backend = inner.backend
-        self.model = inner.model
         self.last_key: str | None = None
-
-    def identity(self) -> dict[str, Any]:
-        return self.inner.identity()
-
-    def logprobs_missing(self) -> str:
-        return logprobs_missing(self.inner)
 
     def key_for(self, messages: list[Message], schema: dict[str, Any] | None, max_tokens: int,
                 stage: str, top_logprobs: int = 0) -> str:

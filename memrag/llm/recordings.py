@@ -1,7 +1,9 @@
 """Recordings: the raw LLM responses a memory ships for its demo questions.
 
 `responses.jsonl` sits beside the memory (in its folder). Line 1 is a header
-naming the engine that answered; every other line is one response keyed by the
+naming the engine that answered (and, since removals, the memory content the replies were recorded
+on: a replay that misses on a later version of the memory then says the memory changed, not a
+prompt); every other line is one response keyed by the
 response-cache key of its call. Recordings are *inputs*: retrieval and answers
 are recomputed from them every time, so a changed prompt misses and says how
 to re-record, and a changed reply changes the result. A response read with next-token
@@ -20,7 +22,9 @@ from typing import Any
 from memrag.durable import write_atomic
 from memrag.llm.base import LLM, Completion, LLMError, LLMReplyError, Message, TokenLogprob, token_count
 from memrag.llm.cache import cache_key, call_params
-from memrag.llm.logprobs import MalformedLogprobs, logprobs_missing, stored, stored_positions
+from memrag.llm.logprobs import MalformedLogprobs, stored, stored_positions
+from memrag.llm.wrapper import WrappedLLM
+from memrag.index.stale import stale_message
 from memrag.index.store_format import MemoryFormatError
 
 FILE_NAME = "responses.jsonl"  # the demo questions' replies
@@ -111,11 +115,13 @@ def _response(obj: dict[str, Any], path: Path, n: int) -> RecordedResponse:
 
 class Recordings:
     def __init__(self, path: Path, identity: dict[str, Any], questions: list[str],
-                 responses: dict[str, RecordedResponse]) -> None:
+                 responses: dict[str, RecordedResponse], memory_fingerprint: str = "") -> None:
         self.path = Path(path)
         self.identity = identity
         self.questions = questions
         self.responses = responses
+        # the memory content the replies were recorded on ('' in files from before it was written)
+        self.memory_fingerprint = memory_fingerprint
 
     @property
     def model(self) -> str:
@@ -150,18 +156,32 @@ class Recordings:
             raise RecordingsFormatError(path, "line 1: the header has no 'identity' object (the engine that answered)")
         if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
             raise RecordingsFormatError(path, "line 1: 'questions' must be a list of strings")
+        memory = header.get("memory", "")
+        if not isinstance(memory, str):
+            raise RecordingsFormatError(path, "line 1: 'memory' must be a memory fingerprint (a string)")
         responses = {}
         for n, line in enumerate(lines[1:], start=2):
             if line.strip():
                 r = _response(_json_object(line, path, n), path, n)
                 responses[r.key] = r
-        return cls(path, identity, list(questions), responses)
+        return cls(path, identity, list(questions), responses, memory)
 
     def has_question(self, question: str) -> bool:
         return " ".join(question.split()) in {" ".join(q.split()) for q in self.questions}
 
     def replay_llm(self) -> "ReplayLLM":
         return ReplayLLM(self)
+
+    def miss(self, stage: str) -> StaleRecording:
+        """The error for a call these recordings lack: the memory's version changed since they were
+        recorded (when their memory is an earlier version of the folder they sit in), or a prompt or
+        parameter did."""
+        why = stale_message(self, self.path.parent)
+        if why:
+            return StaleRecording(f"no recorded response for this {stage} call. {why}")
+        return StaleRecording(
+            f"no recorded response for this {stage} call: the prompts or parameters changed since "
+            f"{self.path} was recorded. Re-record with `{RERECORD_COMMAND}`, or run the question live.")
 
 
 class ReplayLLM:
@@ -191,16 +211,14 @@ class ReplayLLM:
         self.last_key = key
         hit = self.rec.responses.get(key)
         if hit is None:
-            raise StaleRecording(
-                f"no recorded response for this {stage} call: the prompts or parameters changed since "
-                f"{self.rec.path} was recorded. Re-record with `{RERECORD_COMMAND}`, or run the question live.")
+            raise self.rec.miss(stage)
         c = hit.completion(self.model, self.backend, stage)
         if hit.error:
             raise LLMReplyError(hit.error, completion=c)
         return c
 
 
-class ReuseRecordedLLM:
+class ReuseRecordedLLM(WrappedLLM):
     """A live LLM that answers from earlier recordings first, so a re-recording after a change
     asks the model only the calls that changed and every unchanged reply stays byte-identical
     (greedy decoding on another machine or thread count may word a reply differently). Reused
@@ -210,18 +228,10 @@ class ReuseRecordedLLM:
         if recordings.identity != inner.identity():
             raise ValueError(f"{recordings.path} was recorded by {recordings.backend} / {recordings.model}, "
                              f"not {inner.backend} / {inner.model}: nothing in it can be reused")
+        super().__init__(inner)
         self.rec = recordings
-        self.inner = inner
-        self.backend = inner.backend
-        self.model = inner.model
         self.reused = 0
         self.asked = 0
-
-    def identity(self) -> dict[str, Any]:
-        return self.inner.identity()
-
-    def logprobs_missing(self) -> str:
-        return logprobs_missing(self.inner)
 
     def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
                  max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
@@ -238,23 +248,15 @@ class ReuseRecordedLLM:
         return c
 
 
-class RecordingLLM:
+class RecordingLLM(WrappedLLM):
     """Wraps a live LLM and keeps every response it returns, for writing as recordings."""
 
     def __init__(self, inner: LLM) -> None:
-        self.inner = inner
-        self.backend = inner.backend
-        self.model = inner.model
+        super().__init__(inner)
         self.question = ""
         self.responses: dict[str, RecordedResponse] = {}
         self.last_key: str | None = None
         self._lock = threading.Lock()
-
-    def identity(self) -> dict[str, Any]:
-        return self.inner.identity()
-
-    def logprobs_missing(self) -> str:
-        return logprobs_missing(self.inner)
 
     def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
                  max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
@@ -276,9 +278,14 @@ class RecordingLLM:
                 key, stage, c.text, c.prompt_tokens, c.prompt_tokens_cached, c.completion_tokens, c.seconds,
                 self.question, error, c.top_logprobs))
 
-    def write(self, memory_dir: Path, questions: list[str], file_name: str = FILE_NAME) -> Path:
+    def write(self, memory_dir: Path, questions: list[str], file_name: str = FILE_NAME,
+              memory_fingerprint: str = "") -> Path:
+        """Write the kept responses; `memory_fingerprint` names the memory content they were recorded
+        on (a later version of the memory then says why a replay misses)."""
         path = Path(memory_dir) / file_name
-        header = {"format": FORMAT, "identity": self.inner.identity(), "questions": questions}
+        header: dict[str, Any] = {"format": FORMAT, "identity": self.inner.identity(), "questions": questions}
+        if memory_fingerprint:
+            header["memory"] = memory_fingerprint
         lines = [json.dumps(header, ensure_ascii=False)]
         lines += [json.dumps(r.to_json(), ensure_ascii=False)
                   for r in sorted(self.responses.values(), key=lambda r: (r.question, r.stage, r.key))]
