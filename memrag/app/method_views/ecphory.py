@@ -74,10 +74,10 @@ def _focused_passage(d: EcphoryDetail, key: str) -> None:
     mine = passage_engrams(d, row) if isinstance(row, int) else []
     if not mine:
         return
-    final = {e.engram_id: i for i, e in enumerate(d.final, start=1)}
+    final = {e.engram_id: str(i) for i, e in enumerate(d.final, start=1)}  # text: "–" where not final
     engrams = frame([{"engram": e.name, "activated in": step_words(e.round), "origin": e.origin, "via": e.via,
-                      "similarity": round(e.similarity, 3), "final engram #": final.get(e.engram_id)} for e in mine],
-                    ["engram", "activated in", "origin", "via", "similarity", "final engram #"])
+                      "similarity": round(e.similarity, 3), "final engram #": final.get(e.engram_id, "–")}
+                     for e in mine], ["engram", "activated in", "origin", "via", "similarity", "final engram #"])
     with st.container(key=focus.anchor_key(key), border=True):
         st.caption(f"The passage 'show where' points at (chunk {row}): its activated engrams, the earliest "
                    "activation highlighted.")
