@@ -54,19 +54,24 @@ def test_ecphory_first_miss_is_the_activation_step_that_first_held_the_passage(s
     assert held, "the sample should have an EcphoryRAG gold passage activated but outside the context"
 
 
-def test_ecphory_show_where_opens_the_step_with_the_passage_and_its_place_in_the_list(sample):
+def card_moments(sample, column: int, k: int = K):
+    """(trace, moment) for each moment the sample's answer cards offer, the method's trace at `column`."""
     memory, asked = sample
+    for q, traces in asked:
+        trace = traces[column]
+        yield from ((trace, w) for w in gold_fate_line(trace, gold_of(q, memory), memory, k=k).moments)
+
+
+def test_ecphory_show_where_opens_the_step_with_the_passage_and_its_place_in_the_list(sample):
     opened = 0
-    for q, (ec, _) in asked:
-        line = gold_fate_line(ec, gold_of(q, memory), memory)
-        for w in line.moments:
-            if w.label == "first miss":
-                # the Retrieval tab at that activation step; the row is the passage (its engrams)
-                assert w.tab == "Retrieval" and isinstance(w.step, int) and isinstance(w.row, int)
-                assert 0 <= w.step <= len(ec.detail(EcphoryDetail).rounds)
-                opened += 1
-            else:
-                assert w.tab == "Ranked passages" and w.row in {x.chunk_id for x in ec.ranked}
+    for ec, w in card_moments(sample, 0):
+        if w.label == "first miss":
+            # the Retrieval tab at that activation step; the row is the passage (its engrams)
+            assert w.tab == "Retrieval" and isinstance(w.step, int) and isinstance(w.row, int)
+            assert 0 <= w.step <= len(ec.detail(EcphoryDetail).rounds)
+            opened += 1
+        else:
+            assert w.tab == "Ranked passages" and w.row in {x.chunk_id for x in ec.ranked}
     assert opened
 
 
@@ -109,17 +114,14 @@ def test_hipporag2_first_miss_is_the_first_dropped_fact_of_the_passage(sample):
 
 
 def test_hipporag2_show_where_opens_the_facts_table_row(sample):
-    memory, asked = sample
     opened = 0
-    for q, (_, hr) in asked:
-        line = gold_fate_line(hr, gold_of(q, memory), memory, k=HIPPO_K)
-        numbers = set(tables.hippo_facts_table(hr)["#"])
-        for w in line.moments:
-            if w.label == "first miss":
-                assert w.tab == "Retrieval" and w.step is None and w.row in {fact_row(n) for n in numbers}
-                opened += 1
-            else:
-                assert w.tab == "Ranked passages" and w.row in {x.chunk_id for x in hr.ranked}
+    for hr, w in card_moments(sample, 1, k=HIPPO_K):
+        if w.label == "first miss":
+            rows = {fact_row(n) for n in tables.hippo_facts_table(hr)["#"]}
+            assert w.tab == "Retrieval" and w.step is None and w.row in rows
+            opened += 1
+        else:
+            assert w.tab == "Ranked passages" and w.row in {x.chunk_id for x in hr.ranked}
     assert opened
 
 
