@@ -223,7 +223,7 @@ def test_cli_ask_eval_and_report_run_the_toy(toy, tmp_path, capsys):
     assert set(fates) == {"rehearsed into the head", "forgotten by the toy"} and sum(fates.values()) >= 2
     assert summary["same_top5_as_dense"]["toy"] == 2  # it rehearses dense's ranking
     assert "toy" in (out / "summary.md").read_text() and (out / "report.html").is_file()
-    assert "| toy |" in report.markdown_table(summary)
+    assert "| Toy Rehearsal |" in report.markdown_table(summary)
 
 
 def test_the_toys_detail_and_picture_travel_through_a_trace_file(toy, tmp_path):

@@ -35,7 +35,7 @@ def test_pairs_by_question_id_and_counts_wins(tmp_path, capsys):
     lo, hi = row["diff_ci95"]
     assert 0.0 <= lo <= 0.5 <= hi <= 1.0
     assert main([str(before), str(after), "--metrics", "recall@2"]) == 0
-    assert "| neuropath | recall@2 | 3 | 50.0 | 100.0 | +50.0" in capsys.readouterr().out
+    assert "| NeuroPath | recall@2 | 3 | 50.0 | 100.0 | +50.0" in capsys.readouterr().out
 
 
 def test_a_damaged_results_file_names_its_line(tmp_path):

@@ -163,9 +163,11 @@ def test_sample_run_scores_records_and_summarises(tmp_path):
     assert on_disk["indexing"]["source"] == "extraction" and on_disk["indexing"]["documents"] == 3
 
     md = (out / "summary.md").read_text()
-    assert "| method | n | R@1 | R@2 |" in md and "| neuropath | 2 |" in md
+    assert "| method | n | R@1 | R@2 |" in md and "| NeuroPath | 2 |" in md and "| neuropath |" not in md
+    assert "| Dense vs EcphoryRAG | " in md  # pairs by display name too (the file keeps "dense vs ecphory")
     page = (out / "report.html").read_text()
     assert "Plotly.newPlot" in page and not re.search(r"<script[^>]+src=", page)
+    assert "<td>NeuroPath</td>" in page and "<td>neuropath</td>" not in page  # the HTML tables too
 
 
 def test_paired_counts_follow_the_per_question_scores(tmp_path):
@@ -382,7 +384,7 @@ def test_cli_eval_and_the_results_page(tmp_path, monkeypatch, capsys):
             "--out", str(out)]
     assert main(argv) == 0
     printed = capsys.readouterr()
-    assert "| dense | 2 |" in printed.out and "2 questions, 0 already done" in printed.err
+    assert "| Dense | 2 |" in printed.out and "2 questions, 0 already done" in printed.err
     assert main(argv + ["--limit", "1"]) == 0  # pooled: a smaller limit reuses the finished lines
     assert "1 questions, 1 already done" in capsys.readouterr().err
 
@@ -393,7 +395,7 @@ def test_cli_eval_and_the_results_page(tmp_path, monkeypatch, capsys):
     # a dense retrieval run with no OpenIE file indexes the passages alone, with no LLM
     assert main(["eval", "--dataset", "musique", "--data", str(MUSIQUE_Q), "--scope", "pooled",
                  "--methods", "dense", "--no-answer", "--out", str(tmp_path / "p")]) == 0
-    assert "| dense | 2 |" in capsys.readouterr().out
+    assert "| Dense | 2 |" in capsys.readouterr().out
 
     # the page is built from summary.json alone: change a figure there and the page follows
     summary = json.loads((out / SUMMARY).read_text())
@@ -402,7 +404,7 @@ def test_cli_eval_and_the_results_page(tmp_path, monkeypatch, capsys):
     page_path = tmp_path / "docs" / "results.md"
     assert report.main(["--out", str(page_path), str(out)]) == 0
     page = page_path.read_text()
-    assert "## musique — pooled, 1 questions" in page and "| dense | 1 | " in page and " 12.3 [" in page
+    assert "## musique — pooled, 1 questions" in page and "| Dense | 1 | " in page and " 12.3 [" in page
     assert "Source: `run/summary.json`" in page
     notes = tmp_path / "notes.md"
     notes.write_text("## Reading\n\nDense found the bridge passage.\n")

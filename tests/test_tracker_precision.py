@@ -131,7 +131,7 @@ def test_the_summary_carries_the_figure_and_the_tables_flag_a_tracker_level_with
     assert [r.hop for r in rows] == ["1", "all"] and rows[0].kept_new == 6
     assert RunSummary.from_json(s.to_json(), "again") == s
     header, table, _ = report.tracker_rows(s)
-    assert [t[:2] for t in table] == [["neuropath", "1"], ["neuropath", "all"]]
+    assert [t[:2] for t in table] == [["NeuroPath", "1"], ["NeuroPath", "all"]]
     assert table[0][header.index("flag")] == report.NOT_BETTER
     md = report.summary_markdown(s)
     assert "## Tracker precision (new paths)" in md and report.NOT_BETTER in md
@@ -143,9 +143,9 @@ def test_a_summary_made_before_the_figure_says_not_recorded():
     s = RunSummary.of(report.summarise(records, _run()))
     assert s.methods["neuropath"].tracker_precision is None
     _, table, _ = report.tracker_rows(s)
-    assert table == [["neuropath", "–", "–", "–", "not recorded", "–", "–", "–", "–", ""]]
+    assert table == [["NeuroPath", "–", "–", "–", "not recorded", "–", "–", "–", "–", ""]]
     md = report.summary_markdown(s)
-    assert "Tracker precision (new paths): not recorded" in md and "| neuropath | – |" not in md
+    assert "Tracker precision (new paths): not recorded" in md and "| NeuroPath | – |" not in md
 
 
 def test_a_record_with_tracker_counts_reads_back_and_damaged_counts_are_refused():

@@ -37,7 +37,6 @@ from memrag.eval.records import QuestionRecord, RunSummary, check_indexing
 from memrag.eval.rundir import RESULTS, RUN, SUMMARY, read_results
 from memrag.eval.runner import run_eval, run_identity
 from memrag.llm.base import LLM
-from memrag.methods import registry
 from memrag.tracefile import record_traces
 from memrag.viz.safe_text import escape_markdown
 from memrag.textsafe import slug
@@ -461,12 +460,9 @@ def _open_memory(path: Path | None) -> tuple[Any, str]:
 
 # ------------------------------------------------------------------ the views
 def _table(t: report.Table) -> pd.DataFrame:
-    """A report table on the page, methods by their display names (the files keep the names)."""
+    """A report table on the page (the report names methods by their display names)."""
     header, rows, _ = t
-    df = pd.DataFrame(rows, columns=header)
-    if header and header[0] == "method":
-        df["method"] = df["method"].map(registry.label_of)
-    return df
+    return pd.DataFrame(rows, columns=header)
 
 
 def run_view(run: EvalRun, key: str = "eval") -> None:

@@ -11,6 +11,7 @@ import pandas as pd
 from memrag.eval.gold import best_by_doc, doc_unit, gold_fate, gold_fate_records
 from memrag.eval.metrics import exact_match, f1_score, recall_at_k
 from memrag.index.memory import Memory
+from memrag.app.method_views import ranked_moment
 from memrag.methods import registry
 from memrag.methods.fate_kit import FateRecord, MissingFate
 from memrag.trace import Trace
@@ -114,13 +115,14 @@ def gold_fate_line(trace: Trace, gold: Gold, memory: Memory | None, k: int = 5) 
 
 
 def moments(trace: Trace, record: FateRecord) -> list[Where]:
-    """The record's first miss and final loss, each with the view that shows it."""
+    """The record's first miss and final loss, each with the view that shows it and the row there:
+    the passage's in the ranked list, else the method's own row (a path, a fact, the passage)."""
     at = registry.get(trace.method).views.moment_at
     out = []
     for label, m in (("first miss", record.first_miss), ("finally lost", record.final_loss)):
         if m is not None:
             tab, step = at(m, trace)
-            out.append(Where(label, m.text, tab, step, m.path_id if m.path_id is not None and step is not None
-                             else m.chunk_id))
+            ranked = (tab, step) == ranked_moment(m, trace)
+            out.append(Where(label, m.text, tab, step, m.chunk_id if ranked else m.own_row))
     return out
 

@@ -18,6 +18,7 @@ from typing import Any
 from memrag.eval.records import QuestionRecord
 from memrag.eval.rundir import RESULTS, read_results
 from memrag.eval.stats import bootstrap_ci, mean, paired_win_loss
+from memrag.methods import registry
 
 DEFAULT_METRICS = ("recall@2", "recall@5", "em", "f1")
 
@@ -56,11 +57,13 @@ def compare(before: dict[str, QuestionRecord], after: dict[str, QuestionRecord],
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
+    """The rows as a table, methods by their display names (--json keeps the registry names)."""
     lines = ["| method | metric | n | before | after | after − before [95% CI] | wins / losses / ties |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
         lo, hi = r["diff_ci95"]
-        lines.append(f"| {r['method']} | {r['metric']} | {r['n']} | {100 * r['before']:.1f} | {100 * r['after']:.1f} "
+        lines.append(f"| {registry.label_of(r['method'])} | {r['metric']} | {r['n']} | {100 * r['before']:.1f} "
+                     f"| {100 * r['after']:.1f} "
                      f"| {100 * r['diff']:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}] "
                      f"| {r['wins']} / {r['losses']} / {r['ties']} |")
     return "\n".join(lines)

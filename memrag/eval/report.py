@@ -190,6 +190,16 @@ def _with_ci(entry: MethodSummary, metric: str) -> str:
     return f"{_pct(v)} [{_pct(ci[0])}–{_pct(ci[1])}]" if ci else _pct(v)
 
 
+def _name(method: Any) -> str:
+    """A method as every table names it: its display name (the files keep the registry name)."""
+    return registry.label_of(str(method))
+
+
+def pair_name(pair: str) -> str:
+    """'neuropath vs dense' (a summary's pair key) as 'NeuroPath vs Dense'."""
+    return " vs ".join(_name(m) for m in pair.split(" vs "))
+
+
 # Each table is built once as plain cells and rendered as Markdown or HTML. Only the columns
 # listed in `text_cols` hold text from the run (names, fates): those are escaped for Markdown.
 Table = tuple[list[str], list[list[str]], tuple[int, ...]]
@@ -225,7 +235,7 @@ def score_rows(summary: RunSummary | dict[str, Any]) -> Table:
     rows = []
     same = s.same_top5_as_dense or {}
     for m, e in s.methods.items():
-        rows.append([str(m), str(e.n), _pct(e.figure("recall@1")), _with_ci(e, "recall@2"), _with_ci(e, "recall@5"),
+        rows.append([_name(m), str(e.n), _pct(e.figure("recall@1")), _with_ci(e, "recall@2"), _with_ci(e, "recall@5"),
                      _pct(e.figure("recall@10")), _with_ci(e, "em"), _pct(e.figure("raw_em")), _with_ci(e, "f1"),
                      "–" if e.answers_capped is None else str(e.answers_capped), str(same[m]) if m in same else "–",
                      _num(e.prompt_tokens_per_query, 0), _num(e.completion_tokens_per_query, 0),
@@ -240,7 +250,7 @@ def fate_rows(summary: RunSummary | dict[str, Any]) -> Table:
     for m, e in RunSummary.of(summary).methods.items():
         total = sum(e.gold_fate.values())
         for fate, n in e.gold_fate.items():
-            rows.append([str(m), str(fate), str(n), f"{100 * n / total:.1f}" if total else "–"])
+            rows.append([_name(m), str(fate), str(n), f"{100 * n / total:.1f}" if total else "–"])
     return ["method", "gold passage fate", "count", "%"], rows, (0, 1)
 
 
@@ -249,7 +259,7 @@ def paired_rows(summary: RunSummary | dict[str, Any]) -> Table:
     for pair, metrics in RunSummary.of(summary).paired.items():
         for metric, p in metrics.items():
             lo, hi = p.diff_ci95
-            rows.append([str(pair), LABELS[metric], str(p.wins), str(p.losses), str(p.ties),
+            rows.append([pair_name(pair), LABELS[metric], str(p.wins), str(p.losses), str(p.ties),
                          f"{100 * p.mean_diff:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"])
     return ["pair (a vs b)", "score", "a wins", "a loses", "ties", "mean a − b (95% CI), points"], rows, (0,)
 
@@ -276,11 +286,11 @@ def tracker_rows(summary: RunSummary | dict[str, Any]) -> Table:
     for m, e in RunSummary.of(summary).methods.items():
         if e.tracker_precision is None:
             if _has_tracker(m):
-                rows.append([str(m), "–", "–", "–", NOT_RECORDED, "–", "–", "–", "–", ""])
+                rows.append([_name(m), "–", "–", "–", NOT_RECORDED, "–", "–", "–", "–", ""])
             continue
         for r in e.tracker_precision:
             ci = "" if r.diff_ci95 is None else f" [{100 * r.diff_ci95[0]:+.1f}, {100 * r.diff_ci95[1]:+.1f}]"
-            rows.append([str(m), r.hop, str(r.questions), f"{r.kept_new} / {r.listed_new}", _pct(r.precision),
+            rows.append([_name(m), r.hop, str(r.questions), f"{r.kept_new} / {r.listed_new}", _pct(r.precision),
                          _pct(r.top_precision), _pct(r.random_precision), _pct(r.recall),
                          "–" if r.diff is None else f"{100 * r.diff:+.1f}{ci}",
                          NOT_BETTER if r.not_better_than_list_order else ""])
@@ -339,7 +349,7 @@ def _stamp_lines(stamp: dict[str, Any]) -> list[str]:
 
 
 def deviations_table(summary: RunSummary | dict[str, Any]) -> str:
-    rows = [[d.get(k, "") for k in ("method", "what", "paper", "memrag")]
+    rows = [[_name(d.get("method", "")), *(d.get(k, "") for k in ("what", "paper", "memrag"))]
             for d in RunSummary.of(summary).deviations]
     return _markdown((["method", "what", "papers", "memrag"], rows, (0, 1, 2, 3))) if rows else ""
 

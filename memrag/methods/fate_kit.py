@@ -59,13 +59,21 @@ NOT_IN_MEMORY = MissingFate.NOT_IN_MEMORY.info.sentence
 @dataclass(frozen=True)
 class Moment:
     """One step of a gold passage's story that a "show where" can open: a hop's listing (NeuroPath:
-    `hop` and the path's `path_id`), a round (EcphoryRAG), or a place in the ranked list (`rank`)."""
+    `hop` and the path's `path_id`), an activation step (EcphoryRAG: `round`, 0 = the initial
+    activation), a row of a method's own table (`row`: HippoRAG 2's retrieved fact), or a place in
+    the ranked list (`rank`)."""
     text: str  # "hop 1: path #2 listed, not kept, score 0.735, rank 2"
     hop: int | None = None
     round: int | None = None
     path_id: str | None = None
     rank: int | None = None
     chunk_id: int | None = None
+    row: str | None = None  # the key of the row the method's own view highlights, when not its path
+
+    @property
+    def own_row(self) -> str | int | None:
+        """The row the method's own view highlights: the row named, else the path, else the passage."""
+        return next((x for x in (self.row, self.path_id, self.chunk_id) if x is not None), None)
 
 
 @dataclass(frozen=True)

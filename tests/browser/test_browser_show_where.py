@@ -38,8 +38,29 @@ def first_miss_at_hop_1() -> tuple[int, str]:
     pytest.fail("no sample question has a NeuroPath gold passage first missed at hop 1")
 
 
-def test_show_where_lands_on_the_hop_1_row_highlighted_and_in_view(watched, server, sample_recordings):
-    index, miss = first_miss_at_hop_1()
+def first_miss_of(method: str) -> tuple[int, str, str]:
+    """(index among the demo questions, the first-miss sentence, its step as the view names it) of the
+    first sample question whose answer card offers `method`'s first miss (replayed from recordings)."""
+    from memrag.app.question_gold import gold_fate_line, gold_of
+    from memrag.ask import ask
+    from memrag.methods import registry
+
+    emb = get_embedder()
+    memory, rec = store.load(sample_memory_dir(), emb.model_id), Recordings.open(sample_memory_dir())
+    for i, q in enumerate(sample_questions()):
+        if not rec.has_question(q["question"]):
+            continue
+        t, = ask(memory, q["question"], llm=rec.replay_llm(), embedder=emb, methods=[method], answer=False)
+        miss = next((w for w in gold_fate_line(t, gold_of(q, memory), memory).moments if w.label == "first miss"),
+                    None)
+        if miss is not None and miss.step is not None:
+            return i, miss.text, registry.get(method).views.step_name(t, miss.step)
+    pytest.fail(f"no sample question offers a first miss of {method}")
+
+
+def click_first_miss(watched, server, index: int, miss: str, method: str):
+    """Ask the demo question at `index` at 1,440 × 900, click the "show where: first miss" button whose
+    caption is `miss`, and return the row's container once it is highlighted and in view."""
     page = watched.page
     page.set_viewport_size({"width": 1440, "height": 900})
     open_app(watched, server, "Ask")
@@ -62,17 +83,35 @@ def test_show_where_lands_on_the_hop_1_row_highlighted_and_in_view(watched, serv
              and abs(box["x"] - below["x"]) < 40]
     assert above, "no visible 'show where: first miss' button above its caption"
     above[-1].click()
-    row = page.locator(".st-key-res_neuropath_focus_row")
+    row = page.locator(f".st-key-res_{method}_focus_row")
     row.wait_for(timeout=60_000)
     page.wait_for_timeout(2500)  # the scroll waits for the row's element, then moves
     box = row.bounding_box()
     assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 900, box  # inside the 900 px view
-    path_no = re.search(r"path #(\d+)", miss).group(1)
     assert page.get_by_role("tab", name="Retrieval", selected=True).count() == 1
+    return row
+
+
+def test_show_where_lands_on_the_hop_1_row_highlighted_and_in_view(watched, server, sample_recordings):
+    index, miss = first_miss_at_hop_1()
+    row = click_first_miss(watched, server, index, miss, "neuropath")
+    page = watched.page
+    path_no = re.search(r"path #(\d+)", miss).group(1)
     assert page.get_by_role("radio", name="Hop 1").or_(page.get_by_role("button", name="Hop 1")).count() >= 1
     grid = row.get_by_test_id("stDataFrame")
     assert grid.count() == 1 and path_no
     watched.shot("show-where-first-miss")
+
+
+def test_show_where_lands_on_the_ecphory_step_with_the_passages_engrams(watched, server, sample_recordings):
+    """EcphoryRAG's first miss opens its Retrieval tab at the activation step that first held the
+    passage, the passage's engrams first, highlighted and in view."""
+    index, miss, step = first_miss_of("ecphory")
+    row = click_first_miss(watched, server, index, miss, "ecphory")
+    assert row.get_by_test_id("stDataFrame").count() == 1 and "points at (chunk" in row.inner_text()
+    # the activation slider stands at the moment's step
+    assert watched.page.get_by_test_id("stSliderThumbValue").filter(has_text=step).count() == 1, step
+    watched.shot("show-where-ecphory-first-miss")
 
 
 def test_the_start_page_guide_on_the_sample(watched, server, sample_recordings):

@@ -7,13 +7,14 @@ from typing import Iterable
 
 import streamlit as st
 
+from memrag.app import focus
 from memrag.app.method_views import MethodViews
 from memrag.app.method_views.common import method_picture
 from memrag.app.view_cache import drawn
 from memrag.app.widgets import frame, graph, text
 from memrag.explain import activation
-from memrag.methods.ecphory.fates import EcphoryFate
-from memrag.methods.fate_kit import FateRecord
+from memrag.methods.ecphory.fates import EcphoryFate, passage_engrams, step_words
+from memrag.methods.fate_kit import FateRecord, Moment
 from memrag.trace import Trace
 from memrag.viz import trace_graphs, words
 from memrag.methods.ecphory.detail import EcphoryDetail
@@ -40,6 +41,7 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
     step = st.select_slider(words.ACTIVATION_STEP.label, options=list(range(len(steps))),
                             value=None if step_key in st.session_state else len(steps) - 1,
                             format_func=lambda i: steps[i], key=step_key, help=words.ACTIVATION_STEP.help)
+    _focused_passage(d, key)
     graph(drawn(trace_graphs.ecphory_activation_graph, trace, step, gold_chunk_ids=gold_ids), 600,
           name=f"ecphory-step-{step}")
     st.dataframe(frame([{"round": r.round,
@@ -66,6 +68,30 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
                        "description": a.description} for i, a in enumerate(d.final)]), hide_index=True)
 
 
+def _focused_passage(d: EcphoryDetail, key: str) -> None:
+    """"show where" chose a passage (its first miss): its activated engrams, the earliest highlighted, in view."""
+    row = focus.focused(key)
+    mine = passage_engrams(d, row) if isinstance(row, int) else []
+    if not mine:
+        return
+    final = {e.engram_id: str(i) for i, e in enumerate(d.final, start=1)}  # text: "–" where not final
+    engrams = frame([{"engram": e.name, "activated in": step_words(e.round), "origin": e.origin, "via": e.via,
+                      "similarity": round(e.similarity, 3), "final engram #": final.get(e.engram_id, "–")}
+                     for e in mine], ["engram", "activated in", "origin", "via", "similarity", "final engram #"])
+    with st.container(key=focus.anchor_key(key), border=True):
+        st.caption(f"The passage 'show where' points at (chunk {row}): its activated engrams, the earliest "
+                   "activation highlighted.")
+        st.dataframe(focus.highlighted(engrams, "activated in", step_words(mine[0].round)), hide_index=True)
+    focus.scroll_once(key)
+
+
+def moment_at(moment: Moment, trace: Trace) -> tuple[str | None, str | int | None]:
+    """An activation step opens the Retrieval tab at that step; a place in the list, Ranked passages."""
+    if moment.round is not None:
+        return "Retrieval", moment.round
+    return "Ranked passages", None
+
+
 def lost_at(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | None]:
     """The activation step that shows a gold chunk's fate: step r is the state after round r."""
     if record.kind is EcphoryFate.ACTIVATED_OUTSIDE and record.round is not None:
@@ -82,4 +108,4 @@ def step_name(trace: Trace, step: str | int) -> str:
     return str(step)
 
 
-VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="ec", step_name=step_name)
+VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="ec", step_name=step_name, moment_at=moment_at)

@@ -7,9 +7,12 @@ from typing import Iterable
 
 import streamlit as st
 
+from memrag.app import focus
 from memrag.app.method_views import MethodViews
 from memrag.app.view_cache import drawn
 from memrag.app.widgets import graph
+from memrag.methods.fate_kit import Moment
+from memrag.methods.hipporag2.fates import fact_row
 from memrag.trace import Trace
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.viz import tables, trace_graphs
@@ -49,7 +52,15 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
         return
     st.markdown("**1. Query to fact** — the facts whose triple vectors are nearest the question "
                 "(score = cosine min-max normalised over every fact).")
-    st.dataframe(tables.hippo_facts_table(trace), hide_index=True, key=f"{key}_hr_facts")
+    facts, row = tables.hippo_facts_table(trace), focus.focused(key)
+    number = next((n for n in facts["#"] if fact_row(n) == row), None)
+    if number is not None:  # "show where" chose a fact (a first miss): its row first, in view
+        with st.container(key=focus.anchor_key(key), border=True):
+            st.caption("The fact 'show where' points at, highlighted in the list below:")
+            st.dataframe(focus.highlighted(facts[facts["#"] == number], "#", number), hide_index=True)
+        focus.scroll_once(key)
+    st.dataframe(facts if number is None else focus.highlighted(facts, "#", number), hide_index=True,
+                 key=f"{key}_hr_facts")
     st.markdown("**2. Recognition memory**")
     st.caption(escape_markdown(recognition_summary(d)))
     if d.fallback_dense:
@@ -75,4 +86,9 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
                  hide_index=True, key=f"{key}_hr_ranked")
 
 
-VIEWS = MethodViews(detail, overview)
+def moment_at(moment: Moment, trace: Trace) -> tuple[str | None, str | int | None]:
+    """A retrieved fact opens the Retrieval tab (its row: the fact); a place in the list, Ranked passages."""
+    return ("Retrieval", None) if moment.row is not None else ("Ranked passages", None)
+
+
+VIEWS = MethodViews(detail, overview, moment_at=moment_at)

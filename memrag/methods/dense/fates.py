@@ -1,4 +1,7 @@
-"""The dense baseline's gold fates: in the first k, or beyond."""
+"""The dense baseline's gold fates: in the first k, or beyond.
+
+Dense has one step, so a passage's rank is its whole story: it has no first miss, and its final loss
+is its place beyond k (fate_kit fills it in for every method whose judge names no later step)."""
 
 from __future__ import annotations
 
