@@ -318,7 +318,8 @@ def _node_options(n: GraphNode, colour: str, emphasis: bool, legend: Legend, siz
     if emphasis:
         border_width += 3
         border = EMPHASIS if not n.gold else border
-    legend.add(FILL, dim or palette.group_word(n.group or n.kind), colour=fill)
+    legend.add(FILL, dim or (role["means"] if _own_colour(n, role) else palette.group_word(n.group or n.kind)),
+               colour=fill)
     legend.add(SHAPE, role["means"], shape=role["shape"])
     if border.lower() != fill.lower():
         ring = (f"from a gold passage ({GOLD_MARK})" if n.gold else "highlighted (this step)" if emphasis
@@ -341,6 +342,16 @@ def _node_options(n: GraphNode, colour: str, emphasis: bool, legend: Legend, siz
         "font": {"color": "rgba(0,0,0,0)", "size": 13, "strokeWidth": 0},
         "physics": False,
     }
+
+
+# The groups that colour a node of a kind in that kind's own colour (the question, a cue, a passage).
+_OWN_GROUPS = {"query": ("query", "question"), "cue": ("cue",), "chunk": ("chunk",)}
+
+
+def _own_colour(n: GraphNode, role: Mapping[str, Any]) -> bool:
+    """Whether the node's fill only repeats what its kind's shape says: its legend entry then says it
+    in the shape's words, and the legend lists the two as one entry."""
+    return (n.group or n.kind) in _OWN_GROUPS.get(n.kind, ()) and role["shape"] == NODE_KINDS[n.kind]["shape"]
 
 
 def _look_of(n: GraphNode) -> dict[str, Any]:
