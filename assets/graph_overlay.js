@@ -1,8 +1,9 @@
 // memrag's layer over a vis-network graph page (memrag/viz/graph_html.py puts it after pyvis's script).
 // 1. Node labels as text elements at a fixed type size (vis-network's canvas labels shrink with the
 //    zoom to a few pixels), placed so that no two overlap and none leaves the frame: nodes are
-//    first pushed apart until their label boxes fit, then each label takes the first free place
-//    around its node; a label with no free place is hidden (its name stays on hover and in the panel).
+//    first pushed apart until their label boxes fit (unless the page's positions are fixed: then
+//    Python made that room), then each label takes the first free place around its node; a label
+//    with no free place is hidden (its name stays on hover and in the panel).
 // 2. A details panel opened by clicking a node or its label; "expand neighbours" adds the
 //    neighbours the page was shipped with.
 // Every piece of document or model text is set with textContent: nothing here makes markup.
@@ -141,6 +142,14 @@
     });
   }
 
+  // A picture of a sequence (a Learn replay's step) shares its positions and their box with the
+  // others: the view fits that box, not the nodes drawn now, and no node is moved, so every node stays
+  // where the previous step drew it.
+  function fitBox(b) {
+    const W = box.clientWidth, H = box.clientHeight;
+    network.moveTo({position: {x: b.w / 2, y: b.h / 2}, scale: Math.min(W / b.w, H / b.h), animation: false});
+  }
+
   // Every node to its place in one data update: one redraw. (network.moveNode schedules a full
   // redraw per node; on the Memory page's 265-node graph that was 265 redraws, most of its 2.6 s.)
   function moveAll(to) {
@@ -154,6 +163,7 @@
   function arrange() {
     const ids = Object.keys(home);
     moveAll(home);
+    if (extra.fixed) { fitBox(extra.fixed); place(); return; }
     network.fit({animation: false});
     const W = box.clientWidth, H = box.clientHeight;
     const at = screenOf(ids);
