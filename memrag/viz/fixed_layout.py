@@ -21,7 +21,7 @@ CHAR_EM = 0.6  # a label character's average width in ems (the frame's sans-seri
 LINE_EM = 1.2  # a label's height in ems (the layer's line-height)
 PAD = 3.0  # px kept free around each node and label box (the page's own margin)
 ROUNDS = 400
-WIDTH, HEIGHT = 720.0, 480.0  # the box positions fill, about a Learn graph's at 1,440 px: the page scales it
+WIDTH, HEIGHT = 560.0, 540.0  # the box positions fill: a Learn graph's at 1,440 × 900 (564 × 547); the page scales it
 
 
 @dataclass(eq=False)  # hashed by identity: a cache key that names this layout, not its contents
@@ -44,35 +44,46 @@ def fit_labels(base: Mapping[str, tuple[float, float]], room: Mapping[str, tuple
                width: float = WIDTH, height: float = HEIGHT, rounds: int = ROUNDS) -> dict[str, tuple[float, float]]:
     """`base` positions (any scale) stretched to fill a `width` × `height` box, then pushed apart until
     every node, with its label box under it, clears the others and stays inside the box (or `rounds`
-    pass). room: node id → (its written label, its drawn radius in px). Deterministic."""
+    pass); then, where the labels could not all find room, until no two nodes overlap (a label the
+    page cannot place shows on hover; a node hidden under another shows nowhere). room: node id → (its
+    written label, its drawn radius in px). Deterministic."""
     ids = sorted(base)
     if not ids:
         return {}
     xy = np.array([base[i] for i in ids], dtype=float)
-    boxes = [label_box(room.get(i, ("", 0.0))[0], px) if room.get(i, ("", 0.0))[0].strip() else (0.0, 0.0)
-             for i in ids]
+    texts = [room.get(i, ("", 0.0))[0] for i in ids]
+    labels = np.array([label_box(t, px) if t.strip() else (0.0, 0.0) for t in texts]).reshape(len(ids), 2)
     r = np.array([max(4.0, room.get(i, ("", 12.0))[1]) for i in ids])
-    w = np.maximum(np.array([b[0] for b in boxes]), 2 * r) + PAD
-    up, down = r + PAD, r + 2 + np.array([b[1] for b in boxes]) + PAD
+    with_labels = (np.maximum(labels[:, 0], 2 * r) + PAD, r + PAD, r + 2 + labels[:, 1] + PAD)
+    # stretch each axis to the box (a layout is about round, the box is wide or tall)
+    for axis, extent, (low, high) in ((0, width, (with_labels[0] / 2, with_labels[0] / 2)),
+                                      (1, height, (with_labels[1], with_labels[2]))):
+        span = np.ptp(xy[:, axis])
+        left, right = PAD + float(np.median(low)), extent - PAD - float(np.median(high))
+        xy[:, axis] = (left + right) / 2 if span == 0 else left + (xy[:, axis] - xy[:, axis].min()) / span * (right - left)
+    if not _push(xy, *with_labels, width, height, rounds):
+        _push(xy, 2 * r + PAD, r + PAD, r + PAD, width, height, rounds)  # the nodes themselves, at least
+    return {i: (round(float(x), 1), round(float(y), 1)) for i, (x, y) in zip(ids, xy)}
+
+
+def _push(xy: np.ndarray, w: np.ndarray, up: np.ndarray, down: np.ndarray, width: float, height: float,
+          rounds: int) -> bool:
+    """Move `xy` in place until no two boxes (each `w` wide, reaching `up` above and `down` below its
+    point) overlap, each inside the box; True when they no longer do."""
     lo_x, hi_x = w / 2 + PAD, np.maximum(width - w / 2 - PAD, w / 2 + PAD)
     lo_y, hi_y = up + PAD, np.maximum(height - down - PAD, up + PAD)
-    # stretch each axis to the box (a layout is about round, the box is wide)
-    for axis, lo, hi in ((0, lo_x, hi_x), (1, lo_y, hi_y)):
-        span = np.ptp(xy[:, axis])
-        left, right = float(np.median(lo)), float(np.median(hi))
-        xy[:, axis] = (left + right) / 2 if span == 0 else left + (xy[:, axis] - xy[:, axis].min()) / span * (right - left)
-    order = np.arange(len(ids))
+    order = np.arange(len(xy))
     before = order[:, None] < order[None, :]
     for _ in range(rounds):
         dx = xy[:, 0][:, None] - xy[:, 0][None, :]  # i − j
         dy = xy[:, 1][:, None] - xy[:, 1][None, :]
         ox = (w[:, None] + w[None, :]) / 2 - np.abs(dx)
-        above = dy <= 0  # i above j: i's label (under i) meets j's top
+        above = dy <= 0  # i above j: i's box bottom meets j's top
         oy = np.where(above, down[:, None] + up[None, :] + dy, down[None, :] + up[:, None] - dy)
         hit = (ox > 0) & (oy > 0)
         np.fill_diagonal(hit, False)
         if not hit.any():
-            break
+            return True
         sideways = hit & (ox < oy)
         upright = hit & ~(ox < oy)
         # each node of an overlapping pair moves half the overlap away from the other (ties: by order)
@@ -83,7 +94,7 @@ def fit_labels(base: Mapping[str, tuple[float, float]], room: Mapping[str, tuple
         xy[:, 1] += 0.5 * (upright * sy * (oy / 2 + 0.5)).sum(axis=1)
         xy[:, 0] = np.clip(xy[:, 0], lo_x, hi_x)
         xy[:, 1] = np.clip(xy[:, 1], lo_y, hi_y)
-    return {i: (round(float(x), 1), round(float(y), 1)) for i, (x, y) in zip(ids, xy)}
+    return False
 
 
 __all__ = ["FixedLayout", "fit_labels", "label_box", "WIDTH", "HEIGHT"]
