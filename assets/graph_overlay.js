@@ -109,9 +109,13 @@
       // around the node first, then a line or two further out (a crowded hub's neighbours)
       const spots = [[-w / 2, r + 2], [-w / 2, -r - 2 - h], [r + 4, -h / 2], [-r - 4 - w, -h / 2],
                      [r, r], [-r - w, r], [r, -r - h], [-r - w, -r - h]];
-      for (let k = 1; k <= 3; k++) {
+      // a graph whose labels must all be written looks further out (and beside) before giving up on one
+      const reach = extra.labelAll ? 6 : 3;
+      for (let k = 1; k <= reach; k++) {
         spots.push([-w / 2, r + 2 + k * h], [-w / 2, -r - 2 - (k + 1) * h], [r + 4, -h / 2 + k * h],
                    [r + 4, -h / 2 - k * h], [-r - 4 - w, -h / 2 + k * h], [-r - 4 - w, -h / 2 - k * h]);
+        if (extra.labelAll) spots.push([-w, r + 2 + (k - 1) * h], [0, r + 2 + (k - 1) * h],
+                                       [-w, -r - 2 - k * h], [0, -r - 2 - k * h]);
       }
       let best = null, fallback = null;
       for (const s of spots) {
@@ -150,14 +154,16 @@
     network.moveTo({position: {x: b.w / 2, y: b.h / 2}, scale: Math.min(W / b.w, H / b.h), animation: false});
   }
 
-  // Every node to its place in one data update: one redraw. (network.moveNode schedules a full
-  // redraw per node; on the Memory page's 265-node graph that was 265 redraws, most of its 2.6 s.)
+  // Every node to its place, then one redraw. network.moveNode schedules a full redraw per node (on
+  // the Memory page's 265-node graph: 265 redraws, most of its 2.6 s), and a data update rounds
+  // positions to whole canvas units; this sets them as moveNode does, once.
   function moveAll(to) {
-    const now = network.getPositions(Object.keys(to));
-    const moved = Object.keys(to).filter(function (id) {
-      return now[id] && (now[id].x !== to[id].x || now[id].y !== to[id].y);
+    let moved = false;
+    Object.keys(to).forEach(function (id) {
+      const n = network.body.nodes[id];
+      if (n && (n.x !== to[id].x || n.y !== to[id].y)) { n.x = Number(to[id].x); n.y = Number(to[id].y); moved = true; }
     });
-    if (moved.length) nodes.update(moved.map(function (id) { return {id: id, x: to[id].x, y: to[id].y}; }));
+    if (moved) network.redraw();
   }
 
   function arrange() {
