@@ -84,17 +84,10 @@ PLACES_JS = """() => {
 def step_frame(page, step: int):
     """The Learn graph's frame of step `step` (1-based; its details panel says "at step N") once its
     labels are placed."""
-    for _ in range(120):
-        for frame in page.main_frame.child_frames:
-            try:
-                if frame.evaluate("n => document.body.dataset.memragReady === '1' && Object.values(JSON.parse("
-                                  "document.getElementById('memrag-graph-extra').textContent).details)"
-                                  ".some(d => d.heading === 'at step ' + n)", step):
-                    return frame
-            except Exception:  # a frame being replaced while we look
-                continue
-        page.wait_for_timeout(500)
-    raise AssertionError("no Learn graph was drawn")
+    from test_browser_focus import frame_where
+
+    return frame_where(page, "(d, n) => Object.values(d.details).some(x => x.heading === 'at step ' + n)", step,
+                       f"Learn graph of step {step}")
 
 
 def test_stepping_through_a_replay_moves_no_node(watched, server, sample_recordings):
