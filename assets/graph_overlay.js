@@ -1,8 +1,9 @@
 // memrag's layer over a vis-network graph page (memrag/viz/graph_html.py puts it after pyvis's script).
 // 1. Node labels as text elements at a fixed type size (vis-network's canvas labels shrink with the
 //    zoom to a few pixels), placed so that no two overlap and none leaves the frame: nodes are
-//    first pushed apart until their label boxes fit, then each label takes the first free place
-//    around its node; a label with no free place is hidden (its name stays on hover and in the panel).
+//    first pushed apart until their label boxes fit (unless the page's positions are fixed: then
+//    Python made that room), then each label takes the first free place around its node; a label
+//    with no free place is hidden (its name stays on hover and in the panel).
 // 2. A details panel opened by clicking a node or its label; "expand neighbours" adds the
 //    neighbours the page was shipped with.
 // Every piece of document or model text is set with textContent: nothing here makes markup.
@@ -108,9 +109,13 @@
       // around the node first, then a line or two further out (a crowded hub's neighbours)
       const spots = [[-w / 2, r + 2], [-w / 2, -r - 2 - h], [r + 4, -h / 2], [-r - 4 - w, -h / 2],
                      [r, r], [-r - w, r], [r, -r - h], [-r - w, -r - h]];
-      for (let k = 1; k <= 3; k++) {
+      // a graph whose labels must all be written looks further out (and beside) before giving up on one
+      const reach = extra.labelAll ? 6 : 3;
+      for (let k = 1; k <= reach; k++) {
         spots.push([-w / 2, r + 2 + k * h], [-w / 2, -r - 2 - (k + 1) * h], [r + 4, -h / 2 + k * h],
                    [r + 4, -h / 2 - k * h], [-r - 4 - w, -h / 2 + k * h], [-r - 4 - w, -h / 2 - k * h]);
+        if (extra.labelAll) spots.push([-w, r + 2 + (k - 1) * h], [0, r + 2 + (k - 1) * h],
+                                       [-w, -r - 2 - k * h], [0, -r - 2 - k * h]);
       }
       let best = null, fallback = null;
       for (const s of spots) {
@@ -141,9 +146,30 @@
     });
   }
 
+  // A picture of a sequence (a Learn replay's step) shares its positions and their box with the
+  // others: the view fits that box, not the nodes drawn now, and no node is moved, so every node stays
+  // where the previous step drew it.
+  function fitBox(b) {
+    const W = box.clientWidth, H = box.clientHeight;
+    network.moveTo({position: {x: b.w / 2, y: b.h / 2}, scale: Math.min(W / b.w, H / b.h), animation: false});
+  }
+
+  // Every node to its place, then one redraw. network.moveNode schedules a full redraw per node (on
+  // the Memory page's 265-node graph: 265 redraws, most of its 2.6 s), and a data update rounds
+  // positions to whole canvas units; this sets them as moveNode does, once.
+  function moveAll(to) {
+    let moved = false;
+    Object.keys(to).forEach(function (id) {
+      const n = network.body.nodes[id];
+      if (n && (n.x !== to[id].x || n.y !== to[id].y)) { n.x = Number(to[id].x); n.y = Number(to[id].y); moved = true; }
+    });
+    if (moved) network.redraw();
+  }
+
   function arrange() {
     const ids = Object.keys(home);
-    ids.forEach(function (id) { network.moveNode(id, home[id].x, home[id].y); });
+    moveAll(home);
+    if (extra.fixed) { fitBox(extra.fixed); place(); return; }
     network.fit({animation: false});
     const W = box.clientWidth, H = box.clientHeight;
     const at = screenOf(ids);
@@ -153,10 +179,9 @@
     // spreading nodes apart where the labels fit easily, or must all be written (a focus graph)
     if (ids.length <= 150 && (extra.labelAll || area < 0.2 * W * H)) {
       relax(ids, at, W, H);
-      ids.forEach(function (id) {
-        const c = network.DOMtoCanvas(at[id]);
-        network.moveNode(id, c.x, c.y);
-      });
+      const to = {};
+      ids.forEach(function (id) { to[id] = network.DOMtoCanvas(at[id]); });
+      moveAll(to);
     }
     place();
   }

@@ -40,7 +40,7 @@ def test_a_tab_switch_after_an_ask_lays_out_no_graph_again(tiny, layouts):
         no_exception(at.run())
     at.session_state["res_view"] = "One at a time"
     no_exception(at.run())
-    at.session_state["res_view"] = "Side by side"
+    at.session_state["res_view"] = "Focus"  # back to the default view
     no_exception(at.run())
     assert len(layouts) == drawn_by_ask, "a rerun laid out a graph it had drawn before"
 

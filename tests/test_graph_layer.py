@@ -85,7 +85,7 @@ def test_memory_graphs_ship_bounded_neighbours_not_yet_drawn(people):  # noqa: F
         want = [f"{m.name} ({m.similarity:.2f})" for m in people.coref_of(nid[2:])]
         assert layer_data(page)["details"][nid]["coref"] == want
     # the neighbours' marks are not in the legend: it lists what is drawn
-    assert {i["key"] for i in legend.legend_items(page)} == legend.marks_of(*graph_data(page))
+    assert legend.listed_keys(legend.legend_items(page)) == legend.marks_of(*graph_data(page))
 
 
 def test_the_coreference_graph_offers_every_label_and_its_passages(people):  # noqa: F811

@@ -20,8 +20,8 @@ from memrag.methods.ecphory.detail import EcphoryDetail
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.methods.neuropath.detail import NeuroPathDetail
 from memrag.explain import lessons, step_picture
-from memrag.viz import palette, trace_graphs
-from memrag.viz.graph_html import DEFAULT_NODES, graph_data
+from memrag.viz import legend, palette, trace_graphs
+from memrag.viz.graph_html import DEFAULT_NODES, graph_data, layer_data
 from sample_replay import replay_sample
 
 POISON = "from a later step"
@@ -81,10 +81,38 @@ def drawn(trace: Trace, s: int, gold: list[int]) -> tuple:
 
 
 def drawn_page(trace: Trace, s: int, gold: list[int]) -> tuple:
-    """The drawn page itself: node and edge records (colours, shapes, labels, hover), and the note."""
+    """The drawn page itself: node and edge records (colours, shapes, labels, hover), and the note.
+    Not the positions: every step is drawn in one layout of the whole replay, so that no node moves
+    (a place says nothing; `test_a_node_keeps_its_place_from_one_step_to_the_next`)."""
     html, note = trace_graphs.step_graph(trace, s, gold_chunk_ids=gold)
     nodes, edges = graph_data(html)
+    nodes = [{k: v for k, v in n.items() if k not in ("x", "y")} for n in nodes]
     return sorted(nodes, key=lambda n: n["id"]), sorted(edges, key=lambda e: e["id"]), note
+
+
+def test_a_node_keeps_its_place_from_one_step_to_the_next(sample_traces):
+    """Stepping through a replay moves no node: a node two consecutive steps draw is at the same
+    place in both pages, in the same box, under a legend of the same height (the frame keeps its
+    size); a new node appears where it stays. The default demo question's replays of more than one step."""
+    first = sample_traces[0][0]
+    replays = [(trace, gold) for qid, trace, gold in sample_traces if qid == first and len(trace.steps) > 1]
+    assert {t.method for t, _ in replays} >= {"neuropath", "ecphory", "hipporag2"}
+    for trace, gold in replays:
+        fixed = trace_graphs.step_layout(trace, gold_chunk_ids=gold)
+        pages = [trace_graphs.step_graph(trace, s, gold_chunk_ids=gold)[0] for s in range(len(trace.steps))]
+        places = [{n["id"]: (n["x"], n["y"]) for n in graph_data(page)[0]} for page in pages]
+        for s in range(1, len(pages)):
+            shared = places[s - 1].keys() & places[s].keys()
+            assert shared, (trace.method, s)
+            assert {i: places[s][i] for i in shared} == {i: places[s - 1][i] for i in shared}, (trace.method, s)
+        for page, place in zip(pages, places):
+            assert place == {i: fixed.positions[i] for i in place}  # made once, for every step
+            assert layer_data(page)["fixed"] == {"w": fixed.width, "h": fixed.height}
+            assert legend.legend_rows(page) == fixed.legend_rows > 0
+        # inside the box, with room for its label: no two nodes of the layout on one spot
+        spots = list(fixed.positions.values())
+        assert all(0 < x < fixed.width and 0 < y < fixed.height for x, y in spots)
+        assert len(set(spots)) == len(spots), trace.method
 
 
 def test_every_step_of_every_recorded_trace_depends_on_nothing_later(sample_traces):

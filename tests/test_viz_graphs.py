@@ -99,7 +99,7 @@ def test_ask_and_learn_colour_a_retrieval_by_fate():
 
 # ================================================================== legend from the marks drawn
 def _legend_keys(page):
-    return {item["key"] for item in legend.legend_items(page)}
+    return legend.listed_keys(legend.legend_items(page))
 
 
 def _marks_in(page):
@@ -145,6 +145,26 @@ def test_legend_names_square_nodes_coreference_edges_rings_and_gold():
     assert "final engram" in {i["key"]: i["text"] for i in legend.legend_items(ec)}["ring:#111111"]
     fills = {i["text"]: i["count"] for i in legend.legend_items(ec) if i["mark"] == "fill"}
     assert fills["the question"] == 1  # each fill says how many nodes carry it
+
+
+def test_the_legend_says_each_meaning_once():
+    """The question is the one diamond and the one node in the question's colour: one entry, not
+    '● the question · 1' beside '◆ the question' (issue 29's focus layout listed both)."""
+    for page in [trace_graphs.neuropath_overview(neuropath_trace())[0],
+                 trace_graphs.ecphory_activation_graph(ecphory_trace())[0],
+                 *(trace_graphs.step_graph(step_trace(), i)[0] for i in range(3))]:
+        items = legend.legend_items(page)
+        texts = [i["text"] for i in items]
+        assert len(texts) == len(set(texts)), texts
+        if "shape:diamond" not in _marks_in(page):
+            continue  # a step before the question is drawn
+        [question] = [i for i in items if i["text"].startswith("the question")]
+        assert question["text"] == "the question" and question["shape"] == "diamond" and question["count"] == 1
+        assert set(question["keys"]) == {question["key"], "shape:diamond"}
+        assert 'data-mark="' + " ".join(question["keys"]) + '"' in page
+    # a fill and a shape that mean different things stay two entries
+    nodes = [GraphNode("a", "A", "entity", group="person"), GraphNode("b", "B", "entity", group="person")]
+    assert len(legend.legend_items(render(nodes, []))) == 2
 
 
 def test_a_mark_not_drawn_is_not_listed():

@@ -328,7 +328,8 @@ def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> N
         text(" / ".join(gold.answers), prefix="**Gold answer:** ")
     if result.mode == "recorded":
         recorded_badge(result.model, traces)
-    view = st.segmented_control("view", ["Side by side", "Focus", "One at a time"], default="Side by side",
+    # the focus layout first: a presenter gets one large labelled graph and the others small, unasked
+    view = st.segmented_control("view", ["Focus", "Side by side", "One at a time"], default="Focus",
                                 key=f"{key}_view") if len(traces) > 1 else "One at a time"
     side = view != "One at a time"
     if side:

@@ -107,13 +107,16 @@ def replay(trace: Trace, gold_chunk_ids: list[int] | None, record: dict[str, Any
     url_state.write(url_state.learn_params(url_state.memory_name(AppState().active_memory), record, trace.method,
                                            step))
     lesson = lessons[step]
+    # one layout for every step, made once per trace: a node stays where the previous step drew it
+    fixed = made("learn layout", (trace,), tuple(gold_chunk_ids or ()),
+                 lambda: trace_graphs.step_layout(trace, gold_chunk_ids=gold_chunk_ids))
     left, right = st.columns([3, 2])
     with left:
-        widgets.graph(drawn(trace_graphs.step_graph, trace, step, gold_chunk_ids=gold_chunk_ids, height=GRAPH_HEIGHT),
-                      GRAPH_HEIGHT, name=f"learn-{trace.method}-step-{step + 1}")
+        widgets.graph(drawn(trace_graphs.step_graph, trace, step, gold_chunk_ids=gold_chunk_ids, height=GRAPH_HEIGHT,
+                            fixed=fixed), GRAPH_HEIGHT, name=f"learn-{trace.method}-step-{step + 1}")
     # the steps either side, made while the browser draws this one: the next click finds them ready
     prefetch(trace_graphs.step_graph, trace, [(n,) for n in (step + 1, step - 1) if 0 <= n < len(lessons)],
-             gold_chunk_ids=gold_chunk_ids, height=GRAPH_HEIGHT)
+             gold_chunk_ids=gold_chunk_ids, height=GRAPH_HEIGHT, fixed=fixed)
     with right:
         st.markdown(f"#### Step {step + 1} of {len(lessons)}: " + escape_markdown(lesson.title))
         if lesson.concept:

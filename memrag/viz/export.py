@@ -110,8 +110,8 @@ def _legend_handle(item: dict[str, Any], line: Any) -> Any:
     item = {**item, "text": _literal(item["text"])}
     if item["mark"] == EDGE:
         return line([0], [0], color=colour, linestyle="--" if item["dashed"] else "-", label=item["text"])
-    if item["mark"] == FILL:
-        return line([0], [0], marker="o", color="none", markerfacecolor=colour, markeredgecolor=colour,
+    if item["mark"] == FILL:  # a fill listed with its shape (one sign) keeps that shape
+        return line([0], [0], marker=_MARKERS.get(item.get("shape") or "dot", "o"), color="none", markerfacecolor=colour, markeredgecolor=colour,
                     label=item["text"])
     if item["mark"] == RING:
         return line([0], [0], marker="o", color="none", markerfacecolor="white", markeredgecolor=colour,

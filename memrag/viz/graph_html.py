@@ -46,6 +46,7 @@ from pyvis.network import Network
 from memrag.assets import asset_text
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import look as looks
+from memrag.viz.fixed_layout import FixedLayout
 from memrag.viz import palette
 from memrag.viz.labels import label_order
 from memrag.viz.legend import EDGE, FILL, RING, SHAPE, Legend, legend_html
@@ -318,7 +319,8 @@ def _node_options(n: GraphNode, colour: str, emphasis: bool, legend: Legend, siz
     if emphasis:
         border_width += 3
         border = EMPHASIS if not n.gold else border
-    legend.add(FILL, dim or palette.group_word(n.group or n.kind), colour=fill)
+    legend.add(FILL, dim or (role["means"] if _own_colour(n, role) else palette.group_word(n.group or n.kind)),
+               colour=fill)
     legend.add(SHAPE, role["means"], shape=role["shape"])
     if border.lower() != fill.lower():
         ring = (f"from a gold passage ({GOLD_MARK})" if n.gold else "highlighted (this step)" if emphasis
@@ -341,6 +343,16 @@ def _node_options(n: GraphNode, colour: str, emphasis: bool, legend: Legend, siz
         "font": {"color": "rgba(0,0,0,0)", "size": 13, "strokeWidth": 0},
         "physics": False,
     }
+
+
+# The groups that colour a node of a kind in that kind's own colour (the question, a cue, a passage).
+_OWN_GROUPS = {"query": ("query", "question"), "cue": ("cue",), "chunk": ("chunk",)}
+
+
+def _own_colour(n: GraphNode, role: Mapping[str, Any]) -> bool:
+    """Whether the node's fill only repeats what its kind's shape says: its legend entry then says it
+    in the shape's words, and the legend lists the two as one entry."""
+    return (n.group or n.kind) in _OWN_GROUPS.get(n.kind, ()) and role["shape"] == NODE_KINDS[n.kind]["shape"]
 
 
 def _look_of(n: GraphNode) -> dict[str, Any]:
@@ -420,6 +432,7 @@ def render(
     neighbours: Neighbours | None = None,
     group_heading: str = "shown as",
     candidates: Mapping[str, Sequence[str]] | None = None,
+    fixed: FixedLayout | None = None,
 ) -> str:
     """A self-contained HTML page drawing the graph, for `st.iframe(html, height=…)`.
 
@@ -430,7 +443,9 @@ def render(
     passages: chunk id → (title, text) for the details panel a click on a node opens (its source
     passages); neighbours: what its "expand neighbours" adds; group_heading: what a node's colour
     says in the panel ("type", "fate at this step"); candidates: node id → its coreference
-    candidates as the panel lists them (beside those drawn as edges).
+    candidates as the panel lists them (beside those drawn as edges). fixed: positions shared with
+    other pictures (`memrag.viz.fixed_layout`): every node is drawn at its place there, the page fits
+    the layout's box and moves no node, and the legend keeps the lines the layout reserves.
     Labels are written by the page's label layer in `memrag.viz.labels` order, without overlap;
     the look (`memrag.viz.look`) sets their size and whether all must be written.
     Raises ValueError for more than MAX_NODES nodes or an edge to an unknown node.
@@ -447,24 +462,25 @@ def render(
                 raise ValueError(f"edge {e.id!r} refers to node {end!r}, which is not in the graph")
     look = looks.current()
     marked = set() if highlight is None else set(highlight)
-    pos = layout(list(seen), [(e.source, e.target) for e in edges])
+    if fixed is None:
+        pos = layout(list(seen), [(e.source, e.target) for e in edges])
+    else:
+        missing = [nid for nid in seen if nid not in fixed.positions]
+        if missing:
+            raise ValueError(f"node {missing[0]!r} has no place in the fixed layout it is drawn with")
+        pos = fixed.positions
     extra_nodes = list(neighbours.nodes) if neighbours else []
     fills = palette.group_colours((n.group or n.kind for n in [*seen.values(), *extra_nodes]), colours)
-    marks = Legend()
+    node_opts, edge_opts, marks = _styled(list(seen.values()), edges, marked, fills, sizes or {}, edge_titles or {},
+                                          look.scale)
 
     net = Network(height=f"{int(height)}px", width="100%", directed=True, cdn_resources="in_line",
                   heading="", select_menu=False, filter_menu=False, neighborhood_highlight=False)
-    for nid, n in seen.items():
+    for nid, opts in node_opts.items():
         x, y = pos[nid]
-        net.add_node(nid, **_node_options(n, fills[n.group or n.kind], nid in marked, marks, (sizes or {}).get(nid),
-                                          look.scale), x=x, y=y)
-    pair_count: dict[tuple[str, str], int] = {}
-    for e in edges:
-        pair = tuple(sorted((e.source, e.target)))
-        curve = pair_count.get(pair, 0)
-        pair_count[pair] = curve + 1
-        title = (edge_titles or {}).get(e.id, "")
-        net.add_edge(e.source, e.target, id=e.id, **_edge_options(e, e.id in marked, curve, title, marks, look.scale))
+        net.add_node(nid, **opts, x=x, y=y)
+    for e, opts in zip(edges, edge_opts):
+        net.add_edge(e.source, e.target, id=e.id, **opts)
     net.options = dict(_OPTIONS)  # a plain dict: pyvis dumps it with json.dumps
     net.templateEnv = _template_env(net.template_dir)
 
@@ -475,9 +491,11 @@ def render(
     page = _slim_assets(page)
     if legend and seen:
         items = marks.items()
-        page = page.replace("<body>", "<body>" + legend_html(items, script_json(items), folded=look.compact), 1)
+        page = page.replace("<body>", "<body>" + legend_html(items, script_json(items), folded=look.compact,
+                                                             rows=fixed.legend_rows if fixed else 0), 1)
     extra = _layer_data(list(seen.values()), list(edges), marked, look, passages or {}, neighbours, fills,
                         edge_titles or {}, group_heading)
+    extra["fixed"] = fixed.box() if fixed else None
     for nid, names in (candidates or {}).items():
         if nid in extra["details"]:
             listed = extra["details"][nid]["coref"]
@@ -487,6 +505,43 @@ def render(
                                    f"</script>{layer}</body>", 1)
     check_safe(page)
     return page
+
+
+def _styled(nodes: Sequence[GraphNode], edges: Sequence[GraphEdge], marked: set[str], fills: Mapping[str, str],
+            sizes: Mapping[str, float], edge_titles: Mapping[str, str], scale: float
+            ) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]], Legend]:
+    """Every node's and edge's vis-network options, and the legend of the marks they carry."""
+    marks = Legend()
+    node_opts = {n.id: _node_options(n, fills[n.group or n.kind], n.id in marked, marks, sizes.get(n.id), scale)
+                 for n in nodes}
+    edge_opts = []
+    pair_count: dict[tuple[str, str], int] = {}
+    for e in edges:
+        pair = tuple(sorted((e.source, e.target)))
+        curve = pair_count.get(pair, 0)  # parallel edges bend apart
+        pair_count[pair] = curve + 1
+        edge_opts.append(_edge_options(e, e.id in marked, curve, edge_titles.get(e.id, ""), marks, scale))
+    return node_opts, edge_opts, marks
+
+
+def legend_of(nodes: Sequence[GraphNode], edges: Sequence[GraphEdge], *, highlight: Iterable[str] = (),
+              colours: Mapping[str, str] | None = None, sizes: Mapping[str, float] | None = None
+              ) -> list[dict[str, Any]]:
+    """The legend items `render` would list for this graph, without drawing it."""
+    fills = palette.group_colours((n.group or n.kind for n in nodes), colours)
+    return _styled(nodes, edges, set(highlight), fills, sizes or {}, {}, looks.current().scale)[2].items()
+
+
+def label_room(nodes: Sequence[GraphNode], sizes: Mapping[str, float] | None = None) -> dict[str, tuple[str, float]]:
+    """Node id → (the label the page writes for it, its drawn radius in px): what a fixed layout
+    keeps free around each node."""
+    scale = looks.current().scale
+    out = {}
+    for n in nodes:
+        role = _look_of(n)
+        text = "" if role.get("hide_label") else written_label(n)
+        out[n.id] = (text, float((sizes or {}).get(n.id, role["size"])) * scale)
+    return out
 
 
 _EXTRA = re.compile(r'<script type="application/json" id="memrag-graph-extra">(.*?)</script>', re.DOTALL)

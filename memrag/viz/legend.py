@@ -4,6 +4,10 @@ A mark is one distinct visual thing in the picture: a fill colour, a node shape,
 border in a colour other than its fill), or an edge look (colour, solid or dashed). The renderer
 adds each mark with what it means as it styles each node and edge; the legend lists exactly those
 marks, so it cannot leave out a mark that is drawn or name one that is not.
+
+One entry per meaning: a fill and a shape that say the same thing about the same nodes (the
+question is the one diamond and the one node in the question's colour) are one entry, the shape
+drawn in that colour; its `keys` name both marks.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import html as html_lib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from memrag.viz.safe_text import clip
@@ -62,16 +66,43 @@ class Legend:
             item["meanings"].append(meaning)
 
     def items(self) -> list[dict[str, Any]]:
-        """Fills first (most used first), then shapes, rings and edges."""
-        out = []
+        """Fills first (most used first), then shapes, rings and edges; a fill and a shape with the
+        same meanings on as many nodes are one entry (`_same_sign`)."""
+        out, merged = [], set()
         for item in self._items.values():
+            if item["key"] in merged:
+                continue
             text = "; ".join(item["meanings"]) or "other"
-            out.append({k: item[k] for k in ("key", "mark", "colour", "shape", "dashed", "count")} | {"text": text})
+            entry = {k: item[k] for k in ("key", "mark", "colour", "shape", "dashed", "count")} | {
+                "text": text, "keys": [item["key"]]}
+            twin = _same_sign(item, self._items.values()) if item["mark"] == FILL else None
+            if twin is not None:
+                merged.add(twin["key"])
+                entry |= {"shape": twin["shape"], "keys": [item["key"], twin["key"]]}
+            out.append(entry)
+        out = [i for i in out if i["key"] not in merged]
         return sorted(out, key=lambda i: (_ORDER[i["mark"]], -i["count"] if i["mark"] == FILL else 0))
+
+
+def _same_sign(fill: Mapping[str, Any], items: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The shape that means exactly what `fill` means, on as many nodes: then the same nodes carry
+    both (each node adds its fill's meaning and its shape's), and one entry says it once."""
+    for item in items:
+        if item["mark"] == SHAPE and item["meanings"] == fill["meanings"] and item["count"] == fill["count"]:
+            return item
+    return None
+
+
+def listed_keys(items: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Every mark the legend items name (an entry for a fill and a shape names both)."""
+    return {k for i in items for k in i.get("keys", [i["key"]])}
 
 
 def _swatch(item: Mapping[str, Any]) -> str:
     colour = item["colour"] if _COLOUR.match(item["colour"] or "") else "#d9d9d9"
+    if item["mark"] == FILL and item.get("shape"):  # the shape in the fill's colour: one sign
+        glyph = _GLYPHS.get(item["shape"], "●")
+        return f'<span style="color:{colour};margin-right:3px">{glyph}</span>'
     if item["mark"] == FILL:
         return (f'<span style="display:inline-block;width:11px;height:11px;border-radius:6px;'
                 f'background:{colour};margin-right:4px;vertical-align:-1px"></span>')
@@ -91,21 +122,29 @@ def _swatch(item: Mapping[str, Any]) -> str:
 LEGEND_TEXT_MAX = 120
 
 
-def legend_html(items: Sequence[Mapping[str, Any]], data_json: str, *, folded: bool = False) -> str:
+ROW_PX = 19.2  # one line of the legend: 12 px type, line-height 1.6
+_ROWS = re.compile(r'<div id="memrag-legend" data-rows="(\d+)"')
+
+
+def legend_html(items: Sequence[Mapping[str, Any]], data_json: str, *, folded: bool = False, rows: int = 0) -> str:
     """The legend line above a graph, and its items as JSON for exports (`data_json` is the items
     already encoded by the page's one script encoder). Never taller than a third of its frame (it
-    scrolls beyond); `folded` (a small multiple) shows it only when opened."""
+    scrolls beyond); `folded` (a small multiple) shows it only when opened; `rows` > 0 makes it
+    exactly that many lines tall (pictures of one sequence keep their graph's box: fixed_layout)."""
     parts = []
     # each item moves to a new line whole, and wraps inside only when wider than the frame
     for item in items:
         count = f" · {item['count']}" if item["mark"] == FILL else ""
-        parts.append(f'<span class="memrag-mark" data-mark="{html_lib.escape(item["key"])}" '
+        keys = " ".join(item.get("keys", [item["key"]]))
+        parts.append(f'<span class="memrag-mark" data-mark="{html_lib.escape(keys)}" '
                      f'style="margin-right:12px;display:inline-block;max-width:100%">{_swatch(item)}'
                      f'{html_lib.escape(clip(item["text"], LEGEND_TEXT_MAX))}{count}</span>')
     body = "".join(parts)
     if folded:
         body = f"<details><summary>legend · {len(parts)} marks</summary>{body}</details>"
-    return ('<div id="memrag-legend" style="font:12px/1.6 sans-serif;color:#333;padding:2px 2px 4px">'
+    pinned = f"height:{rows * ROW_PX + 6:.0f}px;box-sizing:border-box;" if rows > 0 and not folded else ""
+    return (f'<div id="memrag-legend" data-rows="{rows if pinned else 0}" '
+            f'style="font:12px/1.6 sans-serif;color:#333;padding:2px 2px 4px;{pinned}">'
             + body + "</div>"
             + f'<script type="application/json" id="memrag-legend-data">{data_json}</script>')
 
@@ -116,7 +155,16 @@ def legend_items(page: str) -> list[dict[str, Any]]:
     return json.loads(found.group(1)) if found else []
 
 
-def legend_rows(page: str, chars_per_row: int = 110) -> int:
-    """About how many lines the legend takes in a page as wide as a Streamlit column."""
-    chars = sum(len(i["text"]) + 8 for i in legend_items(page))
+def rows_of(items: Sequence[Mapping[str, Any]], chars_per_row: int = 110) -> int:
+    """About how many lines these legend items take in a frame as wide as a Streamlit column."""
+    chars = sum(len(i["text"]) + 8 for i in items)
     return max(1, -(-chars // chars_per_row)) if chars else 0
+
+
+def legend_rows(page: str, chars_per_row: int = 110) -> int:
+    """How many lines the legend takes in a page: the lines it was pinned to, or about as many as
+    its items take in a frame as wide as a Streamlit column."""
+    pinned = _ROWS.search(page)
+    if pinned and int(pinned.group(1)) > 0:
+        return int(pinned.group(1))
+    return rows_of(legend_items(page), chars_per_row)

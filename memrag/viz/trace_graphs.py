@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from memrag.explain import activation, step_picture
 from memrag.index.normalise import entity_key
@@ -18,8 +19,10 @@ from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, PathCandidate
 from memrag.methods.spec import step_style
 from memrag.trace import GraphEdge, GraphNode, Trace
-from memrag.viz.graph_html import DEFAULT_NODES, render
-from memrag.viz import palette, words
+from memrag.viz.fixed_layout import FixedLayout, fit_labels
+from memrag.viz.graph_html import DEFAULT_NODES, label_room, layout, legend_of, render
+from memrag.viz import legend, palette, words
+from memrag.viz import look as looks
 from memrag.viz.palette import FATE_WORDS, FATES
 from memrag.viz.palette import fate_rank as _fate_rank
 from memrag.viz.safe_text import clip
@@ -401,17 +404,48 @@ def highlighted_nodes(trace: Trace, step_index: int) -> list[str]:
     return [n.id for n in step_picture.known_nodes(trace, step_index)]
 
 
-def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] | None = None,
-               max_nodes: int = DEFAULT_NODES, height: int = 560) -> Result:
-    """The replay at one step: only what steps 0..step_index knew (memrag.explain.step_picture: colours,
-    marks, counts and the drawing cap), the newest step outlined. Coloured like the Ask page's pictures
-    of the same method (by fate)."""
+def _step_drawing(trace: Trace, step_index: int, gold_chunk_ids: Iterable[int] | None, max_nodes: int
+                  ) -> tuple[step_picture.StepPicture, dict[str, Any]]:
+    """A step's picture and how it is drawn (colours, sizes, highlight): one home for both the
+    step's page and the layout every step shares."""
     pic = step_picture.step_picture(trace, step_index, gold_chunk_ids=gold_chunk_ids, max_nodes=max_nodes)
     pagerank = step_style(trace.method) == "pagerank"
-    html = render(pic.nodes, pic.edges, height=height, highlight=pic.highlight,
-                  colours=palette.PAGERANK_COLOURS if pagerank else None,
-                  sizes=mass_sizes(pic.nodes) if pagerank else None, passages=passages_of(trace),
-                  group_heading=f"at step {step_index + 1}")
+    return pic, {"highlight": pic.highlight, "colours": palette.PAGERANK_COLOURS if pagerank else None,
+                 "sizes": mass_sizes(pic.nodes) if pagerank else None}
+
+
+def step_layout(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None,
+                max_nodes: int = DEFAULT_NODES) -> FixedLayout:
+    """One layout for every step of the replay: positions for each node any step draws (laid out
+    together, with room for each label), the box they fill and the legend lines the longest step's
+    legend takes, so stepping through the trace moves no node and resizes no frame."""
+    step_picture.check_step(trace, 0)
+    gold = list(gold_chunk_ids or ())
+    room: dict[str, tuple[str, float]] = {}
+    pairs: set[tuple[str, str]] = set()
+    rows = 0
+    for s in range(len(trace.steps)):
+        pic, how = _step_drawing(trace, s, gold, max_nodes)
+        for nid, (text, radius) in label_room(pic.nodes, how["sizes"]).items():
+            was = room.get(nid, ("", 0.0))  # the longest label and the largest size a node gets
+            room[nid] = (max(was[0], text, key=len), max(was[1], radius))
+        pairs |= {(e.source, e.target) for e in pic.edges}
+        rows = max(rows, legend.rows_of(legend_of(pic.nodes, pic.edges, **how)))
+    base = layout(list(room), sorted(pairs))
+    return FixedLayout(fit_labels(base, room, px=looks.current().label_px), legend_rows=rows)
+
+
+def step_graph(trace: Trace, step_index: int, *, gold_chunk_ids: Iterable[int] | None = None,
+               max_nodes: int = DEFAULT_NODES, height: int = 560, fixed: FixedLayout | None = None) -> Result:
+    """The replay at one step: only what steps 0..step_index knew (memrag.explain.step_picture: colours,
+    marks, counts and the drawing cap), the newest step outlined. Coloured like the Ask page's pictures
+    of the same method (by fate). Every step is drawn in one layout (`step_layout`; pass it as `fixed`
+    to make it once per trace), so a node stays where the step before drew it."""
+    pic, how = _step_drawing(trace, step_index, gold_chunk_ids, max_nodes)
+    if fixed is None:
+        fixed = step_layout(trace, gold_chunk_ids=gold_chunk_ids, max_nodes=max_nodes)
+    html = render(pic.nodes, pic.edges, height=height, passages=passages_of(trace),
+                  group_heading=f"at step {step_index + 1}", fixed=fixed, **how)
     return html, pic.note
 
 

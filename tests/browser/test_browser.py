@@ -101,7 +101,7 @@ LEGEND_MATCHES_FRAME = """() => {
     if (border !== fill) keys.add('ring:' + border);
   }
   for (const e of edges.get()) keys.add('edge:' + e.color.color.toLowerCase() + ':' + (e.dashes ? 'dashed' : 'solid'));
-  const listed = new Set([...document.querySelectorAll('.memrag-mark')].map(m => m.dataset.mark));
+  const listed = new Set([...document.querySelectorAll('.memrag-mark')].flatMap(m => m.dataset.mark.split(' ')));
   return [[...keys].filter(k => !listed.has(k)), [...listed].filter(k => !keys.has(k))];
 }"""
 

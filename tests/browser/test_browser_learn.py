@@ -73,6 +73,53 @@ def test_learn_slider_changes_the_highlighted_nodes(watched, server, sample_reco
     watched.shot("learn", top=page.get_by_role("heading", name="Learn", level=1))
 
 
+# Every node's place on the screen (the frame's viewport px) and the frame's own size.
+PLACES_JS = """() => {
+  const out = {};
+  for (const [id, p] of Object.entries(network.getPositions())) { const d = network.canvasToDOM(p); out[id] = [d.x, d.y]; }
+  return {places: out, view: [window.innerWidth, window.innerHeight]};
+}"""
+
+
+def step_frame(page, step: int):
+    """The Learn graph's frame of step `step` (1-based; its details panel says "at step N") once its
+    labels are placed."""
+    from test_browser_focus import frame_where
+
+    return frame_where(page, "(d, n) => Object.values(d.details).some(x => x.heading === 'at step ' + n)", step,
+                       f"Learn graph of step {step}")
+
+
+def test_stepping_through_a_replay_moves_no_node(watched, server, sample_recordings):
+    """Issue 29: at 1,440 × 900, NeuroPath's steps 1 → 2 → 3 on the demo question: every node two
+    consecutive steps draw is at the same place on the screen (within a pixel), the frame keeps its
+    size, and each step's written labels are 12 px or more, inside the graph and not overlapping."""
+    from test_browser_focus import _shown_labels
+
+    page = watched.page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    open_app(watched, server, "Learn")
+    page.get_by_text("Step 1 of").first.wait_for(timeout=300_000)
+    settle(page)
+    before = None
+    for step in (1, 2, 3):
+        if step > 1:
+            move_slider(page, 1, f"Step {step} of")
+            page.wait_for_timeout(800)
+        frame = step_frame(page, step)
+        now = frame.evaluate(PLACES_JS)
+        written = _shown_labels(frame, fewest=1)
+        print(f"step {step}: {len(now['places'])} nodes, {len(written)} labels written")
+        if before is not None:
+            shared = before["places"].keys() & now["places"].keys()
+            assert shared and len(now["places"]) > len(shared), (step, len(shared))
+            moved = {i: (before["places"][i], now["places"][i]) for i in shared
+                     if max(abs(a - b) for a, b in zip(before["places"][i], now["places"][i])) > 1}
+            assert not moved and now["view"] == before["view"], (step, moved, before["view"], now["view"])
+        before = now
+        watched.shot(f"learn-step-{step}", top=page.get_by_text("replay the trace step by step"))
+
+
 def test_compare_mode_on_a_recorded_demo_question(watched, server, sample_recordings):
     open_app(watched, server, "Ask")
     page = watched.page
