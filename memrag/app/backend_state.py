@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag.app import room
+from memrag.app import heap, room
 from memrag.app.session import TEST_EMBEDDER_KEY, TEST_LLM_KEY, AppState
 from memrag.config import Settings
 from memrag.embed import Embedder
@@ -110,7 +110,9 @@ def extract_parallel(backend: str) -> int:
 def _shared_embedder() -> Embedder:
     from memrag.embed import get_embedder
 
-    return get_embedder()
+    embedder = get_embedder()
+    heap.freeze_long_lived("embedder")  # torch and the model: most of the heap, kept for the process
+    return embedder
 
 
 def embedder() -> Embedder:
