@@ -183,7 +183,10 @@ def cost_tabs(traces: Sequence[Trace], key: str) -> None:
                 st.plotly_chart(charts.tokens_chart(traces), key=f"{key}_chart")
 
 
-def overview_graph(trace: Trace, gold: Gold | None, height: int = 420) -> None:
+OVERVIEW_HEIGHT = 420
+
+
+def overview_graph(trace: Trace, gold: Gold | None, height: int = OVERVIEW_HEIGHT) -> None:
     """One picture per method for the side-by-side view (its views module): NeuroPath's paths,
     EcphoryRAG's activation, HippoRAG 2's PageRank; dense gets its ranked head as a table (its graph,
     a star of question → passages, says no more, and every graph frame costs the browser ~0.3 s
@@ -309,6 +312,27 @@ def details(traces: Sequence[Trace], gold: Gold | None, memory: Memory | None, k
 
 
 # ------------------------------------------------------------------ an ask's results
+def result_gold(result: AskResult, memory: Memory | None) -> tuple[Gold | None, bool]:
+    """(the result's gold, whether its traces come from another memory: then its chunk ids are
+    another memory's, and gold is matched by document only)."""
+    gold = gold_of(result.record, memory)
+    if gold is not None and memory is not None and any(t.memory_fingerprint != memory.fingerprint()
+                                                       for t in result.traces):
+        gold.chunk_ids = []
+        return gold, True
+    return gold, False
+
+
+def make_overview_pictures(result: AskResult, memory: Memory | None) -> None:
+    """Make the side-by-side graphs of `result` into the view cache without showing them (a
+    prefetch: no Streamlit call); the page's own draw then finds them made."""
+    gold, _ = result_gold(result, memory)
+    for t in result.traces:
+        picture = registry.get(t.method).views.overview_picture(t, gold.chunk_ids if gold else None, OVERVIEW_HEIGHT)
+        if picture is not None:
+            picture.make(t)
+
+
 @st.fragment
 def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> None:
     """A finished ask (or traces opened from a file): answers side by side or one at a time,
@@ -317,9 +341,8 @@ def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> N
     A fragment: its own widgets ("view", "show where") rerun these results, not the page above
     them; the details are a fragment inside it, so a tab or step reruns only the details."""
     traces = result.traces
-    gold = gold_of(result.record, memory)
-    if gold is not None and memory is not None and any(t.memory_fingerprint != memory.fingerprint() for t in traces):
-        gold.chunk_ids = []  # chunk ids of another memory: score by document only
+    gold, other_memory = result_gold(result, memory)
+    if other_memory:
         st.caption("These traces come from another memory: gold passages are matched by document only.")
     text(result.question, prefix="**Question:** ")
     if gold is not None:
@@ -330,11 +353,15 @@ def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> N
                                 key=f"{key}_view") if len(traces) > 1 else "One at a time"
     side = view != "One at a time"
     if side:
-        for col, t in zip(st.columns(len(traces)), traces):
+        columns = st.columns(len(traces))
+        # every answer card first, then the graphs under them: the browser shows each element as the
+        # run makes it, and a picture made now (a layout, ~0.1-0.7 s) held back the next column's answer
+        for col, t in zip(columns, traces):
             with col:
                 answer_card(t, gold, memory, key=key)
-                if view != "Focus":
-                    overview_graph(t, gold)
+        for col, t in zip(columns, traces if view != "Focus" else []):
+            with col:
+                overview_graph(t, gold)
         if view == "Focus":
             focus_graphs(traces, gold, key, overview_graph)
         comparison(traces, gold, memory, key)

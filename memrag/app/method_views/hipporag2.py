@@ -8,6 +8,7 @@ from typing import Iterable
 import streamlit as st
 
 from memrag.app.method_views import MethodViews
+from memrag.app.method_views.common import Picture
 from memrag.app.view_cache import drawn
 from memrag.app.widgets import graph
 from memrag.trace import Trace
@@ -32,13 +33,18 @@ def recognition_summary(d: HippoRAG2Detail) -> str:
     return f"Recognition memory (one LLM call) kept {kept} of {len(d.facts)} retrieved facts."
 
 
-def overview(trace: Trace, gold_ids: Iterable[int] | None, height: int) -> None:
+def overview_picture(trace: Trace, gold_ids: Iterable[int] | None, height: int) -> Picture:
     """The side-by-side picture: the PageRank subgraph, or the dense head after a fallback."""
+    d = trace.detail(HippoRAG2Detail)
+    renderer = trace_graphs.hipporag2_overview if d is not None and not d.fallback_dense else trace_graphs.dense_graph
+    return Picture(renderer, "hipporag2-overview", gold_ids, height)
+
+
+def overview(trace: Trace, gold_ids: Iterable[int] | None, height: int) -> None:
     d = trace.detail(HippoRAG2Detail)
     if d is not None and d.fallback_dense:
         st.info(escape_markdown(fallback_message(d)))
-    renderer = trace_graphs.hipporag2_overview if d is not None and not d.fallback_dense else trace_graphs.dense_graph
-    graph(drawn(renderer, trace, gold_chunk_ids=gold_ids, height=height), height, name="hipporag2-overview")
+    overview_picture(trace, gold_ids, height).show(trace, height)
 
 
 def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
@@ -75,4 +81,4 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
                  hide_index=True, key=f"{key}_hr_ranked")
 
 
-VIEWS = MethodViews(detail, overview)
+VIEWS = MethodViews(detail, overview, overview_picture=overview_picture)

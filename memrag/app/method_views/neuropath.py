@@ -9,7 +9,7 @@ import streamlit as st
 
 from memrag.app import focus
 from memrag.app.method_views import MethodViews
-from memrag.app.method_views.common import method_picture, numbers
+from memrag.app.method_views.common import Picture, method_picture_of, numbers
 from memrag.app.view_cache import drawn
 from memrag.app.widgets import fitted_lines, frame, graph, text, wrapped_table
 from memrag.methods.fate_kit import FateRecord, Moment
@@ -26,6 +26,11 @@ def hop_step(hop: int) -> str:
     return f"Hop {hop}"
 
 
+def overview_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> Picture:
+    d = trace.detail(NeuroPathDetail)
+    return method_picture_of(trace, ids, height, drawable=d is not None and bool(d.hops))
+
+
 def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
     d = trace.detail(NeuroPathDetail)
     if d is not None and not d.hops:
@@ -33,7 +38,7 @@ def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
         st.info("NeuroPath fell back to dense retrieval: no query entities." if d.fallback_dense else
                 f"NeuroPath tracked no path ({d.stop_reason or 'no hop ran'}): the ranking shown is "
                 "post-retrieval completion alone.")
-    method_picture(trace, ids, height, drawable=d is not None and bool(d.hops))
+    overview_picture(trace, ids, height).show(trace, height)
 
 
 def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
@@ -123,4 +128,5 @@ def lost_at(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | N
     return "Ranked passages", None
 
 
-VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="np", moment_at=moment_at)
+VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="np", moment_at=moment_at,
+                    overview_picture=overview_picture)
