@@ -152,14 +152,13 @@ def test_the_first_questions_graphs_are_made_before_they_are_opened(home, monkey
         if t.name == "memrag-prefetch":
             t.join(60)
     ahead = list(layouts)
-    assert ahead.count("memrag-prefetch") >= 2 * 3, ahead  # NeuroPath, EcphoryRAG, HippoRAG 2 of hp1 and hp2
+    # NeuroPath, EcphoryRAG and HippoRAG 2 side by side and NeuroPath's Retrieval tab, of hp1 and hp2
+    assert ahead.count("memrag-prefetch") == 2 * 4, ahead
     for qid in ("hp1", "hp2"):
         before = len(layouts)
         at.selectbox(key="eval_q").set_value(qid).run()
         no_exception(at)
-        opened = [who for who in layouts[before:] if who != "memrag-prefetch"]
-        # only the detail tab's picture (NeuroPath's first hop) is left for the click
-        assert len(opened) <= 1, (qid, layouts[before:])
+        assert [who for who in layouts[before:] if who != "memrag-prefetch"] == [], (qid, layouts[before:])
     assert sum("**Answer:**" in m.value for m in at.markdown) == 4 and len(at.get("iframe")) >= 4
 
 

@@ -323,14 +323,19 @@ def result_gold(result: AskResult, memory: Memory | None) -> tuple[Gold | None, 
     return gold, False
 
 
-def make_overview_pictures(result: AskResult, memory: Memory | None) -> None:
-    """Make the side-by-side graphs of `result` into the view cache without showing them (a
-    prefetch: no Streamlit call); the page's own draw then finds them made."""
+def make_pictures(result: AskResult, memory: Memory | None) -> None:
+    """Make the graphs `ask_results` draws first — each side-by-side graph, and the first
+    method's Retrieval tab — into the view cache without showing them (a prefetch: no Streamlit
+    call); the page's own draw then finds them made."""
     gold, _ = result_gold(result, memory)
-    for t in result.traces:
-        picture = registry.get(t.method).views.overview_picture(t, gold.chunk_ids if gold else None, OVERVIEW_HEIGHT)
+    ids = gold.chunk_ids if gold else None
+    views = [registry.get(t.method).views for t in result.traces]
+    pictures = [(t, v.overview_picture(t, ids, OVERVIEW_HEIGHT)) for t, v in zip(result.traces, views)]
+    if result.traces:
+        pictures.append((result.traces[0], views[0].first_detail_picture(result.traces[0], ids)))
+    for trace, picture in pictures:
         if picture is not None:
-            picture.make(t)
+            picture.make(trace)
 
 
 @st.fragment

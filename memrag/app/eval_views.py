@@ -527,7 +527,7 @@ def prefetch_questions(run: EvalRun, qid: str | None) -> None:
 
     def work() -> None:
         for record in records:
-            ask_views.make_overview_pictures(_drill(run, record, memory), memory)
+            ask_views.make_pictures(_drill(run, record, memory), memory)
 
     in_background(work)
 

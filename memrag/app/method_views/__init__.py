@@ -30,6 +30,10 @@ def no_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> "Picture
     return None
 
 
+def no_detail_picture(trace: Trace, ids: Iterable[int] | None) -> "Picture | None":
+    return None
+
+
 def plain_step_name(trace: Trace, step: str | int) -> str:
     return str(step)
 
@@ -46,3 +50,5 @@ class MethodViews:
     moment_at: Callable[[Moment, Trace], tuple[str | None, str | int | None]] = ranked_moment
     # the graph `overview` draws for (trace, gold ids, height), so it can be made before it is shown
     overview_picture: Callable[[Trace, Iterable[int] | None, int], "Picture | None"] = no_picture
+    # the graph the Retrieval tab draws first (trace, gold ids), made ahead for the same reason
+    first_detail_picture: Callable[[Trace, Iterable[int] | None], "Picture | None"] = no_detail_picture

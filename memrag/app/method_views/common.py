@@ -20,12 +20,13 @@ class Picture:
     name: str
     gold_chunk_ids: Iterable[int] | None
     height: int | None = None
+    args: tuple[Any, ...] = ()  # after the trace: a step, a hop
 
     def make(self, trace: Trace) -> tuple[str, str]:
         options: dict[str, Any] = {"gold_chunk_ids": self.gold_chunk_ids}
         if self.height is not None:
             options["height"] = self.height
-        return drawn(self.render, trace, **options)
+        return drawn(self.render, trace, *self.args, **options)
 
     def show(self, trace: Trace, height: int) -> None:
         graph(self.make(trace), height, name=self.name)
