@@ -76,6 +76,31 @@ def test_each_learn_step_is_made_once_and_the_next_before_it_is_asked_for(record
     assert [s for s, who in calls if who != "memrag-prefetch"] == [0]
 
 
+def test_the_demo_question_shown_is_replayed_and_drawn_before_the_ask_click(recorded, layouts, monkeypatch):
+    """The Ask page replays the recorded question it shows, and makes its graphs, in the background;
+    the click takes those traces: no second replay and no layout in the click's run."""
+    import memrag.ask
+    from memrag.app import jobs, session
+    from test_app_pages import app, click, wait_for
+
+    replays: list[str] = []
+    real = memrag.ask.ask
+    monkeypatch.setattr(memrag.ask, "ask", lambda *a, **k: replays.append(threading.current_thread().name)
+                        or real(*a, **k))
+    at = no_exception(app(recorded, scripted()).run())
+    at.switch_page("app_pages/ask.py")
+    no_exception(at.run())
+    join_prefetch()
+    assert replays == ["memrag-prefetch"] and layouts, (replays, layouts)
+    made_ahead = len(layouts)
+    click(at, "Ask")
+    job = wait_for(at, session.AppState.ask_job.key)
+    no_exception(at.run())
+    assert job.status == jobs.DONE and replays == ["memrag-prefetch"]  # the click replayed nothing again
+    assert len(layouts) == made_ahead  # and laid out no graph: every one it shows was made ahead
+    assert sum("**Answer:**" in m.value for m in at.markdown) == 4
+
+
 class Obj:
     """A stand-in for a trace: compared by value, watched by identity."""
 

@@ -3,7 +3,7 @@ method's overview graph and detail tabs, the LLM call inspector, the traces down
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -11,7 +11,8 @@ import streamlit as st
 from memrag.app.ask_result import AskResult
 from memrag.app import focus
 from memrag.app.focus_layout import focus_graphs
-from memrag.app.view_cache import made
+from memrag.app.view_cache import in_background, made
+from memrag.app.work import recorded_replay
 from memrag.app.question_gold import FateLine, Gold, Where, gold_fate_line, gold_fates, gold_of, gold_scores
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.widgets import frame, graph, text, wrapped_table
@@ -145,6 +146,18 @@ def answer_card(trace: Trace, gold: Gold | None, memory: Memory | None, title: s
 
 def _scores(trace: Trace, gold: Gold, memory: Memory | None) -> dict[str, float | None]:
     return made("gold_scores", (trace, memory), gold_key(gold), lambda: gold_scores(trace, gold, memory))
+
+
+def prefetch_replay(memory: Memory, rec: Any, embedder: Any, question: str, record: dict[str, Any] | None,
+                    methods: list[str], params: dict[str, Any]) -> None:
+    """Replay the recorded question the page shows and make its graphs in the background while it is
+    read; the Ask click then takes those traces with their graphs made (work.recorded_replay), or
+    waits for the rest. A replay that fails here fails again in the click's job, which says why."""
+    def work() -> None:
+        traces = recorded_replay(memory, rec, embedder, question, methods, params)
+        make_pictures(AskResult(traces, question, record, "recorded", rec.model), memory)
+
+    in_background(work)
 
 
 # ------------------------------------------------------------------ several answers

@@ -112,12 +112,23 @@ def _shared_embedder() -> Embedder:
 
     embedder = get_embedder()
     heap.freeze_long_lived("embedder")  # torch and the model: most of the heap, kept for the process
+    _loaded.append(embedder)
     return embedder
+
+
+_loaded: list[Embedder] = []  # the shared embedder once loaded (never loaded just to look)
 
 
 def embedder() -> Embedder:
     injected = st.session_state.get(TEST_EMBEDDER_KEY)
     return injected if injected is not None else _shared_embedder()
+
+
+def loaded_embedder() -> Embedder | None:
+    """The embedder if it is loaded already, else None: work done ahead of a click must not make a
+    page wait seconds for the model to load."""
+    injected = st.session_state.get(TEST_EMBEDDER_KEY)
+    return injected if injected is not None else (_shared_embedder() if _loaded else None)
 
 
 def embedder_id() -> str:
