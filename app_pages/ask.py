@@ -103,9 +103,12 @@ def start_ask() -> None:
 
 
 ready_embedder = backend_state.loaded_embedder()
-if recorded and not live and methods and not changed and not running and ready_embedder is not None:
+shown_now = state.ask_result is not None and state.ask_result.question == question and \
+    [t.method for t in state.ask_result.traces] == methods
+if recorded and not live and methods and not changed and not running and not shown_now and ready_embedder is not None:
     # replayed and drawn while the question is read: the click shows it (the same inputs, the same traces);
-    # not with changed parameters, whose replay may lack recorded calls (the page warns above)
+    # not with changed parameters, whose replay may lack recorded calls (the page warns above), nor for
+    # the answers on show (their graphs are made)
     ask_views.prefetch_replay(memory, rec, ready_embedder, question, record, methods,
                               {m: param_widgets.method_params(m) for m in methods})
 asking = st.button("Ask", type="primary", disabled=running or not methods or not question.strip()
