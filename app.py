@@ -13,7 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from memrag.assets import asset_path
-from memrag.app import backend_state, job_owner, memory_state, param_widgets, room, session, url_state
+from memrag.app import backend_state, heap, job_owner, memory_state, param_widgets, room, session, url_state
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.session import AppState
 from memrag.app.job_views import model_state_view, running_jobs_view
@@ -107,3 +107,5 @@ with st.sidebar:
         running_jobs_view()
 
 page.run()
+# the modules this page imported (once per page and process), out of every later garbage collection
+heap.freeze_long_lived(f"page {page.url_path}")

@@ -89,7 +89,8 @@ def start_ask() -> None:
     else:
         params = {m: param_widgets.method_params(m) for m in methods}
         mode, model = ("live", llm.model) if live else ("recorded", rec.model)
-        work = ask_work(memory, question, llm, backend_state.embedder(), methods, params)
+        work = ask_work(memory, question, llm, backend_state.embedder(), methods, params,
+                        replay_of=None if live else rec)
         job = job_owner.start_job("ask", f"asking {len(methods)} method(s)", work,
                              estimate_s=estimates.ask_estimate(methods, backend, params).seconds
                              if live else 5.0,
@@ -102,6 +103,15 @@ def start_ask() -> None:
             st.rerun()
 
 
+ready_embedder = backend_state.loaded_embedder()
+shown_now = state.ask_result is not None and state.ask_result.question == question and \
+    [t.method for t in state.ask_result.traces] == methods
+if recorded and not live and methods and not changed and not running and not shown_now and ready_embedder is not None:
+    # replayed and drawn while the question is read: the click shows it (the same inputs, the same traces);
+    # not with changed parameters, whose replay may lack recorded calls (the page warns above), nor for
+    # the answers on show (their graphs are made)
+    ask_views.prefetch_replay(memory, rec, ready_embedder, question, record, methods,
+                              {m: param_widgets.method_params(m) for m in methods})
 asking = st.button("Ask", type="primary", disabled=running or not methods or not question.strip()
                    or bool(live_refusal))
 if not asking and replay_from_url and methods and not running and (not recorded or live):

@@ -131,6 +131,37 @@ def test_a_scripted_evaluation_runs_as_a_job_and_shows_scores_charts_and_traces(
     assert len(at.get("iframe")) >= 4  # one graph per graph method side by side, and a detail graph
 
 
+def test_the_first_questions_graphs_are_made_before_they_are_opened(home, monkeypatch):
+    """Opening an evaluated question lays out none of its side-by-side graphs in the click's run:
+    they were made in the background while the run's scores were shown (a layout is most of
+    opening a question, bench/app_bench.py)."""
+    from memrag.app import view_cache
+    from memrag.viz import graph_html
+
+    view_cache.MEMO.clear()
+    layouts: list[str] = []  # the thread that laid out each picture
+    real = graph_html.layout
+    monkeypatch.setattr(graph_html, "layout",
+                        lambda *a, **k: layouts.append(threading.current_thread().name) or real(*a, **k))
+    at = hotpot_run(app().run(), scope="pooled")
+    click(at, "Run evaluation")
+    job = jobs.get_job(at.session_state[ev.EvalState.eval_job.key])
+    assert job is not None and job.wait(60) and job.status == jobs.DONE
+    at.run()
+    for t in threading.enumerate():
+        if t.name == "memrag-prefetch":
+            t.join(60)
+    ahead = list(layouts)
+    # NeuroPath, EcphoryRAG and HippoRAG 2 side by side and NeuroPath's Retrieval tab, of hp1 and hp2
+    assert ahead.count("memrag-prefetch") == 2 * 4, ahead
+    for qid in ("hp1", "hp2"):
+        before = len(layouts)
+        at.selectbox(key="eval_q").set_value(qid).run()
+        no_exception(at)
+        assert [who for who in layouts[before:] if who != "memrag-prefetch"] == [], (qid, layouts[before:])
+    assert sum("**Answer:**" in m.value for m in at.markdown) == 4 and len(at.get("iframe")) >= 4
+
+
 def test_a_finished_out_folder_opens_without_rerunning(home, tmp_path, monkeypatch):
     monkeypatch.setenv(ev.RUN_PATHS_ENV, "1")  # a folder outside the app's own run folders
     out = tmp_path / "cli-run"

@@ -76,6 +76,31 @@ def test_each_learn_step_is_made_once_and_the_next_before_it_is_asked_for(record
     assert [s for s, who in calls if who != "memrag-prefetch"] == [0]
 
 
+def test_the_demo_question_shown_is_replayed_and_drawn_before_the_ask_click(recorded, layouts, monkeypatch):
+    """The Ask page replays the recorded question it shows, and makes its graphs, in the background;
+    the click takes those traces: no second replay and no layout in the click's run."""
+    import memrag.ask
+    from memrag.app import jobs, session
+    from test_app_pages import app, click, wait_for
+
+    replays: list[str] = []
+    real = memrag.ask.ask
+    monkeypatch.setattr(memrag.ask, "ask", lambda *a, **k: replays.append(threading.current_thread().name)
+                        or real(*a, **k))
+    at = no_exception(app(recorded, scripted()).run())
+    at.switch_page("app_pages/ask.py")
+    no_exception(at.run())
+    join_prefetch()
+    assert replays == ["memrag-prefetch"] and layouts, (replays, layouts)
+    made_ahead = len(layouts)
+    click(at, "Ask")
+    job = wait_for(at, session.AppState.ask_job.key)
+    no_exception(at.run())
+    assert job.status == jobs.DONE and replays == ["memrag-prefetch"]  # the click replayed nothing again
+    assert len(layouts) == made_ahead  # and laid out no graph: every one it shows was made ahead
+    assert sum("**Answer:**" in m.value for m in at.markdown) == 4
+
+
 class Obj:
     """A stand-in for a trace: compared by value, watched by identity."""
 
@@ -102,6 +127,60 @@ def test_identity_memo_is_bounded_and_keyed_by_identity_and_options():
     assert memo.get((a,), "y", make("a-y")) == "a-y"  # other options
     assert len(memo) == 2 and made == ["a-x", "b-x", "a-y"]
     assert memo.get((a,), "x", make("a-x2")) == "a-x2"  # the oldest entry went
+
+
+def test_a_value_being_made_is_waited_for_not_made_a_second_time():
+    """A page's draw that meets a picture a prefetch is making waits for it instead of laying it
+    out again beside it on the same two cores."""
+    memo = view_cache.IdentityMemo()
+    trace, started, release = Obj(1), threading.Event(), threading.Event()
+    made: list[str] = []
+
+    def slow() -> str:
+        made.append("prefetch")
+        started.set()
+        release.wait(10)
+        return "picture"
+
+    worker = threading.Thread(target=lambda: memo.get((trace,), "x", slow))
+    worker.start()
+    assert started.wait(10)
+    got: list[str] = []
+    page = threading.Thread(target=lambda: got.append(memo.get((trace,), "x", lambda: made.append("page") or "again")))
+    page.start()
+    page.join(0.3)
+    assert page.is_alive()  # waiting for the prefetch's value
+    release.set()
+    worker.join(10)
+    page.join(10)
+    assert got == ["picture"] and made == ["prefetch"]
+
+
+def test_a_failed_make_leaves_the_value_to_the_next_caller():
+    memo = view_cache.IdentityMemo()
+    trace = Obj(1)
+
+    def broken() -> str:
+        raise ValueError("a damaged trace")
+
+    with pytest.raises(ValueError):
+        memo.get((trace,), "x", broken)
+    assert memo.get((trace,), "x", lambda: "made") == "made"
+
+
+def test_the_apps_first_run_freezes_its_long_lived_objects_out_of_the_collector(tiny):
+    """Streamlit collects garbage in full after every run; the modules the pages import are frozen
+    out of those passes once (memrag.app.heap)."""
+    from memrag.app import heap
+
+    heap._frozen.clear()
+    gc.unfreeze()
+    try:
+        ask_page(tiny, scripted())
+        assert any(w.startswith("page ") for w in heap._frozen) and gc.get_freeze_count() > 10_000
+        assert not heap.freeze_long_lived(next(iter(heap._frozen)))  # once per page and process
+    finally:
+        gc.unfreeze()  # the other tests' objects stay collectable
 
 
 def test_a_collected_object_takes_its_entries_with_it_and_a_dict_is_held():

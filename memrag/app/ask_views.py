@@ -3,7 +3,7 @@ method's overview graph and detail tabs, the LLM call inspector, the traces down
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -11,7 +11,8 @@ import streamlit as st
 from memrag.app.ask_result import AskResult
 from memrag.app import focus
 from memrag.app.focus_layout import focus_graphs
-from memrag.app.view_cache import made
+from memrag.app.view_cache import in_background, made
+from memrag.app.work import recorded_replay
 from memrag.app.question_gold import FateLine, Gold, Where, gold_fate_line, gold_fates, gold_of, gold_scores
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.widgets import frame, graph, text, wrapped_table
@@ -149,6 +150,18 @@ def _scores(trace: Trace, gold: Gold, memory: Memory | None) -> dict[str, float 
     return made("gold_scores", (trace, memory), gold_key(gold), lambda: gold_scores(trace, gold, memory))
 
 
+def prefetch_replay(memory: Memory, rec: Any, embedder: Any, question: str, record: dict[str, Any] | None,
+                    methods: list[str], params: dict[str, Any]) -> None:
+    """Replay the recorded question the page shows and make its graphs in the background while it is
+    read; the Ask click then takes those traces with their graphs made (work.recorded_replay), or
+    waits for the rest. A replay that fails here fails again in the click's job, which says why."""
+    def work() -> None:
+        traces = recorded_replay(memory, rec, embedder, question, methods, params)
+        make_pictures(AskResult(traces, question, record, "recorded", rec.model), memory)
+
+    in_background(work)
+
+
 # ------------------------------------------------------------------ several answers
 SECONDS_HELP = {w.label: st.column_config.NumberColumn(help=w.help)
                 for w in (words.ORIGINAL_RUN_S, words.MADE_NOW_S, words.THIS_RUN_S)}
@@ -185,7 +198,10 @@ def cost_tabs(traces: Sequence[Trace], key: str) -> None:
                 st.plotly_chart(charts.tokens_chart(traces), key=f"{key}_chart")
 
 
-def overview_graph(trace: Trace, gold: Gold | None, height: int = 420) -> None:
+OVERVIEW_HEIGHT = 420
+
+
+def overview_graph(trace: Trace, gold: Gold | None, height: int = OVERVIEW_HEIGHT) -> None:
     """One picture per method for the side-by-side view (its views module): NeuroPath's paths,
     EcphoryRAG's activation, HippoRAG 2's PageRank; dense gets its ranked head as a table (its graph,
     a star of question → passages, says no more, and every graph frame costs the browser ~0.3 s
@@ -311,6 +327,32 @@ def details(traces: Sequence[Trace], gold: Gold | None, memory: Memory | None, k
 
 
 # ------------------------------------------------------------------ an ask's results
+def result_gold(result: AskResult, memory: Memory | None) -> tuple[Gold | None, bool]:
+    """(the result's gold, whether its traces come from another memory: then its chunk ids are
+    another memory's, and gold is matched by document only)."""
+    gold = gold_of(result.record, memory)
+    if gold is not None and memory is not None and any(t.memory_fingerprint != memory.fingerprint()
+                                                       for t in result.traces):
+        gold.chunk_ids = []
+        return gold, True
+    return gold, False
+
+
+def make_pictures(result: AskResult, memory: Memory | None) -> None:
+    """Make the graphs `ask_results` draws first — each side-by-side graph, and the first
+    method's Retrieval tab — into the view cache without showing them (a prefetch: no Streamlit
+    call); the page's own draw then finds them made."""
+    gold, _ = result_gold(result, memory)
+    ids = gold.chunk_ids if gold else None
+    views = [registry.get(t.method).views for t in result.traces]
+    pictures = [(t, v.overview_picture(t, ids, OVERVIEW_HEIGHT)) for t, v in zip(result.traces, views)]
+    if result.traces:
+        pictures.append((result.traces[0], views[0].first_detail_picture(result.traces[0], ids)))
+    for trace, picture in pictures:
+        if picture is not None:
+            picture.make(trace)
+
+
 @st.fragment
 def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> None:
     """A finished ask (or traces opened from a file): answers side by side or one at a time,
@@ -319,9 +361,8 @@ def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> N
     A fragment: its own widgets ("view", "show where") rerun these results, not the page above
     them; the details are a fragment inside it, so a tab or step reruns only the details."""
     traces = result.traces
-    gold = gold_of(result.record, memory)
-    if gold is not None and memory is not None and any(t.memory_fingerprint != memory.fingerprint() for t in traces):
-        gold.chunk_ids = []  # chunk ids of another memory: score by document only
+    gold, other_memory = result_gold(result, memory)
+    if other_memory:
         st.caption("These traces come from another memory: gold passages are matched by document only.")
     text(result.question, prefix="**Question:** ")
     if gold is not None:
@@ -333,11 +374,15 @@ def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> N
                                 key=f"{key}_view") if len(traces) > 1 else "One at a time"
     side = view != "One at a time"
     if side:
-        for col, t in zip(st.columns(len(traces)), traces):
+        columns = st.columns(len(traces))
+        # every answer card first, then the graphs under them: the browser shows each element as the
+        # run makes it, and a picture made now (a layout, ~0.1-0.7 s) held back the next column's answer
+        for col, t in zip(columns, traces):
             with col:
                 answer_card(t, gold, memory, key=key)
-                if view != "Focus":
-                    overview_graph(t, gold)
+        for col, t in zip(columns, traces if view != "Focus" else []):
+            with col:
+                overview_graph(t, gold)
         if view == "Focus":
             focus_graphs(traces, gold, key, overview_graph)
         comparison(traces, gold, memory, key)

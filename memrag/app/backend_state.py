@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memrag.app import room
+from memrag.app import heap, room
 from memrag.app.session import TEST_EMBEDDER_KEY, TEST_LLM_KEY, AppState
 from memrag.config import Settings
 from memrag.embed import Embedder
@@ -110,12 +110,25 @@ def extract_parallel(backend: str) -> int:
 def _shared_embedder() -> Embedder:
     from memrag.embed import get_embedder
 
-    return get_embedder()
+    embedder = get_embedder()
+    heap.freeze_long_lived("embedder")  # torch and the model: most of the heap, kept for the process
+    _loaded.append(embedder)
+    return embedder
+
+
+_loaded: list[Embedder] = []  # the shared embedder once loaded (never loaded just to look)
 
 
 def embedder() -> Embedder:
     injected = st.session_state.get(TEST_EMBEDDER_KEY)
     return injected if injected is not None else _shared_embedder()
+
+
+def loaded_embedder() -> Embedder | None:
+    """The embedder if it is loaded already, else None: work done ahead of a click must not make a
+    page wait seconds for the model to load."""
+    injected = st.session_state.get(TEST_EMBEDDER_KEY)
+    return injected if injected is not None else (_shared_embedder() if _loaded else None)
 
 
 def embedder_id() -> str:

@@ -26,7 +26,7 @@ from memrag.index.memory import Memory
 from memrag.app.ask_result import AskResult
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.session import AppState, _Key
-from memrag.app.view_cache import made
+from memrag.app.view_cache import in_background, made
 from memrag.ask import resolve_params
 from memrag.config import SettingsError, env_setting
 from memrag.eval import report
@@ -497,6 +497,37 @@ def run_view(run: EvalRun, key: str = "eval") -> None:
     questions_view(run, key)
 
 
+PREFETCH_QUESTIONS = 2  # made ahead: the first questions, then the ones either side of the open one
+
+
+def _drill(run: EvalRun, record: dict[str, Any], memory: Memory | None) -> AskResult:
+    """A question's stored traces as one result object for every rerun, so its pictures and tables
+    are made once."""
+    return made("drill_result", (run, record, memory), None, lambda: drill_result(record, run, memory))
+
+
+def prefetch_questions(run: EvalRun, qid: str | None) -> None:
+    """Read the traces of the questions likely opened next (the first ones, or the open one's
+    neighbours) and make their side-by-side graphs in the background while the page is read:
+    a graph's layout is most of opening a question (~0.1-0.7 s each, four per question). Only
+    questions asked over one memory (the first of them), opened here as the click would open it."""
+    qids = [r["qid"] for r in run.records]
+    i = qids.index(qid) if qid in qids else None
+    around = range(PREFETCH_QUESTIONS) if i is None else (i + 1, i - 1)
+    records = [run.records[n] for n in around if 0 <= n < len(run.records)]
+    if not records:
+        return
+    path = memory_path_of(run, records[0])
+    records = [r for r in records if memory_path_of(run, r) == path]
+    memory, _ = _open_memory(path)
+
+    def work() -> None:
+        for record in records:
+            ask_views.make_pictures(_drill(run, record, memory), memory)
+
+    in_background(work)
+
+
 @st.fragment
 def questions_view(run: EvalRun, key: str = "eval") -> None:
     """The per-question table with its exports, and one question's traces in the Ask page's views.
@@ -522,15 +553,19 @@ def questions_view(run: EvalRun, key: str = "eval") -> None:
         st.session_state.pop(pick_key, None)  # a question of another run
     qid = st.selectbox("open the traces of", qids, index=None, key=pick_key, placeholder="pick a question…",
                        format_func=lambda q: f"{q}: {next(r['question'] for r in run.records if r['qid'] == q)}")
-    if qid is None:
-        return
+    if qid is not None:
+        question_traces(run, qid, key)
+    prefetch_questions(run, qid)  # after this question's own draw, which it would slow down
+
+
+def question_traces(run: EvalRun, qid: str, key: str) -> None:
+    """One question's stored traces in the Ask page's views."""
     record = next(r for r in run.records if r["qid"] == qid)
     memory, note = _open_memory(memory_path_of(run, record))
     if note:
         st.caption(escape_markdown(f"This question's traces are stored in the run; {note}."))
     try:
-        # the same result object on every rerun, so its pictures and tables are made once
-        result = made("drill_result", (run, record, memory), None, lambda: drill_result(record, run, memory))
+        result = _drill(run, record, memory)
     except (ValueError, TypeError) as e:
         st.error(escape_markdown(f"The stored traces of {qid} cannot be read: {e}"))
         return

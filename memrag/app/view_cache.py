@@ -11,6 +11,7 @@ makes new traces and so new entries, and the oldest entries go first.
 from __future__ import annotations
 
 import contextvars
+import logging
 import threading
 import weakref
 from collections import OrderedDict, deque
@@ -19,6 +20,7 @@ from typing import Any, Callable, Hashable, TypeVar
 from memrag.viz import look as looks
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 MAX_ENTRIES = 256  # a few asks of four methods with their detail views; a graph's HTML is 10–400 KB
 
@@ -38,6 +40,7 @@ class IdentityMemo:
         self._watched: dict[int, weakref.finalize] = {}
         self._dead: deque[int] = deque()  # ids of collected objects, appended by their finalizers
         self._lock = threading.Lock()
+        self._making: dict[tuple, threading.Event] = {}  # keys being made now, set when made (or failed)
         self.hits = self.misses = 0
 
     def _purge(self) -> None:
@@ -66,21 +69,34 @@ class IdentityMemo:
 
     def get(self, objects: tuple[Any, ...], options: Hashable, make: Callable[[], T]) -> T:
         key = (tuple(id(o) for o in objects), options)
-        with self._lock:
-            self._purge()
-            held = self._items.get(key)
-            if held is not None:
+        while True:
+            with self._lock:
+                self._purge()
+                held = self._items.get(key)
+                if held is not None:
+                    self._items.move_to_end(key)
+                    self.hits += 1
+                    return held[1]
+                making = self._making.get(key)
+                if making is None:  # ours to make
+                    making = self._making[key] = threading.Event()
+                    break
+            # another thread (a prefetch, another session) is making it: its value, not a second
+            # make competing for the same two cores; if that make failed, the loop makes it here
+            making.wait()
+        try:
+            value = make()  # outside the lock: other keys are made and read meanwhile
+            with self._lock:
+                self._purge()
+                self.misses += 1
+                self._items[key] = (self._hold(objects), value)
                 self._items.move_to_end(key)
-                self.hits += 1
-                return held[1]
-        value = make()  # outside the lock: two sessions may make the same value once each
-        with self._lock:
-            self._purge()
-            self.misses += 1
-            self._items[key] = (self._hold(objects), value)
-            self._items.move_to_end(key)
-            while len(self._items) > self.max_entries:
-                self._items.popitem(last=False)
+                while len(self._items) > self.max_entries:
+                    self._items.popitem(last=False)
+        finally:
+            with self._lock:
+                del self._making[key]
+            making.set()
         return value
 
     def holds(self, objects: tuple[Any, ...], options: Hashable) -> bool:
@@ -133,10 +149,22 @@ def prefetch(render: Callable[..., Any], subject: Any, arg_sets: list[tuple], **
     todo = [a for a in arg_sets if not MEMO.holds((subject,), _render_key(render, a, options))]
     if not todo:
         return None
-    context = contextvars.copy_context()  # the caller's look, so the keys match its next click
-    worker = threading.Thread(target=lambda: context.run(lambda: [drawn(render, subject, *a, **options)
-                                                                  for a in todo]),
-                              name="memrag-prefetch", daemon=True)
+    return in_background(lambda: [drawn(render, subject, *a, **options) for a in todo])
+
+
+def in_background(work: Callable[[], Any]) -> threading.Thread:
+    """Run `work` (pure: it fills this cache, no Streamlit call) in a daemon thread under the
+    caller's look, so the keys it makes match the caller's next draw. A failure there is left for
+    the page's own draw to meet and show."""
+    context = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            context.run(work)
+        except Exception:  # noqa: BLE001 - the page makes the value again and shows its error
+            log.debug("a prefetch failed", exc_info=True)
+
+    worker = threading.Thread(target=run, name="memrag-prefetch", daemon=True)
     worker.start()
     return worker
 

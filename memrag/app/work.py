@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from memrag.app.estimates import expected_ask_calls, expected_compare_calls
 from memrag.app.jobs import CANCELLED, Job, JobCancelled, JobLLM
+from memrag.app.view_cache import made
 from memrag.explain import ablations
 from memrag.index.memory import Memory
 from memrag.llm.base import LLM
@@ -126,12 +127,29 @@ def _add_chunk(state: dict[str, Any], d: dict[str, Any]) -> None:
                                   "raw_reply": d.get("raw_reply") or ""})
 
 
+def recorded_replay(memory: Memory, rec: Any, embedder: Any, question: str, methods: list[str],
+                    params: dict[str, Any]) -> list[Any]:
+    """`ask` from the memory's recordings (no model), once per memory, recordings, embedder,
+    question, methods and parameters for the process: the same inputs replay to the same traces,
+    so the Ask page replays the demo question it shows in the background (`prefetch_replay`) and
+    the click takes those traces with their graphs made. A recording the replay lacks raises
+    StaleRecording, as a replay in the job would."""
+    from memrag.ask import ask
+
+    return made("recorded replay", (memory, rec, embedder), (question, tuple(methods), repr(params)),
+                lambda: ask(memory, question, llm=rec.replay_llm(), embedder=embedder, methods=methods,
+                            params=params))
+
+
 def ask_work(memory: Memory, question: str, llm: LLM, embedder: Any, methods: list[str],
-             params: dict[str, Any], *, corpus: str = "") -> Callable[[Job], Any]:
-    """A job body that runs `memrag.ask.ask` with every LLM call going through `JobLLM`."""
+             params: dict[str, Any], *, corpus: str = "", replay_of: Any = None) -> Callable[[Job], Any]:
+    """A job body that runs `memrag.ask.ask` with every LLM call going through `JobLLM`; with
+    `replay_of` (the memory's recordings) a recorded replay, shared by every ask of the same inputs."""
     from memrag.ask import ask
 
     def work(job: Job) -> Any:
+        if replay_of is not None:
+            return recorded_replay(memory, replay_of, embedder, question, methods, params)
         wrapped = JobLLM(llm, job, expected_calls=expected_ask_calls(methods, params))
         job.report("start", {"methods": list(methods)}, total=wrapped.expected_calls, done=0,
                    note="embedding the question")

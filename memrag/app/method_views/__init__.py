@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memrag.methods.fate_kit import FateRecord, Moment
 from memrag.trace import Trace
+
+if TYPE_CHECKING:
+    from memrag.app.method_views.common import Picture
 
 
 def ranked_passages(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | None]:
@@ -19,6 +23,15 @@ def ranked_passages(record: FateRecord, trace: Trace) -> tuple[str | None, str |
 def ranked_moment(moment: Moment, trace: Trace) -> tuple[str | None, str | int | None]:
     """A moment of a passage's story shown by a method without its own steps: its ranked list."""
     return "Ranked passages", None
+
+
+def no_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> "Picture | None":
+    """A method whose side-by-side view draws no graph (or one no prefetch needs to know of)."""
+    return None
+
+
+def no_detail_picture(trace: Trace, ids: Iterable[int] | None) -> "Picture | None":
+    return None
 
 
 def plain_step_name(trace: Trace, step: str | int) -> str:
@@ -35,3 +48,7 @@ class MethodViews:
     step_name: Callable[[Trace, str | int], str] = plain_step_name  # a step as the "show where" button says it
     # (tab, step) that shows one moment of a gold passage's story (its first miss, its final loss)
     moment_at: Callable[[Moment, Trace], tuple[str | None, str | int | None]] = ranked_moment
+    # the graph `overview` draws for (trace, gold ids, height), so it can be made before it is shown
+    overview_picture: Callable[[Trace, Iterable[int] | None, int], "Picture | None"] = no_picture
+    # the graph the Retrieval tab draws first (trace, gold ids), made ahead for the same reason
+    first_detail_picture: Callable[[Trace, Iterable[int] | None], "Picture | None"] = no_detail_picture

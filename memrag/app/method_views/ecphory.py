@@ -9,7 +9,7 @@ import streamlit as st
 
 from memrag.app import focus
 from memrag.app.method_views import MethodViews
-from memrag.app.method_views.common import method_picture
+from memrag.app.method_views.common import Picture, method_picture_of
 from memrag.app.view_cache import drawn
 from memrag.app.widgets import frame, graph, text
 from memrag.explain import activation
@@ -20,8 +20,12 @@ from memrag.viz import trace_graphs, words
 from memrag.methods.ecphory.detail import EcphoryDetail
 
 
+def overview_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> Picture:
+    return method_picture_of(trace, ids, height, drawable=trace.detail(EcphoryDetail) is not None)
+
+
 def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
-    method_picture(trace, ids, height, drawable=trace.detail(EcphoryDetail) is not None)
+    overview_picture(trace, ids, height).show(trace, height)
 
 
 def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
@@ -108,4 +112,5 @@ def step_name(trace: Trace, step: str | int) -> str:
     return str(step)
 
 
-VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="ec", step_name=step_name, moment_at=moment_at)
+VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="ec", step_name=step_name, moment_at=moment_at,
+                    overview_picture=overview_picture)

@@ -9,6 +9,7 @@ import streamlit as st
 
 from memrag.app import focus
 from memrag.app.method_views import MethodViews
+from memrag.app.method_views.common import Picture
 from memrag.app.view_cache import drawn
 from memrag.app.widgets import graph
 from memrag.methods.fate_kit import Moment
@@ -35,13 +36,18 @@ def recognition_summary(d: HippoRAG2Detail) -> str:
     return f"Recognition memory (one LLM call) kept {kept} of {len(d.facts)} retrieved facts."
 
 
-def overview(trace: Trace, gold_ids: Iterable[int] | None, height: int) -> None:
+def overview_picture(trace: Trace, gold_ids: Iterable[int] | None, height: int) -> Picture:
     """The side-by-side picture: the PageRank subgraph, or the dense head after a fallback."""
+    d = trace.detail(HippoRAG2Detail)
+    renderer = trace_graphs.hipporag2_overview if d is not None and not d.fallback_dense else trace_graphs.dense_graph
+    return Picture(renderer, "hipporag2-overview", gold_ids, height)
+
+
+def overview(trace: Trace, gold_ids: Iterable[int] | None, height: int) -> None:
     d = trace.detail(HippoRAG2Detail)
     if d is not None and d.fallback_dense:
         st.info(escape_markdown(fallback_message(d)))
-    renderer = trace_graphs.hipporag2_overview if d is not None and not d.fallback_dense else trace_graphs.dense_graph
-    graph(drawn(renderer, trace, gold_chunk_ids=gold_ids, height=height), height, name="hipporag2-overview")
+    overview_picture(trace, gold_ids, height).show(trace, height)
 
 
 def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
@@ -91,4 +97,4 @@ def moment_at(moment: Moment, trace: Trace) -> tuple[str | None, str | int | Non
     return ("Retrieval", None) if moment.row is not None else ("Ranked passages", None)
 
 
-VIEWS = MethodViews(detail, overview, moment_at=moment_at)
+VIEWS = MethodViews(detail, overview, moment_at=moment_at, overview_picture=overview_picture)

@@ -9,9 +9,8 @@ import streamlit as st
 
 from memrag.app import focus
 from memrag.app.method_views import MethodViews
-from memrag.app.method_views.common import method_picture, numbers
-from memrag.app.view_cache import drawn
-from memrag.app.widgets import fitted_lines, frame, graph, text, wrapped_table
+from memrag.app.method_views.common import Picture, method_picture_of, numbers
+from memrag.app.widgets import fitted_lines, frame, text, wrapped_table
 from memrag.methods.fate_kit import FateRecord, Moment
 from memrag.methods.neuropath.fates import NeuroPathFate
 from memrag.trace import Trace
@@ -26,6 +25,11 @@ def hop_step(hop: int) -> str:
     return f"Hop {hop}"
 
 
+def overview_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> Picture:
+    d = trace.detail(NeuroPathDetail)
+    return method_picture_of(trace, ids, height, drawable=d is not None and bool(d.hops))
+
+
 def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
     d = trace.detail(NeuroPathDetail)
     if d is not None and not d.hops:
@@ -33,7 +37,7 @@ def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
         st.info("NeuroPath fell back to dense retrieval: no query entities." if d.fallback_dense else
                 f"NeuroPath tracked no path ({d.stop_reason or 'no hop ran'}): the ranking shown is "
                 "post-retrieval completion alone.")
-    method_picture(trace, ids, height, drawable=d is not None and bool(d.hops))
+    overview_picture(trace, ids, height).show(trace, height)
 
 
 def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
@@ -79,12 +83,11 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
                 wrapped_table(focus.highlighted(paths[paths["id"] == row], "id", row), ["path"], help=helps,
                               lines=fitted_lines(paths, ["path"]))
             focus.scroll_once(key)
-        graph(drawn(trace_graphs.neuropath_hop_graph, trace, h.hop, gold_chunk_ids=gold_ids), 560,
-              name=f"neuropath-hop-{h.hop}")
+        hop_picture(h, gold_ids).show(trace, 560)
         wrapped_table(focus.highlighted(paths, "id", row) if row in set(paths["id"]) else paths, ["path"],
                       help=helps, lines=fitted_lines(paths, ["path"]))
     elif pick == "All hops":
-        graph(drawn(trace_graphs.neuropath_overview, trace, gold_chunk_ids=gold_ids), 600, name="neuropath-all-hops")
+        all_hops_picture(gold_ids).show(trace, 600)
     else:
         st.caption(escape_markdown(f"Tracking stopped: {d.stop_reason or 'n/a'}. First the "
                                    f"{words.KEPT_PATH_PASSAGES.label} (chunks {numbers(d.dp_chunk_ids)}), then the "
@@ -93,6 +96,22 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
                         f"{words.COMPLETION_PASSAGES.label}: {words.COMPLETION_PASSAGES.help}.")
         text(d.de_query or "(no completion query)")
         st.dataframe(tables.ranked_table(trace, gold_ids, limit=20), hide_index=True)
+
+
+def hop_picture(h: NeuroPathHop, gold_ids: Iterable[int] | None) -> Picture:
+    return Picture(trace_graphs.neuropath_hop_graph, f"neuropath-hop-{h.hop}", gold_ids, args=(h.hop,))
+
+
+def all_hops_picture(gold_ids: Iterable[int] | None) -> Picture:
+    return Picture(trace_graphs.neuropath_overview, "neuropath-all-hops", gold_ids)
+
+
+def first_detail_picture(trace: Trace, gold_ids: Iterable[int] | None) -> Picture | None:
+    """The Retrieval tab's first step: hop 1's paths, or all hops when none ran."""
+    d = trace.detail(NeuroPathDetail)
+    if d is None:
+        return None
+    return hop_picture(d.hops[0], gold_ids) if d.hops else all_hops_picture(gold_ids)
 
 
 def _kept_line(h: NeuroPathHop) -> str:
@@ -123,4 +142,5 @@ def lost_at(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | N
     return "Ranked passages", None
 
 
-VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="np", moment_at=moment_at)
+VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="np", moment_at=moment_at,
+                    overview_picture=overview_picture, first_detail_picture=first_detail_picture)
