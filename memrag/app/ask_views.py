@@ -10,7 +10,7 @@ import streamlit as st
 
 from memrag.app.ask_result import AskResult
 from memrag.app import focus
-from memrag.app.focus_layout import focus_graphs
+from memrag.app.focus_layout import first_plan, focus_graphs
 from memrag.app.view_cache import in_background, made
 from memrag.app.work import recorded_replay
 from memrag.app.question_gold import FateLine, Gold, Where, gold_fate_line, gold_fates, gold_of, gold_scores
@@ -21,7 +21,7 @@ from memrag.index.memory import Memory
 from memrag.methods import registry
 from memrag.tracefile import traces_file_name, traces_json
 from memrag.trace import Trace, token_sum
-from memrag.viz import charts, palette, tables, words
+from memrag.viz import charts, look as looks, palette, tables, words
 from memrag.viz.safe_text import clip, escape_markdown
 
 
@@ -339,18 +339,21 @@ def result_gold(result: AskResult, memory: Memory | None) -> tuple[Gold | None, 
 
 
 def make_pictures(result: AskResult, memory: Memory | None) -> None:
-    """Make the graphs `ask_results` draws first — each side-by-side graph, and the first
-    method's Retrieval tab — into the view cache without showing them (a prefetch: no Streamlit
-    call); the page's own draw then finds them made."""
+    """Make the graphs `ask_results` draws first — the focus layout's pictures (its default view),
+    and the first method's Retrieval tab — into the view cache without showing them (a prefetch: no
+    Streamlit call); the page's own draw then finds them made."""
     gold, _ = result_gold(result, memory)
     ids = gold.chunk_ids if gold else None
-    views = [registry.get(t.method).views for t in result.traces]
-    pictures = [(t, v.overview_picture(t, ids, OVERVIEW_HEIGHT)) for t, v in zip(result.traces, views)]
+    for trace, look, height in first_plan(result.traces):
+        with looks.drawing(look):  # the look is part of a picture's cache key
+            picture = registry.get(trace.method).views.overview_picture(trace, ids, height)
+            if picture is not None:
+                picture.make(trace)
     if result.traces:
-        pictures.append((result.traces[0], views[0].first_detail_picture(result.traces[0], ids)))
-    for trace, picture in pictures:
+        first = result.traces[0]
+        picture = registry.get(first.method).views.first_detail_picture(first, ids)
         if picture is not None:
-            picture.make(trace)
+            picture.make(first)
 
 
 @st.fragment

@@ -24,6 +24,21 @@ def default_focus(traces: Sequence[Trace]) -> str:
     return next((t.method for t in traces if t.edges), traces[0].method)
 
 
+SMALL_LOOK = looks.Look(compact=True)
+
+
+def focus_look(presenter: bool) -> looks.Look:
+    return looks.Look(scale=looks.PRESENTER_SCALE if presenter else 1.0, label_all=True)
+
+
+def first_plan(traces: Sequence[Trace]) -> list[tuple[Trace, looks.Look, int]]:
+    """What `focus_graphs` draws when results first show (the default focus, no presenter): each
+    picture with its look and height, so a prefetch makes the same cache entries."""
+    focused = default_focus(traces) if traces else None
+    return [(t, focus_look(False), FOCUS_HEIGHT) if t.method == focused else (t, SMALL_LOOK, SMALL_HEIGHT)
+            for t in traces]
+
+
 def _focus_on(key: str, method: str) -> None:
     st.session_state[key] = method
 
@@ -40,13 +55,12 @@ def focus_graphs(traces: Sequence[Trace], gold: Gold | None, key: str, draw: Dra
     others = [t for t in traces if t is not focused]
     if others:
         for col, t in zip(st.columns(len(others)), others):
-            with col, looks.drawing(looks.Look(compact=True)):
+            with col, looks.drawing(SMALL_LOOK):
                 st.button(f"Focus: {METHOD_LABELS.get(t.method, t.method)}", key=f"{key}_focus_{t.method}",
                           on_click=_focus_on, args=(focus_key, t.method), icon=":material/open_in_full:",
                           width="stretch", help="Draw this method's picture large, with every label.")
                 draw(t, gold, SMALL_HEIGHT)
     st.subheader(f"{METHOD_LABELS.get(focused.method, focused.method)} in focus")
     st.caption("Click a node or its label for its details: what it is, its relations and source passages.")
-    scale = looks.PRESENTER_SCALE if presenter else 1.0
-    with looks.drawing(looks.Look(scale=scale, label_all=True)):
+    with looks.drawing(focus_look(presenter)):
         draw(focused, gold, FOCUS_HEIGHT)
