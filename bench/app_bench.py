@@ -8,14 +8,14 @@ the same start as the browser tests: tests/browser/app_server.py) and drives Deb
 --quick: 1), each time in a fresh browser session, after one unmeasured warm-up that loads the
 embedder and opens the memory in the server:
 
-1. Ask: seconds from clicking Ask (the first recorded demo question, every registered method,
+1. Ask: seconds from clicking Ask (the demo question the page shows first, every registered method,
    replayed from the recordings) to every method's answer shown and every overview graph drawn
    with nodes in its frame (how many graphs that is, is counted once after the warm-up ask, so a
    method added to the registry is timed without editing this script). Target ≤ 1.5 s.
 2. A tab switch: seconds from clicking the first method's "Gold" detail tab to its text shown.
 3. "show where": seconds from clicking the first gold line's first "show where" button (the view
    it names: the ranked list, a hop's table) to that view showing the highlighted row.
-4. A Learn step: on the Learn page (the first recorded demo question), seconds from pressing → on
+4. A Learn step: on the Learn page (the demo question it shows first), seconds from pressing → on
    the step slider to "Step N+1 of" shown and the new step's graph drawn.
 5. One Evaluate question: after a 2-question recorded evaluation of the sample, seconds from
    picking a question in "open the traces of" to its answers shown and every graph drawn
@@ -128,8 +128,8 @@ def open_app(page, url: str, page_name: str = "Memory") -> None:
 
 # ------------------------------------------------------------------ the measurements
 def ask_once(browser, url: str, methods: int, graphs: int | None) -> dict[str, Any]:
-    """Ask the first demo question from the recordings; `graphs` None = the warm-up, which counts
-    the overview graphs the page draws once everything has settled."""
+    """Ask the demo question the page shows first (the demo guide's pick), from the recordings;
+    `graphs` None = the warm-up, which counts the overview graphs the page draws once settled."""
     context, page = new_page(browser)
     try:
         open_app(page, url, "Ask")
@@ -427,7 +427,7 @@ def main() -> int:
     if result["kg"]:
         sizes.add("full knowledge graph", kg_nodes, f"{result['kg'][0]['html_bytes']:,}")
     np_run = (result["ask"] or [result["ask_cold"]])[0]
-    sizes.add("NeuroPath overview (q01)", np_run["neuropath_nodes"], f"{np_run['neuropath_html_bytes']:,}")
+    sizes.add("NeuroPath overview (the demo question shown)", np_run["neuropath_nodes"], f"{np_run['neuropath_html_bytes']:,}")
     notes = [f"Load average before the run: {result['load_before']}.",
              f"The sample memory has {entities} entities; the knowledge graph slider's maximum is {MAX_NODES}.",
              "Wall-clock figures include the server's script run; compare figures from one run on a quiet machine."]
