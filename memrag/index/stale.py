@@ -45,9 +45,7 @@ def _earlier(path: str | Path, fingerprints: Sequence[str]) -> bool:
 def stale_note(path: Path, fingerprint: str) -> str | None:
     """Why something made on memory content `fingerprint` does not match the folder's live version,
     when it was made on an earlier version of it (None when it matches, or is not known here)."""
-    if not _earlier(path, [fingerprint]):
-        return None
-    return f"{EARLIER}: its chunk numbers are not this memory's, so it is shown from its own passages"
+    return SENTENCES["trace"] if _earlier(path, [fingerprint]) else None
 
 
 def made_on(made: Any) -> tuple[str, list[str]]:
