@@ -323,11 +323,9 @@ def test_every_edit_is_a_version_undo_goes_back_and_the_log_says_what_is_kept(me
         ("undo", "v000001"), ("use", "v000003"), ("merge", "v000004"), ("remove-triple", "v000005"),
         ("rename", "v000006")]
     assert rows[2].entry.args == {"entity": "Vell", "name": "River Vell"} and rows[2].entry.previous == "v000002"
-    kept = set(store.kept_versions(mem))
-    assert [r.state() for r in rows][-3:] == ["kept", "kept", "live"]
-    assert all((r.state() == "pruned") == (r.entry.version not in kept) for r in rows)
-    assert rows[-1].before_kept and not rows[1].kept  # v000002 was left aside by the use, then pruned
-    assert "(pruned" in rows[1].line()
+    # a small memory keeps every ancestor of the live version: v000003 came from v000002, from v000001
+    assert [r.state() for r in rows] == ["kept", "kept", "kept", "kept", "kept", "kept", "kept", "kept", "live"]
+    assert store.kept_versions(mem) == [f"v{i:06d}" for i in range(1, 7)] and rows[-1].before_kept
 
 
 def test_a_damaged_log_line_is_skipped_and_the_rest_read(mem):
@@ -366,3 +364,16 @@ def test_a_damaged_edit_table_is_refused_with_the_reason(mem, sql, said):
     con.close()
     with pytest.raises(store.MemoryFormatError, match=said.replace("(", r"\(").replace("[", r"\[")):
         store.load(mem)
+
+
+def test_a_small_memory_keeps_a_long_line_of_edits_and_a_large_one_three_versions(mem, monkeypatch):
+    names = ["River Vell", "Vell Water", "The Vell", "Vellbrook", "Vell"]
+    for old, new in zip(["Vell", *names], names):
+        edit(mem, "rename", entity=old, name=new)
+    assert store.kept_versions(mem) == [f"v{i:06d}" for i in range(1, 7)]  # a few KB each: all kept
+    assert all(r.before_kept for r in versions.history(mem)[1:])
+    monkeypatch.setattr(store, "KEEP_BYTES", 1)  # as if each version were large
+    edit(mem, "rename", entity="Vell", name="Vell River")
+    assert store.kept_versions(mem) == ["v000005", "v000006", "v000007"]
+    states = [r.state() for r in versions.history(mem)]
+    assert states == ["pruned"] * 4 + ["kept", "kept", "live"]

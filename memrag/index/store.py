@@ -6,8 +6,9 @@ with allow_pickle=False). A save writes a new version folder aside, then
 replaces CURRENT atomically (os.replace of a one-line file): a crash at any
 moment leaves the previous version loadable. Each manifest names the version that was live
 when it was saved (`previous`), so `undo` can switch CURRENT back to it; after a save only the
-live version and its KEEP_VERSIONS - 1 nearest ancestors are kept (versions left aside by an undo
-go too). faiss indices are rebuilt at load — never `faiss.read_index`.
+live version and its KEEP_VERSIONS - 1 nearest ancestors are kept, and further ancestors up to
+KEEP_MAX_VERSIONS while they fit in KEEP_BYTES (versions left aside by an undo go too; the edit log
+says which versions it names were pruned). faiss indices are rebuilt at load — never `faiss.read_index`.
 
 Every file is fsynced before its rename (`memrag.durable`), so a power cut
 cannot leave CURRENT naming bytes that never reached the disk. One writer at a
@@ -40,7 +41,11 @@ from memrag.index.memory import (FORMAT_VERSION, ChunkRow, DocRow, EngramRow, Ex
 CURRENT = "CURRENT"
 MANIFEST = "manifest.json"
 VECTORS = ("chunk_vecs", "engram_vecs", "entity_vecs", "triple_vecs")
-KEEP_VERSIONS = 3  # the live version and two to undo back to
+KEEP_VERSIONS = 3  # the live version and two to undo back to, always
+# Further ancestors are kept while all kept versions fit in KEEP_BYTES: a small memory (the sample, a few
+# documents) keeps a long line of edits to go back along; a large one keeps three full copies at most.
+KEEP_MAX_VERSIONS = 12
+KEEP_BYTES = 200_000_000
 HISTORY_MAX = 200  # fingerprints of earlier versions a manifest remembers (to recognise old traces)
 LOCK_WAIT_S = 10.0  # a second writer waits this long for the first, then is refused
 STALE_TEMP_S = 3600.0  # a save writes its version in seconds; older temporaries are leftovers
@@ -218,6 +223,13 @@ def remove_stale_temporaries(path: Path, max_age_s: float = STALE_TEMP_S) -> lis
     return removed
 
 
+def _version_bytes(vdir: Path) -> int:
+    try:
+        return sum(p.stat().st_size for p in vdir.iterdir() if p.is_file())
+    except OSError:
+        return 0
+
+
 def kept_versions(path: Path) -> list[str]:
     return sorted(p.name for p in Path(path).glob("v[0-9]*") if p.is_dir() and p.name[1:].isdigit())
 
@@ -252,7 +264,11 @@ def previous_version(path: Path, version: str) -> str | None:
 
 def _prune(path: Path, live: str) -> None:
     keep, v = {live}, live
-    while len(keep) < KEEP_VERSIONS and (v := previous_version(path, v)) is not None and v not in keep:
+    size = _version_bytes(path / live)
+    while (v := previous_version(path, v)) is not None and v not in keep and len(keep) < KEEP_MAX_VERSIONS:
+        size += _version_bytes(path / v)
+        if len(keep) >= KEEP_VERSIONS and size > KEEP_BYTES:
+            break
         keep.add(v)
     for old in kept_versions(path):
         if old not in keep:  # older ancestors, and versions an undo left aside
