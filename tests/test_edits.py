@@ -377,3 +377,34 @@ def test_a_small_memory_keeps_a_long_line_of_edits_and_a_large_one_three_version
     assert store.kept_versions(mem) == ["v000005", "v000006", "v000007"]
     states = [r.state() for r in versions.history(mem)]
     assert states == ["pruned"] * 4 + ["kept", "kept", "live"]
+
+
+# ------------------------------------------------------------------ an editable copy
+def test_a_copy_of_the_sample_replays_like_it_and_can_be_edited(tmp_path):
+    from memrag import demo
+    from memrag.index import copies
+    from memrag.llm.recordings import Recordings
+
+    sample = demo.sample_memory_dir()
+    copy = copies.copy_memory(sample, tmp_path / "my-sample")
+    assert not demo.is_sample_memory(copy)
+    assert content(store.load(copy)) == content(store.load(sample))
+    assert [p.name for p in sorted(copy.iterdir())] == ["CURRENT", "edit-log.jsonl", "extraction.jsonl",
+                                                       "responses.jsonl", store.current_version_dir(sample).name]
+    assert Recordings.open(copy).responses.keys() == Recordings.open(sample).responses.keys()
+    assert [e.kind for e in edit_log.read(copy)] == ["copy"]
+    node = store.load(copy).entities[0]
+    done = edits.edit_memory(copy, Edit("rename", {"entity": node.key, "name": node.name + " Renamed"}),
+                             lambda model: HashEmbedder(dim=store.load(copy).dim, model_id=model))
+    assert done.version == "v000002" and store.load(sample).entities[0].name == node.name
+    with pytest.raises(copies.CopyError, match="exists already"):
+        copies.copy_memory(sample, copy)
+
+
+def test_a_damaged_memory_is_not_copied(mem, tmp_path):
+    from memrag.index import copies
+
+    (store.current_version_dir(mem) / "triple_vecs.npy").write_bytes(b"garbage")
+    with pytest.raises(store.MemoryFormatError, match="triple_vecs.npy"):
+        copies.copy_memory(mem, tmp_path / "copy")
+    assert not (tmp_path / "copy").exists() and not list(tmp_path.glob(".copy*"))
