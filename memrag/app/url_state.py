@@ -124,29 +124,29 @@ def demo_index(qid: str, questions: Sequence[Mapping[str, Any]]) -> tuple[int | 
 
 def restore_ask(questions: Sequence[Mapping[str, Any]], known: Sequence[str], kinds: tuple[str, str]) -> \
         tuple[bool, list[str]]:
-    """Put the URL's question and methods into the Ask page's widgets (once per session), before
-    they are drawn; `kinds` = the question radio's (demo, own) labels. Returns (replay the
-    answers, notes)."""
+    """Put the URL's question and methods into the Ask page's session values (once per session),
+    before its widgets are drawn from them; `kinds` = the question radio's (demo, own) labels.
+    Returns (replay the answers, notes)."""
     params = first_read("ask")
     if not params:
         return False, []
     notes: list[str] = []
-    ss = st.session_state
+    state = AppState()
     restored = False  # answers replay only for the link's own question
     if params.get("q"):
         i, note = demo_index(params["q"], questions)
         notes.append(note)
         if i is not None:
-            ss["ask_kind"], ss["ask_demo"], restored = kinds[0], i, True
+            state.ask_kind, state.ask_demo, restored = kinds[0], i, True
     elif params.get("question"):
         text = clean(params["question"], MAX_QUESTION)
         if text:
-            ss["ask_kind"], ss["ask_free"], restored = kinds[1], text, True
+            state.ask_kind, state.ask_free, restored = kinds[1], text, True
     if params.get("methods"):
         methods, note = methods_from(params["methods"], known)
         notes.append(note)
         if methods:
-            ss["ask_methods"] = methods
+            state.ask_methods = methods
     return restored and params.get("asked") == "1", [n for n in notes if n]
 
 
