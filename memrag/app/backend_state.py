@@ -17,10 +17,24 @@ from memrag.llm.factory import BackendChoice
 Choice = tuple[LLM | None, BackendChoice | None, str]  # (engine, choice, error)
 
 
+def _key_to_send(base_url: str) -> tuple[str, str]:
+    """(the key for `base_url`, why the server's key was withheld or ''): the key typed in the sidebar,
+    else the server's own (OPENAI_API_KEY), which goes only where llm/egress.py allows."""
+    typed = (AppState().openai_api_key or "").strip()
+    return key_for_server(base_url.strip(), typed or Settings().openai_api_key.strip())
+
+
 def withheld_key_note() -> str:
-    """Why the environment's key is not sent to the base URL typed in the sidebar ('' when it is)."""
-    s = AppState()
-    return key_for_server((s.openai_base_url or "").strip(), (s.openai_api_key or "").strip())[1]
+    """Why the server's key is not sent to the base URL typed in the sidebar ('' when it is)."""
+    return _key_to_send(AppState().openai_base_url or "")[1]
+
+
+def server_key_note() -> str:
+    """What the key box says when the server has a key of its own: the key itself never reaches the
+    page (a password box's value is in every viewer's browser), only that it is there."""
+    if not Settings().openai_api_key.strip():
+        return ""
+    return "A key is set on the server: it is used while this box is empty, and never shown here."
 
 
 def settings() -> Settings:
@@ -31,8 +45,7 @@ def settings() -> Settings:
     cfg.ollama_model = (s.ollama_model or "").strip() or "phi4"
     cfg.openai_base_url = (s.openai_base_url or "").strip()
     cfg.openai_model = (s.openai_model or "").strip()
-    # the environment's key goes only to the environment's base URL (llm/egress.py)
-    cfg.openai_api_key, _ = key_for_server(cfg.openai_base_url, (s.openai_api_key or "").strip())
+    cfg.openai_api_key, _ = _key_to_send(cfg.openai_base_url)
     cfg.extract_parallel = max(1, int(s.extract_parallel or 1))
     return cfg
 

@@ -57,7 +57,9 @@ class AppState:
     ollama_model: SessionKey[str] = SessionKey(lambda: Settings().ollama_model)
     openai_base_url: SessionKey[str] = SessionKey(lambda: Settings().openai_base_url)
     openai_model: SessionKey[str] = SessionKey(lambda: Settings().openai_model)
-    openai_api_key: SessionKey[str] = SessionKey(lambda: Settings().openai_api_key)  # held in memory, never written
+    # a key typed into the sidebar, held in memory, never written; the server's own key (OPENAI_API_KEY)
+    # never comes here: a widget's value reaches the browser (backend_state.settings uses it)
+    openai_api_key: SessionKey[str] = SessionKey(str)
     extract_parallel: SessionKey[int] = SessionKey(lambda: Settings().extract_parallel)
     llm_check: SessionKey[int] = SessionKey(lambda: 0)  # bumped by "check again": a new backend probe
     active_memory: SessionKey[str | None] = SessionKey(lambda: None)  # memory folder path
