@@ -201,11 +201,11 @@ def remove_stale_temporaries(path: Path, max_age_s: float = STALE_TEMP_S) -> lis
     return removed
 
 
-def _versions(path: Path) -> list[str]:
+def kept_versions(path: Path) -> list[str]:
     return sorted(p.name for p in Path(path).glob("v[0-9]*") if p.is_dir() and p.name[1:].isdigit())
 
 
-def _version_manifest(path: Path, version: str, label: str = "") -> dict[str, Any]:
+def version_manifest(path: Path, version: str, label: str = "") -> dict[str, Any]:
     """A kept version's manifest (the live one's or an earlier one's), checked to have the shape
     memrag writes. `label` names the file in messages (default: VERSION/manifest.json)."""
     file = Path(path) / version / MANIFEST
@@ -223,10 +223,10 @@ def previous_version(path: Path, version: str) -> str | None:
     """The version that was live when `version` was saved, if it is still kept. Versions saved
     before manifests named it: the highest-numbered kept version below it (saves were sequential)."""
     try:
-        named = _version_manifest(path, version).get("previous")
+        named = version_manifest(path, version).get("previous")
     except MemoryFormatError:
         named = None
-    kept = _versions(path)
+    kept = kept_versions(path)
     if named is None:
         below = [v for v in kept if v < version]
         return below[-1] if below else None
@@ -237,7 +237,7 @@ def _prune(path: Path, live: str) -> None:
     keep, v = {live}, live
     while len(keep) < KEEP_VERSIONS and (v := previous_version(path, v)) is not None and v not in keep:
         keep.add(v)
-    for old in _versions(path):
+    for old in kept_versions(path):
         if old not in keep:  # older ancestors, and versions an undo left aside
             shutil.rmtree(path / old, ignore_errors=True)
 
@@ -246,10 +246,30 @@ class NothingToUndoError(MemoryStoreError):
     """The live version has no earlier version kept to switch back to; nothing was changed."""
 
 
+class UnknownVersionError(MemoryStoreError):
+    """A version asked for is not kept in the folder; nothing was changed."""
+
+
+def switch_to(path: Path, version: str) -> None:
+    """Make `version` the live one, after opening it whole as `load` would (manifest, tables,
+    vectors): a version that cannot be opened is refused, naming it, and CURRENT is left as it was.
+    The caller holds the writer lock."""
+    if version not in kept_versions(path):
+        raise UnknownVersionError(f"memory {path} keeps no version {version!r}. Nothing was changed.")
+    try:
+        load_version(path, version)
+    except MemoryFormatError as e:
+        raise MemoryFormatError(f"version {version} of memory {path} cannot be opened, so it was not made "
+                                f"live: {e}. Nothing was changed; `index --memory DIR --versions` lists the "
+                                "versions kept and whether each opens.") from None
+    write_atomic(path / CURRENT, version + "\n")
+
+
 def undo(path: Path, lock_wait_s: float = LOCK_WAIT_S) -> tuple[str, dict[str, Any]]:
     """Switch the memory back to the version before the live one (one atomic rewrite of CURRENT:
-    the earlier version's files are untouched, so it opens byte for byte as it was saved).
-    Returns (the version now live, the manifest of the version undone)."""
+    the earlier version's files are untouched, so it opens byte for byte as it was saved), after
+    opening that version whole (`switch_to`). Returns (the version now live, the manifest of the
+    version undone)."""
     path = Path(path)
     with writing(path, lock_wait_s), storage_guard(path, "undo the last change", "The memory is unchanged."):
         live = current_version_dir(path).name
@@ -258,8 +278,7 @@ def undo(path: Path, lock_wait_s: float = LOCK_WAIT_S) -> tuple[str, dict[str, A
         if before is None:
             raise NothingToUndoError(f"memory {path} keeps no version before the live one ({live}): "
                                      "nothing to undo. Nothing was changed.")
-        _version_manifest(path, before)  # refuse to switch to a version whose manifest is damaged
-        write_atomic(path / CURRENT, before + "\n")
+        switch_to(path, before)
         return before, undone
 
 
@@ -306,7 +325,7 @@ def _write_sqlite(m: Memory, file: Path) -> None:
 
 def read_manifest(path: Path) -> dict[str, Any]:
     """The live version's manifest, checked to have the shape memrag writes."""
-    return _version_manifest(path, current_version_dir(path).name, MANIFEST)
+    return version_manifest(path, current_version_dir(path).name, MANIFEST)
 
 
 def check(path: Path) -> dict[str, Any]:
@@ -341,17 +360,26 @@ def _vector_rows(counts: dict[str, int]) -> dict[str, int]:
 def load(path: Path, embedder_id: str | None = None) -> Memory:
     """Open a saved memory. Refuses a damaged folder, a newer format or a different embedder, with the reason."""
     path = Path(path)
+    return _load_checked(path, current_version_dir(path).name, MANIFEST, embedder_id)
+
+
+def load_version(path: Path, version: str, embedder_id: str | None = None) -> Memory:
+    """Open one kept version of the folder (live or not), with every check `load` makes."""
+    return _load_checked(Path(path), version, f"{version}/{MANIFEST}", embedder_id)
+
+
+def _load_checked(path: Path, version: str, label: str, embedder_id: str | None) -> Memory:
     try:
-        return _load(path, embedder_id)
+        return _load(path, version, label, embedder_id)
     except sqlite3.Error as e:  # garbage, truncated or locked-away file: whatever SQLite found
         raise damaged(path, f"memory.sqlite is not a readable memory database ({e})") from None
     except OSError as e:
         raise damaged(path, f"a file is unreadable ({e})") from None
 
 
-def _load(path: Path, embedder_id: str | None) -> Memory:
-    vdir = current_version_dir(path)
-    manifest = read_manifest(path)
+def _load(path: Path, version: str, label: str, embedder_id: str | None) -> Memory:
+    vdir = path / version
+    manifest = version_manifest(path, version, label)
     emb = manifest["embedder"]
     if embedder_id is not None and emb["model"] != embedder_id:
         raise MemoryFormatError(
