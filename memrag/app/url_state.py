@@ -18,6 +18,7 @@ plain text; nothing from the URL becomes markup, a path or a live model call.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -177,11 +178,17 @@ def restore_learn(questions: Sequence[Mapping[str, Any]], demo_label: str) -> li
         ss["memrag_url_method"] = clean(params["method"])
     if params.get("step"):
         step = clean(params["step"])
-        if step.isdigit() and 0 < int(step) < 10_000:
-            ss[PENDING_STEP] = int(step)
+        if step_number(step) is not None:
+            ss[PENDING_STEP] = step_number(step)
         else:
             notes.append(f"The link's step {shown(step)} is not a step number.")
     return [n for n in notes if n]
+
+
+def step_number(text: str) -> int | None:
+    """A link's step as a number from 1 to 9,999, or None: ASCII digits only ('²' and '٣' are digits
+    to str.isdigit, and the first one is no number to int())."""
+    return int(text) if re.fullmatch(r"[0-9]{1,4}", text) and int(text) > 0 else None
 
 
 def learn_method(methods: Sequence[str]) -> str:
