@@ -90,6 +90,7 @@ with st.sidebar:
     path, memory, error = memory_state.active_memory()
     if memory is not None:
         st.caption(escape_markdown(memory_state.memory_label(path)))
+        st.caption(escape_markdown(backend_state.embedder_note(memory.embedder_id)))
         # A table rather than a caption line: it also loads the browser's table component with the
         # first page, so the first Ask does not wait ~1.5 s for it (bench/app_bench.py).
         st.dataframe({"": ["documents", "chunks", "entities", "triples"],
