@@ -16,22 +16,11 @@ from memrag.app import jobs, session
 from memrag.config import IndexParams
 from memrag.index.build import build_memory, run_build
 from memrag.served_embedders import served_embedder
-from test_app_pages import APP, DOCS, QUESTION, click, home, no_exception, plain, scripted, wait_for  # noqa: F401
+from test_app_pages import APP, DOCS, ask, click, home, no_exception, plain, scripted, wait_for  # noqa: F401
 
 
 def sidebar_text(at: AppTest) -> str:
     return " ".join(e.value for e in list(at.sidebar.caption) + list(at.sidebar.error)).replace("\\", "")
-
-
-def own_question(at: AppTest) -> AppTest:
-    at.switch_page("app_pages/ask.py")
-    at = no_exception(at.run())
-    at.radio(key="ask_kind").set_value("Your own question").run()
-    at.text_area(key="ask_free").set_value(QUESTION).run()
-    click(at, "Ask")
-    job = wait_for(at, session.AppState.ask_job.key)
-    assert job.status == jobs.DONE, job.error
-    return no_exception(at.run())
 
 
 @pytest.mark.probe("MEMRAG_EMBEDDER=openai:MODEL: build a memory in the app, then open and ask it",
@@ -57,7 +46,8 @@ def test_a_memory_built_in_the_app_with_a_served_embedder_reopens_and_answers(ho
         assert "embedder: openai:probe-embed-built@" in text and "new memories" not in text, text
         assert not at.sidebar.error
         embedded = len([r for r in fake.requests if r.path == "/v1/embeddings"])
-        at = own_question(at)
+        at.switch_page("app_pages/ask.py")
+        at = ask(no_exception(at.run()))
         assert len([m for m in at.markdown if m.value.startswith("**Answer:**")]) == 4
         assert len([r for r in fake.requests if r.path == "/v1/embeddings"]) > embedded  # the question, by it
 
