@@ -14,7 +14,7 @@ from memrag.app.work import build_work
 from memrag.index import store
 from memrag.app.session import AppState
 from memrag.config import IndexParams
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 
 CONFIRM_ABOVE = 20  # chunks: bigger builds ask for confirmation
 state = AppState()
