@@ -9,6 +9,7 @@ import streamlit as st
 
 from memrag.app import (backend_state, estimates, job_owner, job_views, jobs, memory_state, memory_views, room,
                         widgets)
+from memrag.app.edit_views import edit_panel
 from memrag.app.removal_views import removal_panel
 from memrag.app.work import build_work
 from memrag.index import store
@@ -165,3 +166,4 @@ elif memory is not None:
     # a fragment: a tab, the graph's size or focus reruns the tabs, not the page and sidebar
     st.fragment(memory_views.memory_tabs)(memory, key="mem")
     removal_panel(path, memory)
+    edit_panel(path, memory)
