@@ -149,7 +149,7 @@ def test_every_registry_entry_names_a_real_function():
 # test above keeps them apart.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("memrag.durable", "memrag.jsonsafe", "memrag.textsafe", "memrag.assets", "memrag.prompts",
-     "memrag.fields", "memrag.trace_legacy", "memrag.plain_text", "memrag.words"),
+     "memrag.fields", "memrag.trace_legacy", "memrag.plain_text", "memrag.words", "memrag.sample"),
     ("memrag.config",),
     ("memrag.trace",),
     ("memrag.llm",),
