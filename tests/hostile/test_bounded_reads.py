@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from memrag import filesafe
+from memrag.llm.recordings import FILE_NAME, Recordings, RecordingsFormatError
 
 probe = pytest.mark.probe
 GROUP = "bounded reads"
@@ -73,6 +74,19 @@ def test_an_oversized_traces_file_and_a_folder_are_refused(tmp_path):
     assert done.returncode == 1 and "more than a traces file holds" in done.stderr
     done, _ = _cli("ask", "--open", str(tmp_path))
     assert done.returncode == 1 and "a folder, not a regular file" in done.stderr
+
+
+@probe("a memory's responses.jsonl that is a named pipe, or /dev/zero by a link",
+       "refused as unreadable recordings naming the file, without waiting or reading", group=GROUP)
+def test_recordings_that_are_not_a_file_are_refused(tmp_path):
+    os.mkfifo(tmp_path / FILE_NAME)
+    with pytest.raises(RecordingsFormatError, match="a named pipe"):
+        Recordings.load(tmp_path / FILE_NAME)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / FILE_NAME).symlink_to("/dev/zero")
+    with pytest.raises(RecordingsFormatError, match="a character device"):
+        Recordings.open(other)
 
 
 def test_the_reader_reads_a_regular_file_within_its_bound(tmp_path):
