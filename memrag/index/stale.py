@@ -19,7 +19,7 @@ from memrag.index import store
 from memrag.llm.recordings import BrokenRecording, StaleRecording
 from memrag.trace import Trace
 
-EARLIER = "made on an earlier version of this memory (documents were added or removed since)"
+EARLIER = "made on an earlier version of this memory (documents were added or removed, or it was edited, since)"
 SENTENCES = {
     "trace": f"This trace was {EARLIER}: its chunk numbers are not this memory's, so it is shown from its "
              "own passages.",
