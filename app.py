@@ -18,7 +18,7 @@ from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.session import AppState
 from memrag.app.job_views import model_state_view, running_jobs_view
 from memrag.viz import graph_html
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 
 faulthandler.enable()  # a crash in the native model engine then leaves a traceback in the server log
 if st.get_option("server.enableStaticServing"):  # on in .streamlit/config.toml

@@ -14,7 +14,7 @@ from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.session import AppState
 from memrag.index.stale import stale_message
 from memrag.tracefile import read_traces
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 
 ORDER = registry.DISPLAY_ORDER
 MODES = ("Methods side by side", "Compare parameter sets")

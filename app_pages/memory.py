@@ -12,7 +12,7 @@ from memrag.app.build_form import interrupted_actions, start_build
 from memrag.app.removal_views import removal_panel
 from memrag.index import store
 from memrag.app.session import AppState
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 
 state = AppState()
 st.title("Memory")

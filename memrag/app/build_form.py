@@ -21,7 +21,7 @@ from memrag.app.session import AppState
 from memrag.app.work import build_work
 from memrag.config import IndexParams
 from memrag.index import store
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 
 CONFIRM_ABOVE = 20  # chunks: bigger builds ask for confirmation
 UPLOAD_KEY = "build_files_{}"  # + AppState.upload_box: a new box after each build

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memrag.durable import storage_guard
-from memrag.index import store
+from memrag.index import edit_log, store
 from memrag.index.store_format import MemoryFormatError
 
 _NAME = re.compile(r"^v?(\d{1,9})$")
@@ -100,5 +100,44 @@ def use_version(path: Path, version: str, lock_wait_s: float = store.LOCK_WAIT_S
                 f"memory {path} keeps no version {wanted}; it keeps {', '.join(kept) or 'none'}. "
                 "Nothing was changed.")
         if wanted != before:
-            store.switch_to(path, wanted)
+            store.switch_to(path, wanted, "use", f"switched to {wanted}" + (f" from {before}" if before else ""))
         return wanted, before
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One entry of the folder's log, with what is on disk now: whether the version it made is
+    still kept (or was pruned), whether it is live, and whether the version before it is kept
+    (so `index --use` can go back to before it)."""
+
+    entry: edit_log.LogEntry
+    kept: bool
+    live: bool
+    before_kept: bool
+
+    def state(self) -> str:
+        if self.live:
+            return "live"
+        return "kept" if self.kept else "pruned"
+
+    def line(self) -> str:
+        e = self.entry
+        back = (f"; before it: {e.previous} (kept)" if self.before_kept else
+                f"; before it: {e.previous} (pruned: cannot go back)" if e.previous else "")
+        return f"{e.at}\t{e.kind}\t{e.text}\t-> {e.version} ({self.state()}){back}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {**{k: getattr(self.entry, k) for k in ("at", "kind", "text", "version", "previous", "args")},
+                "state": self.state(), "before_kept": self.before_kept}
+
+
+def history(path: Path) -> list[HistoryRow]:
+    """The folder's log, oldest first, each entry with what is on disk now."""
+    path = Path(path)
+    kept = set(store.kept_versions(path))
+    try:
+        live = store.current_version_dir(path).name
+    except MemoryFormatError:
+        live = ""
+    return [HistoryRow(e, e.version in kept, e.version == live, bool(e.previous) and e.previous in kept)
+            for e in edit_log.read(path)]
