@@ -294,6 +294,17 @@ def test_a_bad_edit_is_refused_with_its_reason_and_changes_nothing(mem, kind, ar
     assert store.current_version_dir(mem) == vdir and sorted(p.name for p in mem.iterdir()) == listing
 
 
+def test_the_shipped_sample_is_never_edited(mem, monkeypatch):
+    from memrag import demo, sample
+
+    monkeypatch.setattr(demo, "sample_memory_dir", lambda *a: mem)
+    monkeypatch.setattr(sample, "sample_memory_dir", lambda *a: mem)  # what the sample rule reads
+    vdir = store.current_version_dir(mem)
+    with pytest.raises(edits.EditError, match="The sample memory ships with memrag.*Edits go to a copy.*Nothing was changed"):
+        edit(mem, "rename", entity="Vell", name="River Vell")
+    assert store.current_version_dir(mem) == vdir
+
+
 # ------------------------------------------------------------------ versions and the log
 def test_every_edit_is_a_version_undo_goes_back_and_the_log_says_what_is_kept(mem):
     first = content(store.load(mem))

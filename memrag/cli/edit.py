@@ -55,7 +55,6 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
-    from memrag import demo
     from memrag.index import edits, store
 
     try:
@@ -65,9 +64,6 @@ def cmd_edit(args: argparse.Namespace) -> int:
             return _log(args.memory, args.json)
         if args.verb == "show":
             return _show(store.load(args.memory), args.entity, args.json)
-        refusal = demo.sample_refusal(args.memory, edits.SAMPLE_REMEDY)
-        if refusal:
-            raise edits.EditError(refusal)
         edit = _edit_from(args, store.load(args.memory))
         done = edits.edit_memory(args.memory, edit, _embedder)
     except ValueError as e:  # EditError, MemoryStoreError and their kinds: the message says what and why

@@ -25,10 +25,9 @@ Only the vectors of what changed are computed again; every other row keeps its v
   the passage does not mention yet (as the extraction adds missing ends); its vector, and those of
   new mentions and new nodes, are embedded.
 
-One rule for the app and the command line, as for removals: the shipped sample memory is never
-edited (`memrag.demo.sample_refusal` with SAMPLE_REMEDY, checked by each caller before it edits, as
-removals are: the sample is known above this layer); edits go to a copy (`memrag.index.copies`).
-`edit_memory` holds the folder's writer lock from loading to saving.
+One rule for the app and the command line: `edit_memory` refuses the shipped sample memory
+(`memrag.sample`; edits go to a copy, `memrag.index.copies`) and holds the folder's writer lock
+from loading to saving.
 """
 
 from __future__ import annotations
@@ -433,9 +432,14 @@ def edit_memory(path: Path, edit: Edit, embedder: Callable[[str], Any],
     `embedder(model_id)` (the memory's own) is opened only when something must be embedded.
     `opened`, a Memory the caller holds open from this folder (the app's), lends its computed
     coreference sets when it matches what is on disk (checked), which spares a large memory the
-    seconds of computing them all again. The caller has refused the shipped sample memory (see the
-    module's docstring); the writer lock is held from loading to saving."""
+    seconds of computing them all again. The shipped sample memory is refused (edits go to a copy);
+    the writer lock is held from loading to saving."""
+    from memrag.sample import sample_refusal
+
     path = Path(path)
+    refusal = sample_refusal(path, SAMPLE_REMEDY)
+    if refusal:
+        raise EditError(refusal)
     with store.writing(path, lock_wait_s):
         memory = store.load(path)
         if opened is not None:
