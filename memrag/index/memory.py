@@ -312,7 +312,7 @@ class Memory:
                 and self.coref_unlinked == other.coref_unlinked
                 and np.array_equal(self.entity_vecs, other.entity_vecs))
         if same:
-            for k, v in other._coref_cache.items():
+            for k, v in list(other._coref_cache.items()):  # a copy: another session may be adding to it
                 self._coref_cache.setdefault(k, v)
         return same
 
