@@ -18,7 +18,7 @@ from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.session import AppState
 from memrag.app.job_views import model_state_view, running_jobs_view
 from memrag.viz import graph_html
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 
 faulthandler.enable()  # a crash in the native model engine then leaves a traceback in the server log
 if st.get_option("server.enableStaticServing"):  # on in .streamlit/config.toml
@@ -56,10 +56,13 @@ with st.sidebar:
                              "https://api.openai.com/v1")
         session.bound(st.text_input, "Model", AppState.openai_model.key,
                         help="The server's model id; empty = the one model a single-model server lists.")
+        key_note = backend_state.server_key_note()
         session.bound(st.text_input, "API key", AppState.openai_api_key.key, type="password",
+                        placeholder="set on the server" if key_note else "",
                         help="Sent to that server only; never saved in traces, recordings or caches.")
-        if backend_state.withheld_key_note():
-            st.caption(escape_markdown(backend_state.withheld_key_note()))
+        for note in (key_note, backend_state.withheld_key_note()):
+            if note:
+                st.caption(escape_markdown(note))
     elif state.backend != "embedded":
         session.bound(st.text_input, "Ollama model", AppState.ollama_model.key,
                         help="Any model pulled into your Ollama.")
@@ -87,6 +90,7 @@ with st.sidebar:
     path, memory, error = memory_state.active_memory()
     if memory is not None:
         st.caption(escape_markdown(memory_state.memory_label(path)))
+        st.caption(escape_markdown(backend_state.embedder_note(memory.embedder_id)))
         # A table rather than a caption line: it also loads the browser's table component with the
         # first page, so the first Ask does not wait ~1.5 s for it (bench/app_bench.py).
         st.dataframe({"": ["documents", "chunks", "entities", "triples"],

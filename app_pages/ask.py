@@ -7,14 +7,14 @@ import streamlit as st
 
 from memrag.methods import registry
 from memrag.app import (ask_views, backend_state, compare_views, estimates, guide_views, job_owner, job_views, jobs,
-                        memory_state, param_widgets, recording_state, url_state, widgets)
+                        memory_state, param_widgets, recording_state, session, url_state, widgets)
 from memrag.app.ask_result import AskResult
 from memrag.app.work import ask_work
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.session import AppState
 from memrag.index.stale import stale_message
 from memrag.tracefile import read_traces
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 
 ORDER = registry.DISPLAY_ORDER
 MODES = ("Methods side by side", "Compare parameter sets")
@@ -37,26 +37,28 @@ questions = recording_state.demo_questions(path)
 replay_from_url, url_notes = url_state.restore_ask(questions, ORDER, KINDS)
 for note in url_notes:
     st.info(escape_markdown(note))
-kind = st.radio("Question", ([KINDS[0]] if questions else []) + [KINDS[1]], horizontal=True, key="ask_kind")
+# each widget starts from its session value every run (session.bound): a first visit looks like every other
+kind = session.bound(st.radio, "Question", AppState.ask_kind.key, widget_key="ask_kind",
+                     options=([KINDS[0]] if questions else []) + [KINDS[1]], horizontal=True)
 record = None
 if kind == KINDS[0]:
     known = guide_views.known_guide(path, memory)  # tags only once the Start page worked the guide out
-    if "ask_demo" not in st.session_state:  # a link's question (url_state) wins over the guide's default
-        st.session_state["ask_demo"] = guide_views.default_index(questions, known)
-    i = st.selectbox("demo question", range(len(questions)), key="ask_demo",
-                     format_func=lambda n: guide_views.question_label(questions[n], known))
+    if state.ask_demo is None:  # the guide's pick until the user or a link picks one
+        state.ask_demo = guide_views.default_index(questions, known)
+    i = session.bound(st.selectbox, "demo question", AppState.ask_demo.key, widget_key="ask_demo",
+                      options=range(len(questions)),
+                      format_func=lambda n: guide_views.question_label(questions[n], known))
     record, question = questions[i], questions[i]["question"]
 else:
-    question = st.text_area("your question", key="ask_free", max_chars=1000)
+    question = session.bound(st.text_area, "your question", AppState.ask_free.key, widget_key="ask_free",
+                             max_chars=1000)
 memory_name = url_state.memory_name(path)
 if st.segmented_control("mode", MODES, default=MODES[0], key="ask_mode") == MODES[1]:
     url_state.write(url_state.ask_params(memory_name, record, question, ORDER, ORDER, asked=False))
     compare_views.compare_mode(memory, question, record, rec)
     st.stop()
-# a default only when the URL set no value: Streamlit warns about a widget given both
-chosen = st.pills("methods", ORDER, selection_mode="multi", key="ask_methods",
-                  default=None if "ask_methods" in st.session_state else list(ORDER),
-                  format_func=lambda m: METHOD_LABELS[m]) or []
+chosen = session.bound(st.pills, "methods", AppState.ask_methods.key, widget_key="ask_methods", options=ORDER,
+                       selection_mode="multi", format_func=lambda m: METHOD_LABELS[m]) or []
 methods = [m for m in ORDER if m in chosen]
 
 recorded = rec is not None and bool(question.strip()) and rec.has_question(question)
@@ -114,6 +116,8 @@ if recorded and not live and methods and not changed and not running and not sho
                               {m: param_widgets.method_params(m) for m in methods})
 asking = st.button("Ask", type="primary", disabled=running or not methods or not question.strip()
                    or bool(live_refusal))
+if not methods:
+    st.caption("No method is chosen: pick one or more above to ask.")
 if not asking and replay_from_url and methods and not running and (not recorded or live):
     st.info("The link showed answers this memory has no recording of: press Ask to ask again.")
 # a link or reload that showed answers replays them (this run shows them, with any note on the

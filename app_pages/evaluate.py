@@ -17,7 +17,7 @@ from memrag.eval.datasets import SCOPES
 from memrag.eval.config import EvalConfig, dense_only
 from memrag.eval.rundir import SUMMARY
 from memrag.index.stale import stale_message
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 
 ORDER = registry.DISPLAY_ORDER
 state = ev.EvalState()

@@ -6,7 +6,7 @@ import streamlit as st
 
 from memrag.app import learn_views, memory_state
 from memrag.index.stale import stale_message
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 
 st.title("Learn")
 st.caption("NeuroPath is modelled on how the hippocampus maps places and plans routes; EcphoryRAG on how a cue "

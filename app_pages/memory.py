@@ -14,7 +14,7 @@ from memrag.app.work import build_work
 from memrag.index import store
 from memrag.app.session import AppState
 from memrag.config import IndexParams
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 
 CONFIRM_ABOVE = 20  # chunks: bigger builds ask for confirmation
 state = AppState()
@@ -35,7 +35,12 @@ def start_build(docs: list, name: str, chunks: int, inputs: tuple, *, retry_fail
         st.error("A build into that memory is already running.")
         return
     parallel = backend_state.extract_parallel(choice.backend)
-    work = build_work(path, docs, llm, backend_state.embedder(), IndexParams(), parallel=parallel, name=name,
+    try:
+        embedder = backend_state.build_embedder(path)  # a memory there keeps the embedder it was built with
+    except ValueError as e:
+        st.error(escape_markdown(str(e)))
+        return
+    work = build_work(path, docs, llm, embedder, IndexParams(), parallel=parallel, name=name,
                       retry_failed=retry_failed)
     job = job_owner.start_job("build", f"building {path.name}", work, total=chunks,
                          estimate_s=estimates.build_estimate(chunks, choice.backend, parallel).seconds,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from memrag.app import guide_views, job_views, start_views as start
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 
 st.title("memrag: retrieval modelled on memory")
 st.markdown(start.INTRO)

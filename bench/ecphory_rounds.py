@@ -6,7 +6,7 @@ Reads each run's results.jsonl (the per-question traces; not committed) and coun
 the questions with an EcphoryRAG trace: recalled engrams (E_final), those first activated in a
 round >= 1, the initial engrams they displaced from it, round engrams ranked above an initial query hit
 (the paper's Algorithm 1 admits none: the query hits and the re-rank share one similarity), and
-the questions whose recalled set the rounds changed at all. memrag.explain.activation counts.
+the questions whose recalled set the rounds changed at all. memrag.methods.ecphory.activation counts.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from memrag.explain.activation import rounds_added  # noqa: E402
+from memrag.methods.ecphory.activation import rounds_added  # noqa: E402
 from memrag.methods.ecphory.detail import EcphoryDetail  # noqa: E402
 from memrag.tracefile import load_trace  # noqa: E402
 

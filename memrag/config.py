@@ -1,6 +1,6 @@
 """The shared settings (backend, model, folders) and the index parameters; each field carries its
-own help text. Each method's parameters live in its wing (memrag/methods/<name>/params.py) and are
-re-exported here for older imports.
+own help text. Each method's parameters live in its wing (memrag/methods/<name>/params.py); config
+sits below the methods and never imports them.
 
 Use `help_of(SomeParams, "field")` to show it in the app or CLI.
 """
@@ -14,14 +14,9 @@ from typing import Any, Callable, Literal
 from urllib.parse import urlsplit
 
 from memrag.fields import from_dict, help_of, helped as _f, params_dict
-from memrag.methods.dense.params import DenseParams
-from memrag.methods.ecphory.params import EcphoryParams
-from memrag.methods.hipporag2.params import HippoRAG2Params
-from memrag.methods.neuropath.params import DpPosition, NeuroPathParams
 
 __all__ = ["Settings", "IndexParams", "help_of", "params_dict", "from_dict", "default_data_dir",
-           "default_cache_dir", "default_backend", "DenseParams", "EcphoryParams", "HippoRAG2Params",
-           "NeuroPathParams", "DpPosition"]
+           "default_cache_dir", "default_backend"]
 
 
 def default_data_dir() -> Path:

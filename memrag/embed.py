@@ -175,3 +175,16 @@ def get_embedder(model_id: str | None = None) -> Any:
             _shared[model_id] = served_embedder(model_id) if is_served(model_id) \
                 else SentenceTransformerEmbedder(model_id)
         return _shared[model_id]
+
+
+class LazyEmbedder:
+    """An embedder made on first use only: removals and edits embed a few names, or none, and
+    loading a model costs seconds."""
+
+    def __init__(self, make: Any) -> None:
+        self._make, self._emb = make, None
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        if self._emb is None:
+            self._emb = self._make()
+        return self._emb.encode(texts, batch_size)

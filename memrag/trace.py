@@ -8,11 +8,12 @@ text fields are plain text.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import types
 import typing
 from dataclasses import dataclass, field
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 from memrag import trace_legacy
@@ -186,6 +187,31 @@ class AnswerResult:
     facts: list[str] = field(default_factory=list)
     error: str | None = None
     capped: list[str] = field(default_factory=list)  # reply fields that reached their schema length cap
+
+
+def call_identity(call: LLMCallRecord) -> str:
+    """What makes two records the same call: the response-cache key, or failing that a hash
+    of stage, messages and reply."""
+    if call.key:
+        return call.key
+    blob = json.dumps([call.stage, call.messages, call.raw_reply], sort_keys=True, ensure_ascii=False)
+    return "h:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def calls_counted_once(traces: Sequence[Trace]) -> list[LLMCallRecord]:
+    """Every call of the traces, a call shared by several methods (same identity, `shared=True`)
+    once: what the question cost across methods."""
+    out: list[LLMCallRecord] = []
+    seen_shared: set[str] = set()
+    for t in traces:
+        for c in t.llm_calls:
+            if c.shared:
+                ident = call_identity(c)
+                if ident in seen_shared:
+                    continue
+                seen_shared.add(ident)
+            out.append(c)
+    return out
 
 
 # A similar entity: one of the memory's coreference candidates (NeuroPath's seeds record them).

@@ -188,7 +188,8 @@ def test_the_toy_is_one_register_call_away(toy):
     assert "toy" in registry.names() and registry.display_order()[-2:] == ("toy", "dense")
     assert registry.get("toy").label == "Toy Rehearsal" and registry.labels()["toy"] == "Toy Rehearsal"
     from memrag.ask import METHODS
-    from memrag.explain import ablations, deviations, lessons
+    from memrag.explain import ablations, lessons
+    from memrag.methods import deviations
 
     assert "toy" in METHODS and "toy" in ablations.METHODS and "toy" in lessons.TEACHABLE
     assert [d["what"] for d in deviations.deviations_for("toy")] == ["Models", "Everything"]

@@ -6,7 +6,8 @@ import pytest
 
 from memrag.app import jobs, param_widgets, session
 from memrag.explain import ablations as compare
-from memrag.config import EcphoryParams, NeuroPathParams
+from memrag.methods.ecphory.params import EcphoryParams
+from memrag.methods.neuropath.params import NeuroPathParams
 from memrag.trace import AnswerResult, LLMCallRecord, RankedChunk, Trace
 from memrag.methods.neuropath.detail import NeuroPathDetail
 from memrag.methods.ecphory.detail import EcphoryDetail

@@ -10,7 +10,7 @@ import pytest
 
 from memrag.app import param_widgets, session
 from memrag.app.method_views.hipporag2 import fallback_message
-from memrag.config import HippoRAG2Params
+from memrag.methods.hipporag2.params import HippoRAG2Params
 from memrag.explain import ablations as compare
 from memrag.explain import lessons as learn
 from memrag.methods.hipporag2 import search as hipporag2

@@ -9,7 +9,7 @@ from memrag import demo
 from memrag.explain import lessons as learn
 from memrag.index import store
 from memrag.ask import ask as run_ask
-from memrag.config import NeuroPathParams
+from memrag.methods.neuropath.params import NeuroPathParams
 from memrag.app.learn_views import DEMO, LAST_ASK
 from memrag.viz import trace_graphs
 from memrag.methods.ecphory.detail import EcphoryDetail

@@ -88,7 +88,7 @@ def test_ecphory_counts_entities_and_engrams_the_same_way_on_ask_and_learn(recor
 
 
 def test_seeds_merge_by_entity_and_counts_separate_entities_from_engrams():
-    from memrag.explain import activation
+    from memrag.methods.ecphory import activation
     from memrag.methods.ecphory.detail import ActivatedEngram, EcphoryDetail, EcphoryRound
 
     def eng(eid, key, rnd, chunk):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memrag.explain.deviations import all_deviations, markdown_table
+from memrag.methods.deviations import all_deviations, markdown_table
 
 ROOT = Path(__file__).resolve().parent.parent
 CITED_FILE = re.compile(r"\b[\w.-]+(?:/[\w.-]+)+\.(?:py|md|json)\b")

@@ -11,7 +11,7 @@ from hand_vectors import DIM, unit, vec
 from scripted import HashEmbedder, ScriptedLLM
 
 from memrag.ask import ask
-from memrag.config import EcphoryParams
+from memrag.methods.ecphory.params import EcphoryParams
 from memrag.index.memory import ChunkRow, DocRow, EngramRow, Memory
 from memrag.methods.dense import search as dense
 from memrag.methods.ecphory import search as ecphory
@@ -436,7 +436,7 @@ def test_the_old_name_of_rounds_is_still_read():
 
 
 def test_what_the_rounds_added_is_counted_from_the_trace():
-    from memrag.explain.activation import RoundsAdded, rounds_added, rounds_added_sentence
+    from memrag.methods.ecphory.activation import RoundsAdded, rounds_added, rounds_added_sentence
     from memrag.methods.ecphory.detail import ActivatedEngram, EcphoryDetail
 
     def a(i, key, rnd, origin, sim):

@@ -18,7 +18,8 @@ from memrag.methods.ecphory.detail import EcphoryDetail
 from memrag.methods.ecphory.fates import EcphoryFate, passage_engrams, step_words
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.methods.hipporag2.fates import fact_row
-from memrag.viz import tables, words
+from memrag.viz import tables
+from memrag import words
 
 K = 5
 

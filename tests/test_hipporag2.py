@@ -8,7 +8,7 @@ import pytest
 from hand_vectors import DIM, unit, vec
 from scripted import HashEmbedder, ScriptedLLM
 
-from memrag.config import HippoRAG2Params
+from memrag.methods.hipporag2.params import HippoRAG2Params
 from memrag.eval.gold import gold_fate
 from memrag.methods.hipporag2.fates import HippoRAG2Fate
 

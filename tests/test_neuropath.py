@@ -26,7 +26,8 @@ import numpy as np
 import pytest
 
 from memrag.index.build import build_memory, run_build
-from memrag.config import IndexParams, NeuroPathParams
+from memrag.config import IndexParams
+from memrag.methods.neuropath.params import NeuroPathParams
 from memrag.index.readers import Document
 from memrag.index.memory import ChunkRow, DocRow, EngramRow, Memory, TripleRow
 from memrag.methods.neuropath import picture, search as neuropath

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from memrag.config import IndexParams, NeuroPathParams
+from memrag.config import IndexParams
+from memrag.methods.neuropath.params import NeuroPathParams
 from memrag.index.build import build_memory, run_build
 from memrag.index.readers import Document
 from memrag.llm.base import LLMReplyError
@@ -210,7 +211,7 @@ def test_the_hop_table_and_the_path_graph_show_the_probability():
 
 def _hop_view_script() -> None:
     from memrag.app.method_views.neuropath import detail
-    from memrag.config import NeuroPathParams
+    from memrag.methods.neuropath.params import NeuroPathParams
     from test_neuropath_tracker import BEST_LAST, ONE_HOP, run
 
     t, _ = run(NeuroPathParams(**ONE_HOP), BEST_LAST)

@@ -170,7 +170,8 @@ def test_a_path_listed_and_not_kept_at_hop_1_is_drawn_so_at_hop_1(sample_traces)
 
 def test_one_vocabulary_for_a_hop_on_the_step_text_the_note_and_the_legend(sample_traces):
     from memrag.explain import lessons
-    from memrag.viz import legend, words
+    from memrag.viz import legend
+    from memrag import words
 
     qid, t, gold = next((q, t, g) for q, t, g in sample_traces if t.method == "neuropath" and t.detail(NeuroPathDetail).hops)
     hop = next(s.index for s in t.steps if s.kind == "hop")

@@ -21,7 +21,7 @@ from memrag.methods.ecphory.detail import ActivatedEngram, EcphoryDetail, Ecphor
 from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, NeuroPathSeed, PathCandidate, PathTriple
 from memrag.viz import charts, graph_html, memory_graphs, palette, tables, trace_graphs
 from memrag.viz.graph_html import graph_data, render
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 from scripted import HashEmbedder, ScriptedLLM
 
 

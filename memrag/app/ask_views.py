@@ -16,13 +16,14 @@ from memrag.app.work import recorded_replay
 from memrag.app.question_gold import FateLine, Gold, Where, gold_fate_line, gold_fates, gold_of, gold_scores
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.widgets import frame, graph, text, wrapped_table
-from memrag.explain.deviations import deviations_for
+from memrag.methods.deviations import deviations_for
 from memrag.index.memory import Memory
 from memrag.methods import registry
 from memrag.tracefile import traces_file_name, traces_json
-from memrag.trace import Trace, token_sum
-from memrag.viz import charts, look as looks, palette, tables, words
-from memrag.viz.safe_text import clip, escape_markdown
+from memrag.trace import Trace, call_identity, token_sum
+from memrag.viz import charts, look as looks, palette, tables
+from memrag import words
+from memrag.plain_text import clip, escape_markdown
 
 
 # ------------------------------------------------------------------ one answer
@@ -32,7 +33,7 @@ def recorded_totals(traces: Sequence[Trace]) -> tuple[float, int | None]:
     seconds, tokens = 0.0, 0
     for t in traces:
         for c in t.llm_calls:
-            ident = tables.call_identity(c)
+            ident = call_identity(c)
             if not c.cached or ident in seen:
                 continue
             seen.add(ident)

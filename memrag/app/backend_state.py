@@ -4,11 +4,14 @@ again"), a per-job LLM behind the response cache, and the embedder — process-w
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from memrag.app import heap, room
 from memrag.app.session import TEST_EMBEDDER_KEY, TEST_LLM_KEY, AppState
 from memrag.config import Settings
+from memrag.index import store
 from memrag.embed import Embedder
 from memrag.llm.base import LLM, LLMError
 from memrag.llm.egress import key_for_server
@@ -17,10 +20,24 @@ from memrag.llm.factory import BackendChoice
 Choice = tuple[LLM | None, BackendChoice | None, str]  # (engine, choice, error)
 
 
+def _key_to_send(base_url: str) -> tuple[str, str]:
+    """(the key for `base_url`, why the server's key was withheld or ''): the key typed in the sidebar,
+    else the server's own (OPENAI_API_KEY), which goes only where llm/egress.py allows."""
+    typed = (AppState().openai_api_key or "").strip()
+    return key_for_server(base_url.strip(), typed or Settings().openai_api_key.strip())
+
+
 def withheld_key_note() -> str:
-    """Why the environment's key is not sent to the base URL typed in the sidebar ('' when it is)."""
-    s = AppState()
-    return key_for_server((s.openai_base_url or "").strip(), (s.openai_api_key or "").strip())[1]
+    """Why the server's key is not sent to the base URL typed in the sidebar ('' when it is)."""
+    return _key_to_send(AppState().openai_base_url or "")[1]
+
+
+def server_key_note() -> str:
+    """What the key box says when the server has a key of its own: the key itself never reaches the
+    page (a password box's value is in every viewer's browser), only that it is there."""
+    if not Settings().openai_api_key.strip():
+        return ""
+    return "A key is set on the server: it is used while this box is empty, and never shown here."
 
 
 def settings() -> Settings:
@@ -31,8 +48,7 @@ def settings() -> Settings:
     cfg.ollama_model = (s.ollama_model or "").strip() or "phi4"
     cfg.openai_base_url = (s.openai_base_url or "").strip()
     cfg.openai_model = (s.openai_model or "").strip()
-    # the environment's key goes only to the environment's base URL (llm/egress.py)
-    cfg.openai_api_key, _ = key_for_server(cfg.openai_base_url, (s.openai_api_key or "").strip())
+    cfg.openai_api_key, _ = _key_to_send(cfg.openai_base_url)
     cfg.extract_parallel = max(1, int(s.extract_parallel or 1))
     return cfg
 
@@ -106,35 +122,126 @@ def extract_parallel(backend: str) -> int:
     return extraction_slots(backend, settings())
 
 
+# ------------------------------------------------------------------ the embedder
+# A memory is opened and asked with the embedder it was built with (its manifest names it) when this
+# server has it; a new memory is built with MEMRAG_EMBEDDER (the shipped MiniLM when unset).
+def configured_embedder() -> str:
+    """The embedder setting new memories are built with (MEMRAG_EMBEDDER)."""
+    from memrag.embed import DEFAULT_EMBEDDER
+
+    return Settings().embedder.strip() or DEFAULT_EMBEDDER
+
+
+def embedder_spec(model_id: str) -> str | None:
+    """The embedder setting that gives a memory's recorded embedder `model_id` here, or None when this
+    server has no such embedder: MiniLM (it ships), an Ollama model by name (served at OLLAMA_HOST), an
+    OpenAI-compatible model when the configured embeddings server is the one its id names."""
+    from memrag.embed import DEFAULT_EMBEDDER, get_embedder
+    from memrag.served_embedders import OLLAMA_PREFIX, OPENAI_PREFIX
+
+    if model_id == DEFAULT_EMBEDDER or model_id.startswith(OLLAMA_PREFIX):
+        return model_id
+    if model_id.startswith(OPENAI_PREFIX) and "@" in model_id:
+        spec = model_id.rpartition("@")[0]  # the id adds a hash of the server's base URL to the model
+        try:
+            return spec if get_embedder(spec).model_id == model_id else None
+        except (ValueError, LLMError):  # no embeddings server configured
+            return None
+    return None
+
+
+def missing_embedder(model_id: str, name: str = "This memory") -> str:
+    """Why a memory built with `model_id` cannot be opened here, and what would open it."""
+    from memrag.served_embedders import OPENAI_PREFIX
+
+    fix = ("start the app with MEMRAG_OPENAI_EMBED_BASE_URL (or MEMRAG_OPENAI_BASE_URL) set to the server "
+           "it was built with" if model_id.startswith(OPENAI_PREFIX) else
+           "only all-MiniLM-L6-v2 ships with memrag, and ollama:MODEL or openai:MODEL come from a server")
+    return f"{name} was built with the embedder {model_id!r}, which this app does not have: {fix}."
+
+
+def recorded_embedder(path: str | Path | None) -> str | None:
+    """The embedder the memory at `path` was built with (None: no readable memory there)."""
+    if path is None:
+        return None
+    try:
+        return str(store.read_manifest(Path(path))["embedder"]["model"])
+    except (store.MemoryFormatError, OSError, KeyError, TypeError):
+        return None
+
+
+def open_with(recorded: str, name: str = "This memory") -> str:
+    """The embedder id to open memory `name`, built with `recorded` (raises ValueError saying why not)."""
+    injected = st.session_state.get(TEST_EMBEDDER_KEY)
+    if injected is not None:
+        return injected.model_id  # the store refuses a mismatch in its own words
+    if embedder_spec(recorded) is None:
+        raise ValueError(missing_embedder(recorded, name))
+    return recorded
+
+
+def embedder_note(memory_embedder: str) -> str:
+    """The sidebar's line on the active memory's embedder, and what new memories use when that differs."""
+    configured = configured_embedder()
+    other = "" if embedder_spec(memory_embedder) == configured else f"; new memories: {configured}"
+    return f"embedder: {memory_embedder}{other}"
+
+
+def _active_spec() -> str:
+    """The active memory's embedder when this server has it, else MEMRAG_EMBEDDER's."""
+    recorded = recorded_embedder(AppState().active_memory)
+    return (embedder_spec(recorded) if recorded else None) or configured_embedder()
+
+
 @st.cache_resource(show_spinner="loading the embedding model…")
-def _shared_embedder() -> Embedder:
+def _shared_embedder(spec: str) -> Embedder:
     from memrag.embed import get_embedder
 
-    embedder = get_embedder()
+    embedder = get_embedder(spec)
     heap.freeze_long_lived("embedder")  # torch and the model: most of the heap, kept for the process
-    _loaded.append(embedder)
+    _loaded[spec] = embedder
     return embedder
 
 
-_loaded: list[Embedder] = []  # the shared embedder once loaded (never loaded just to look)
+_loaded: dict[str, Embedder] = {}  # embedders loaded so far, by setting (never loaded just to look)
 
 
 def embedder() -> Embedder:
+    """The embedder of the active memory (what asks, replays and evaluations on it use)."""
     injected = st.session_state.get(TEST_EMBEDDER_KEY)
-    return injected if injected is not None else _shared_embedder()
+    return injected if injected is not None else _shared_embedder(_active_spec())
+
+
+def build_embedder(path: Path) -> Embedder:
+    """The embedder a build into `path` uses: the memory's there when one is, else MEMRAG_EMBEDDER's
+    (raises ValueError when the memory's embedder is not on this server)."""
+    injected = st.session_state.get(TEST_EMBEDDER_KEY)
+    if injected is not None:
+        return injected
+    recorded = recorded_embedder(path) if store.is_memory_dir(path) else None
+    spec = embedder_spec(recorded) if recorded else configured_embedder()
+    if spec is None:
+        raise ValueError(missing_embedder(recorded or ""))
+    return _shared_embedder(spec)
 
 
 def loaded_embedder() -> Embedder | None:
     """The embedder if it is loaded already, else None: work done ahead of a click must not make a
     page wait seconds for the model to load."""
     injected = st.session_state.get(TEST_EMBEDDER_KEY)
-    return injected if injected is not None else (_shared_embedder() if _loaded else None)
+    if injected is not None:
+        return injected
+    spec = _active_spec()
+    return _shared_embedder(spec) if spec in _loaded else None
 
 
 def embedder_id() -> str:
+    """The id of the embedder `embedder()` gives (without loading a model to learn it)."""
     injected = st.session_state.get(TEST_EMBEDDER_KEY)
     if injected is not None:
         return injected.model_id
-    from memrag.embed import DEFAULT_EMBEDDER
+    from memrag.embed import get_embedder
+    from memrag.served_embedders import is_served
 
-    return DEFAULT_EMBEDDER
+    spec = _active_spec()
+    return get_embedder(spec).model_id if is_served(spec) else spec

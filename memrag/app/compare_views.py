@@ -20,7 +20,7 @@ from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.session import AppState
 from memrag.explain.ablations import CUSTOM, Variant
 from memrag.index.memory import Memory
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 
 SIDES = ("A", "B")
 SCOPES = {"A": "cmp_a", "B": "cmp_b"}

@@ -38,7 +38,7 @@ from memrag.eval.rundir import RESULTS, RUN, SUMMARY, read_results
 from memrag.eval.runner import run_eval, run_identity
 from memrag.llm.base import LLM
 from memrag.tracefile import record_traces
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 from memrag.textsafe import slug
 
 BENCH_ENV = "MEMRAG_BENCH"  # where the shared benchmark files are (default: ../shared/bench)

@@ -17,7 +17,7 @@ from memrag.app import backend_state, memory_state, recording_state, session
 from memrag.explain import demo_guide
 from memrag.explain.demo_guide import Guide
 from memrag.llm.recordings import StaleRecording
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 
 _DONE: dict[tuple[str, str, float, str], Guide] = {}  # what this server has worked out (see `known_guide`)
 

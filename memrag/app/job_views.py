@@ -15,7 +15,7 @@ from memrag.app.widgets import graph, seconds_text
 from memrag.llm import preload
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import graph_html
-from memrag.viz.safe_text import clip, escape_markdown
+from memrag.plain_text import clip, escape_markdown
 
 GROWING_GRAPH_NODES = graph_html.DEFAULT_NODES
 

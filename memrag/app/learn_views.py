@@ -22,7 +22,7 @@ from memrag.llm.recordings import StaleRecording
 from memrag.methods import registry
 from memrag.trace import Trace
 from memrag.viz import trace_graphs
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 
 LAST_ASK = "Your last question"
 DEMO = "A recorded demo question"

@@ -9,7 +9,8 @@ from typing import Any, Sequence, TypedDict
 
 import streamlit as st
 
-from memrag.app.backend_state import embedder_id, settings
+from memrag.app import backend_state
+from memrag.app.backend_state import settings
 from memrag.app.session import AppState
 from memrag.index import pending, store
 from memrag.index.memory import Memory
@@ -143,7 +144,8 @@ def _open(path: str, fingerprint: str, embedder: str) -> Memory:
 def open_memory(path: str | Path) -> Memory:
     """The memory at `path`, opened once per (path, fingerprint) for the whole process."""
     manifest = store.read_manifest(Path(path))
-    return _open(str(Path(path).resolve()), str(manifest.get("fingerprint", "")), embedder_id())
+    embedder = backend_state.open_with(str(manifest["embedder"]["model"]), memory_label(path))  # built with it
+    return _open(str(Path(path).resolve()), str(manifest.get("fingerprint", "")), embedder)
 
 
 def active_memory() -> tuple[str | None, Memory | None, str]:

@@ -13,7 +13,7 @@ from memrag.app.widgets import frame, graph
 from memrag.index.memory import Memory
 from memrag.trace import CallCost
 from memrag.viz import entity_search, graph_html, memory_graphs, tables
-from memrag.viz.safe_text import clip, escape_markdown
+from memrag.plain_text import clip, escape_markdown
 
 
 # ------------------------------------------------------------------ memories

@@ -17,7 +17,7 @@ from memrag.app import backend_state, jobs, memory_state, room
 from memrag.durable import StorageError
 from memrag.index import removal, store
 from memrag.index.memory import Memory
-from memrag.viz.safe_text import clip, escape_markdown
+from memrag.plain_text import clip, escape_markdown
 
 LOCK_WAIT_S = 2.0  # a page waits this long for a build or removal in another session, then says so
 SAMPLE_REFUSAL = f"{demo.SAMPLE_FIXED} Build a memory from your own documents to remove documents from it."

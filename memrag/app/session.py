@@ -15,6 +15,7 @@ import streamlit as st
 
 from memrag.app.ask_result import AskResult
 from memrag.config import Settings
+from memrag.methods import registry
 
 TEST_LLM_KEY = "_memrag_test_llm"
 TEST_EMBEDDER_KEY = "_memrag_test_embedder"
@@ -56,13 +57,20 @@ class AppState:
     ollama_model: SessionKey[str] = SessionKey(lambda: Settings().ollama_model)
     openai_base_url: SessionKey[str] = SessionKey(lambda: Settings().openai_base_url)
     openai_model: SessionKey[str] = SessionKey(lambda: Settings().openai_model)
-    openai_api_key: SessionKey[str] = SessionKey(lambda: Settings().openai_api_key)  # held in memory, never written
+    # a key typed into the sidebar, held in memory, never written; the server's own key (OPENAI_API_KEY)
+    # never comes here: a widget's value reaches the browser (backend_state.settings uses it)
+    openai_api_key: SessionKey[str] = SessionKey(str)
     extract_parallel: SessionKey[int] = SessionKey(lambda: Settings().extract_parallel)
     llm_check: SessionKey[int] = SessionKey(lambda: 0)  # bumped by "check again": a new backend probe
     active_memory: SessionKey[str | None] = SessionKey(lambda: None)  # memory folder path
     build_job: SessionKey[str | None] = SessionKey(lambda: None)
     # (upload batch key, memory folder) of the last finished build
     built_inputs: SessionKey[tuple[Any, str] | None] = SessionKey(lambda: None)
+    # the Ask page's question and methods (a link's values are put here before the page draws them)
+    ask_kind: SessionKey[str] = SessionKey(lambda: "Demo question")  # or "Your own question"
+    ask_demo: SessionKey[int | None] = SessionKey(lambda: None)  # a demo question's index; None = the guide's pick
+    ask_free: SessionKey[str] = SessionKey(str)  # your own question
+    ask_methods: SessionKey[list[str]] = SessionKey(lambda: list(registry.display_order()))  # all, in display order
     ask_job: SessionKey[str | None] = SessionKey(lambda: None)
     ask_result: SessionKey[AskResult | None] = SessionKey(lambda: None)  # finished ask shown on the Ask page
     loaded_traces: SessionKey[AskResult | None] = SessionKey(lambda: None)  # traces opened from a JSON file
@@ -92,20 +100,38 @@ def _copy_widget(widget_key: str, store_key: str) -> None:
     st.session_state[store_key] = st.session_state[widget_key]
 
 
+TAKES_DEFAULT = ("pills", "multiselect", "segmented_control")  # widgets that start from `default=`
+
+
 def bound(widget: Callable[..., Any], label: str, store_key: str, *, options: Sequence[Any] | None = None,
-          **kwargs: Any) -> Any:
+          widget_key: str | None = None, **kwargs: Any) -> Any:
     """A widget whose value lives in a plain session key, not in the widget's own state.
 
-    Streamlit drops a widget's state when a run does not draw it — which happens when a page
-    switch interrupts the first run of a session — and the widget would come back empty.
-    The plain key survives; the widget starts from it and copies every change back.
+    Every run hands the widget the stored value as its start value (`value`, `index` or
+    `default`), never a value set once through the session state, for two reasons:
+
+    - Streamlit drops a widget's state when a run does not draw it — which happens when a page
+      switch interrupts the first run of a session — and the widget would come back empty.
+    - A browser that never drew a run's widget (a second run followed at once, as the sidebar's
+      rerun when the model finishes loading does) draws the next run's from its start value; a
+      start value that is not the server's value shows one thing and asks another (issue #35).
+
+    The widget copies every change back, and its value is stored again after each draw (also a
+    value a test or a link put in its own key). `widget_key` defaults to `w_` + the store key.
     """
-    widget_key = WIDGET_PREFIX + store_key
+    widget_key = widget_key or WIDGET_PREFIX + store_key
     current = st.session_state[store_key]
-    if options is not None:
-        kwargs["index"] = list(options).index(current) if current in options else 0
+    if getattr(widget, "__name__", "") in TAKES_DEFAULT:
+        known = list(options or [])
+        kwargs["default"] = [v for v in current if v in known] if isinstance(current, list) else \
+            (current if current in known else None)
         args: tuple = (label, options)
+    elif options is not None:
+        kwargs["index"] = list(options).index(current) if current in options else 0
+        args = (label, options)
     else:
         kwargs["value"] = current
         args = (label,)
-    return widget(*args, key=widget_key, on_change=_copy_widget, args=(widget_key, store_key), **kwargs)
+    value = widget(*args, key=widget_key, on_change=_copy_widget, args=(widget_key, store_key), **kwargs)
+    st.session_state[store_key] = value
+    return value

@@ -18,6 +18,7 @@ plain text; nothing from the URL becomes markup, a path or a live model call.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -124,29 +125,29 @@ def demo_index(qid: str, questions: Sequence[Mapping[str, Any]]) -> tuple[int | 
 
 def restore_ask(questions: Sequence[Mapping[str, Any]], known: Sequence[str], kinds: tuple[str, str]) -> \
         tuple[bool, list[str]]:
-    """Put the URL's question and methods into the Ask page's widgets (once per session), before
-    they are drawn; `kinds` = the question radio's (demo, own) labels. Returns (replay the
-    answers, notes)."""
+    """Put the URL's question and methods into the Ask page's session values (once per session),
+    before its widgets are drawn from them; `kinds` = the question radio's (demo, own) labels.
+    Returns (replay the answers, notes)."""
     params = first_read("ask")
     if not params:
         return False, []
     notes: list[str] = []
-    ss = st.session_state
+    state = AppState()
     restored = False  # answers replay only for the link's own question
     if params.get("q"):
         i, note = demo_index(params["q"], questions)
         notes.append(note)
         if i is not None:
-            ss["ask_kind"], ss["ask_demo"], restored = kinds[0], i, True
+            state.ask_kind, state.ask_demo, restored = kinds[0], i, True
     elif params.get("question"):
         text = clean(params["question"], MAX_QUESTION)
         if text:
-            ss["ask_kind"], ss["ask_free"], restored = kinds[1], text, True
+            state.ask_kind, state.ask_free, restored = kinds[1], text, True
     if params.get("methods"):
         methods, note = methods_from(params["methods"], known)
         notes.append(note)
         if methods:
-            ss["ask_methods"] = methods
+            state.ask_methods = methods
     return restored and params.get("asked") == "1", [n for n in notes if n]
 
 
@@ -177,11 +178,17 @@ def restore_learn(questions: Sequence[Mapping[str, Any]], demo_label: str) -> li
         ss["memrag_url_method"] = clean(params["method"])
     if params.get("step"):
         step = clean(params["step"])
-        if step.isdigit() and 0 < int(step) < 10_000:
-            ss[PENDING_STEP] = int(step)
+        if step_number(step) is not None:
+            ss[PENDING_STEP] = step_number(step)
         else:
             notes.append(f"The link's step {shown(step)} is not a step number.")
     return [n for n in notes if n]
+
+
+def step_number(text: str) -> int | None:
+    """A link's step as a number from 1 to 9,999, or None: ASCII digits only ('²' and '٣' are digits
+    to str.isdigit, and the first one is no number to int())."""
+    return int(text) if re.fullmatch(r"[0-9]{1,4}", text) and int(text) > 0 else None
 
 
 def learn_method(methods: Sequence[str]) -> str:

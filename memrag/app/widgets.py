@@ -18,7 +18,7 @@ from memrag.textsafe import download_name
 from memrag.viz import export
 from memrag.viz import look as looks
 from memrag.viz.legend import legend_rows
-from memrag.viz.safe_text import clip, escape_markdown
+from memrag.plain_text import clip, escape_markdown
 
 LEGEND_ROW_PX = 22  # one line of the legend above a graph
 

@@ -1,5 +1,5 @@
 """python -m memrag index PATH... --memory DIR [--import-openie FILE --corpus FILE] [--json]
-python -m memrag index --memory DIR --list | --remove NAME... | --undo"""
+python -m memrag index --memory DIR --list | --remove NAME... | --undo | --versions | --use VERSION"""
 
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     edit.add_argument("--remove", nargs="+", metavar="NAME",
                       help="remove these documents (names as --list prints them) as a new memory version")
     edit.add_argument("--undo", action="store_true", help="switch back to the version before the last change")
+    edit.add_argument("--versions", action="store_true",
+                      help="list every version kept on disk, what made it and whether it opens")
+    edit.add_argument("--use", metavar="VERSION", help="make this kept version (as --versions lists it) the live one")
     add_backend_args(p)
     return {"index": cmd_index}
 
@@ -42,9 +45,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     if refusal:
         print(f"error: {refusal}", file=sys.stderr)
         return 1
-    if args.list or args.remove or args.undo:
+    if args.list or args.remove or args.undo or args.versions or args.use:
         if args.paths or args.import_openie:
-            print("--list, --remove and --undo take no PATHs or --import-openie", file=sys.stderr)
+            print("--list, --remove, --undo, --versions and --use take no PATHs or --import-openie", file=sys.stderr)
             return 2
         return _edit(args)
     return _build(args)
@@ -55,14 +58,15 @@ def _sample_refusal(args: argparse.Namespace) -> str:
     from memrag import demo
     from memrag.index import store
 
-    if args.list or not (args.remove or args.undo or store.is_memory_dir(args.memory)):
+    if args.list or args.versions or not (args.remove or args.undo or args.use or store.is_memory_dir(args.memory)):
         return ""
     return demo.sample_refusal(args.memory, SAMPLE_REMEDY)
 
 
 def _edit(args: argparse.Namespace) -> int:
-    """--list, --remove and --undo: read or change the memory's documents without an LLM."""
+    """--list, --remove, --undo, --versions and --use: read or change the memory without an LLM."""
     from memrag.embed import get_embedder
+    from memrag.cli.edit import versions_command
     from memrag.index import removal, store
 
     try:
@@ -84,6 +88,8 @@ def _edit(args: argparse.Namespace) -> int:
             if args.json:
                 print(json.dumps({"version": done.version, "removed": done.documents}))
             return 0
+        if args.versions or args.use:
+            return versions_command(args.memory, args.use, args.json)
         live, undone = store.undo(args.memory)
         what = undone.get("change") or "the last change"
         print(f"undid the last change ({what}): version {live} is live again")

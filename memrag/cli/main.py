@@ -1,4 +1,4 @@
-"""python -m memrag doctor | index | ask | eval | demo-check"""
+"""python -m memrag doctor | index | edit | ask | eval | demo-check"""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from memrag.cli import ask, demo, eval as eval_command, index
+from memrag.cli import ask, demo, edit, eval as eval_command, index
 from memrag.cli.common import add_backend_args, settings_from
 from memrag.config import SettingsError
 from memrag.durable import StorageError
@@ -33,7 +33,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     add_backend_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     commands = {"doctor": cmd_doctor}
-    for module in (index, ask, eval_command, demo):
+    for module in (index, edit, ask, eval_command, demo):
         commands.update(module.register(sub))
     return parser, commands
 

@@ -1,4 +1,4 @@
-"""The old name of memrag.explain.deviations, kept so `python -m memrag.deviations` still prints the table.
+"""The old name of memrag.methods.deviations, kept so `python -m memrag.deviations` still prints the table.
 
-A package (not a module file) so that git sees memrag/deviations.py as moved to explain/.
+A package (not a module file): the table itself lives beside the wings, in memrag/methods/deviations.py.
 """

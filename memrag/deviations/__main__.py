@@ -1,5 +1,5 @@
 """python -m memrag.deviations: print the README's deviations table."""
 
-from memrag.explain.deviations import markdown_table
+from memrag.methods.deviations import markdown_table
 
 print(markdown_table())

@@ -14,7 +14,7 @@ from memrag.index.memory import Memory
 from memrag.eval.records import CallTotals
 from memrag.eval.tracker_precision import question_counts
 from memrag.trace import LLMCallRecord, Trace
-from memrag.viz.tables import calls_counted_once
+from memrag.trace import calls_counted_once
 
 RECALL_KS = (1, 2, 5, 10)
 RANKED_KEPT = 100  # ranked entries kept in each stored trace; recall and fates are computed before the cut

@@ -21,8 +21,8 @@ from memrag.methods.base import QueryContext
 from memrag.methods.paper_kit import Preset
 from memrag.llm.recordings import StaleRecording
 from memrag.trace import Trace, token_sum
-from memrag.viz import words
-from memrag.viz.safe_text import clip
+from memrag import words
+from memrag.plain_text import clip
 
 TOP = 5  # the head of the ranked list compared for chunks gained / lost
 NEEDS_LIVE = "needs 'run live'"

@@ -8,7 +8,7 @@ ran), not a count (no "of N nodes" of the whole trace) and not the drawing cap (
 matter most among those known so far). `tests/test_step_picture.py` truncates each recorded sample
 trace after every step and checks that the picture of that step is the same.
 
-The words are the tables' and legends' (memrag.viz.words): a NeuroPath path listed to the model and
+The words are the tables' and legends' (memrag.words): a NeuroPath path listed to the model and
 not kept is "listed, not kept" here too. Returns data; memrag.viz.trace_graphs.step_graph draws it.
 """
 
@@ -23,8 +23,8 @@ from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop
 from memrag.methods.spec import step_style
 from memrag.trace import GraphEdge, GraphNode, Step, Trace
-from memrag.viz import words
-from memrag.viz.palette import FATES, fate_rank
+from memrag import words
+from memrag.words import FATES, fate_rank
 
 # How a NeuroPath fate looks on an edge (the renderer has no look of its own for "unlisted").
 _EDGE_ROLE = {"unlisted": "pruned"}

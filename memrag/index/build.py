@@ -125,17 +125,26 @@ def integrate_chunk(memory: Memory, chunk_id: int, extraction: Extraction | None
 
 def refresh_entity_vectors(memory: Memory, embedder: Embedder, old_names: dict[str, str]) -> list[str]:
     """Rebuild entity nodes, embedding only nodes that are new or whose display name changed.
+    `old_names` is the nodes' names before, in the order of `memory.entity_vecs`' rows.
     Returns the keys of nodes that are new."""
-    old_vecs = {k: memory.entity_vecs[i] for i, k in enumerate(old_names)} if len(memory.entity_vecs) else {}
+    vecs = memory.entity_vecs
+    known = {k: (name, vecs[i]) for i, (k, name) in enumerate(old_names.items()) if i < len(vecs)}
+    return [k for k in embed_entities(memory, embedder, known) if k not in old_names]
+
+
+def embed_entities(memory: Memory, embedder: Embedder, known: dict[str, tuple[str, np.ndarray]]) -> list[str]:
+    """Rebuild entity nodes from the engrams and their vectors: a node keeps the vector `known` holds
+    for its key when it still has the name known with it; every other node's name is embedded.
+    Returns the keys embedded."""
     memory.rebuild_derived()
-    todo = [n for n in memory.entities if old_names.get(n.key) != n.name]
+    todo = [n for n in memory.entities if n.key not in known or known[n.key][0] != n.name]
     fresh = embedder.encode([n.name for n in todo]) if todo else np.zeros((0, memory.dim), np.float32)
     fresh_of = {n.key: fresh[i] for i, n in enumerate(todo)}
-    rows = [fresh_of[n.key] if n.key in fresh_of else old_vecs[n.key] for n in memory.entities]
+    rows = [fresh_of[n.key] if n.key in fresh_of else known[n.key][1] for n in memory.entities]
     memory.entity_vecs = np.vstack(rows).astype(np.float32) if rows else np.zeros((0, memory.dim), np.float32)
     memory._indices.pop("entities", None)
     memory._coref_cache.clear()
-    return [n.key for n in todo if n.key not in old_names]
+    return [n.key for n in todo]
 
 
 def coref_links_for(memory: Memory, new_keys: list[str], top: int, threshold: float) -> list[dict[str, Any]]:
@@ -159,12 +168,16 @@ def _embed_tail(embedder: Embedder, texts: list[str], current: np.ndarray, dim: 
     return np.vstack([current, new]).astype(np.float32) if len(current) else new
 
 
+def engram_text(e: EngramRow) -> str:
+    """What an engram's vector embeds: "name: description" (the name alone when it has none)."""
+    return f"{e.name}: {e.description}" if e.description else e.name
+
+
 def embed_new_rows(memory: Memory, embedder: Embedder) -> Iterator[BuildEvent]:
     """Vectors for chunks, engrams and triples added since the last save (rows without vectors)."""
     jobs = [
         ("chunks", "chunk_vecs", [f"{c.title}\n{c.text}" for c in memory.chunks[len(memory.chunk_vecs):]]),
-        ("engrams", "engram_vecs", [f"{e.name}: {e.description}" if e.description else e.name
-                                    for e in memory.engrams[len(memory.engram_vecs):]]),
+        ("engrams", "engram_vecs", [engram_text(e) for e in memory.engrams[len(memory.engram_vecs):]]),
         ("triples", "triple_vecs", [t.text for t in memory.triples[len(memory.triple_vecs):]]),
     ]
     for label, attr, texts in jobs:

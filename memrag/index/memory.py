@@ -16,7 +16,7 @@ import hashlib
 import json
 import threading
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import faiss
@@ -88,6 +88,35 @@ class EntityNode:
 
 
 @dataclass
+class MergeRecord:
+    """One merge still in effect, kept so that a split can undo it: the entity that joined another
+    (its key and name before the merge), the rows that carried that key then — engrams, triple heads,
+    triple tails, by id — and the name and vector each of the two nodes had before, so a split that
+    gives a node its old name back gives it its old vector back too (no embedding, byte for byte).
+    Which node it joined is wherever those rows are now (a later rename moves it along)."""
+
+    merge_id: int
+    joined_key: str
+    joined_name: str
+    engrams: list[int]
+    heads: list[int]
+    tails: list[int]
+    names: dict[str, str] = field(default_factory=dict)  # key → name before the merge (both nodes)
+    vectors: np.ndarray | None = None  # one row per `names` entry, in its order
+
+    def rows(self) -> int:
+        return len(self.engrams) + len(self.heads) + len(self.tails)
+
+    def renumbered(self, engram_ids: dict[int, int], triple_ids: dict[int, int]) -> "MergeRecord | None":
+        """This record after rows were removed and the rest renumbered (old id → new id; a row
+        missing from the map went); None when none of its rows is left."""
+        kept = replace(self, engrams=[engram_ids[i] for i in self.engrams if i in engram_ids],
+                       heads=[triple_ids[i] for i in self.heads if i in triple_ids],
+                       tails=[triple_ids[i] for i in self.tails if i in triple_ids])
+        return kept if kept.rows() else None
+
+
+@dataclass
 class ExtractionLog:
     chunk_id: int
     status: str  # ok | failed | imported | passages-only
@@ -147,6 +176,10 @@ class Memory:
         self.triples: list[TripleRow] = []
         self.extraction_log: dict[int, ExtractionLog] = {}
         self.ledger_rows: list[dict[str, Any]] = []
+        # Edits (memrag.index.edits): coreference links a user removed, as sorted key pairs (they
+        # apply whenever both nodes exist), and the merges a split can still undo.
+        self.coref_unlinked: set[tuple[str, str]] = set()
+        self.merges: list[MergeRecord] = []
         self.entities: list[EntityNode] = []
         self.entity_index: dict[str, int] = {}
         self.triples_of: dict[str, list[int]] = {}
@@ -201,6 +234,22 @@ class Memory:
             self._indices[kind] = VectorIndex(vecs)
         return self._indices[kind]
 
+    def copy(self) -> "Memory":
+        """A new Memory with the same rows and vectors (rows and arrays shared, lists new): an edit
+        replaces what it changes in the copy and leaves this one, which others may hold, as it is."""
+        m = Memory(self.embedder_id, self.dim)
+        m.name, m.llm, m.params = self.name, dict(self.llm), dict(self.params)
+        m.documents, m.chunks = list(self.documents), list(self.chunks)
+        m.engrams, m.triples = list(self.engrams), list(self.triples)
+        m.extraction_log, m.ledger_rows = dict(self.extraction_log), list(self.ledger_rows)
+        m.coref_unlinked = set(self.coref_unlinked)
+        m.merges = [replace(r, engrams=list(r.engrams), heads=list(r.heads), tails=list(r.tails),
+                            names=dict(r.names)) for r in self.merges]
+        m.chunk_vecs, m.engram_vecs = self.chunk_vecs, self.engram_vecs
+        m.entity_vecs, m.triple_vecs = self.entity_vecs, self.triple_vecs
+        m.rebuild_derived()
+        return m
+
     # ------------------------------------------------------------ lookups
     def entity(self, key: str) -> EntityNode | None:
         i = self.entity_index.get(key)
@@ -217,6 +266,18 @@ class Memory:
         return not self.chunks
 
     # ------------------------------------------------------------ coreference candidates
+    def is_unlinked(self, a: str, b: str) -> bool:
+        """True when a user removed the coreference link between nodes `a` and `b` (either way round)."""
+        return bool(self.coref_unlinked) and ((a, b) if a < b else (b, a)) in self.coref_unlinked
+
+    def unlink_depth(self) -> int:
+        """How many more neighbours a name search must fetch so that, after dropping removed links,
+        every node still has as many as asked for (the most links removed from any one node)."""
+        if not self.coref_unlinked:
+            return 0
+        count = Counter(k for pair in self.coref_unlinked for k in pair)
+        return max(count.values())
+
     def coref_sets(self, top: int = 5, threshold: float = 0.8) -> dict[str, list[CorefMember]]:
         """Per node: its nearest *other* nodes by name vector, at most `top`, cosine ≥ threshold.
 
@@ -229,11 +290,11 @@ class Memory:
         out: dict[str, list[CorefMember]] = {}
         n = len(self.entities)
         if n and top > 0:
-            scores, ids = self.index("entities").search(self.entity_vecs, top + 1)
+            scores, ids = self.index("entities").search(self.entity_vecs, top + 1 + self.unlink_depth())
             for i, node in enumerate(self.entities):
                 members = []
                 for s, j in zip(scores[i], ids[i]):
-                    if j < 0 or j == i or s < threshold:
+                    if j < 0 or j == i or s < threshold or self.is_unlinked(node.key, self.entities[j].key):
                         continue
                     other = self.entities[j]
                     members.append(CorefMember(other.key, other.name, float(s)))
@@ -250,10 +311,10 @@ class Memory:
         i = self.entity_index.get(key)
         if i is None or top <= 0:
             return []
-        scores, ids = self.index("entities").search(self.entity_vecs[i:i + 1], top + 1)
+        scores, ids = self.index("entities").search(self.entity_vecs[i:i + 1], top + 1 + self.unlink_depth())
         out = []
         for s, j in zip(scores[0], ids[0]):
-            if j < 0 or j == i or s < threshold:
+            if j < 0 or j == i or s < threshold or self.is_unlinked(key, self.entities[j].key):
                 continue
             out.append(CorefMember(self.entities[j].key, self.entities[j].name, float(s)))
         return out[:top]
@@ -294,7 +355,9 @@ class Memory:
     def fingerprint(self) -> str:
         """Hash of the content both methods retrieve from. Cached: every trace carries it,
         and hashing a large memory costs more than a whole query. Rows are only ever
-        appended, so their counts tell when the cache is stale."""
+        appended to one Memory object (an edit or a removal makes a new one), so their counts
+        tell when the cache is stale. Removed coreference links count (they change what
+        NeuroPath and HippoRAG 2 read); a memory without any hashes as it did before edits."""
         sizes = (len(self.chunks), len(self.engrams), len(self.triples))
         if self._fingerprint is not None and self._fingerprint[0] == sizes:
             return self._fingerprint[1]
@@ -306,6 +369,8 @@ class Memory:
             h.update(json.dumps([e.key, e.name, e.type, e.description, e.importance, e.chunk_id]).encode())
         for t in self.triples:
             h.update(json.dumps([t.head, t.relation, t.tail, t.chunk_id]).encode())
+        if self.coref_unlinked:
+            h.update(json.dumps(["coref_unlinked", sorted(self.coref_unlinked)]).encode())
         self._fingerprint = (sizes, h.hexdigest()[:16])
         return self._fingerprint[1]
 

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from memrag.embed import LazyEmbedder
 from memrag.index import store
 from memrag.index.build import change_text, refresh_entity_vectors
 from memrag.index.memory import Memory
@@ -106,6 +107,11 @@ def without_documents(memory: Memory, names: Sequence[str], embedder: Any) -> tu
     m.extraction_log = {new_id[k]: replace(x, chunk_id=new_id[k])
                         for k, x in sorted(memory.extraction_log.items()) if k in new_id}
     m.ledger_rows = [dict(r) for r in memory.ledger_rows]
+    # edits stay: removed links apply whenever both nodes exist; merges keep the rows still here
+    m.coref_unlinked = set(memory.coref_unlinked)
+    engram_ids = {e.engram_id: i for i, e in enumerate(engrams)}
+    triple_ids = {t.triple_id: i for i, t in enumerate(triples)}
+    m.merges = [r for r in (r.renumbered(engram_ids, triple_ids) for r in memory.merges) if r is not None]
     m.chunk_vecs = _rows(memory.chunk_vecs, [c.chunk_id for c in kept], m.dim)
     m.engram_vecs = _rows(memory.engram_vecs, [e.engram_id for e in engrams], m.dim)
     m.triple_vecs = _rows(memory.triple_vecs, [t.triple_id for t in triples], m.dim)
@@ -133,19 +139,8 @@ def remove_documents(path: Path, names: Sequence[str], embedder: Callable[[str],
     with store.writing(path, lock_wait_s):
         memory = store.load(path)
         check_names(memory, names)  # before anything is computed: a wrong name changes nothing
-        smaller, removal = without_documents(memory, names, _LazyEmbedder(lambda: embedder(memory.embedder_id)))
+        smaller, removal = without_documents(memory, names, LazyEmbedder(lambda: embedder(memory.embedder_id)))
         version = store.save(smaller, path, _fail_after=_fail_after,
-                             change=change_text("removed", removal.documents))
+                             change=change_text("removed", removal.documents), kind="remove",
+                             args={"documents": removal.documents})
     return replace(removal, version=version.name)
-
-
-class _LazyEmbedder:
-    """Opens the real embedder on first use only."""
-
-    def __init__(self, make: Callable[[], Any]) -> None:
-        self._make, self._emb = make, None
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        if self._emb is None:
-            self._emb = self._make()
-        return self._emb.encode(texts)

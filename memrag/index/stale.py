@@ -18,7 +18,7 @@ from typing import Any
 from memrag.index import store
 from memrag.trace import Trace
 
-EARLIER = "made on an earlier version of this memory (documents were added or removed since)"
+EARLIER = "made on an earlier version of this memory (documents were added or removed, or it was edited, since)"
 SENTENCES = {
     "trace": f"This trace was {EARLIER}: its chunk numbers are not this memory's, so it is shown from its "
              "own passages.",

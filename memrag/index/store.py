@@ -6,8 +6,9 @@ with allow_pickle=False). A save writes a new version folder aside, then
 replaces CURRENT atomically (os.replace of a one-line file): a crash at any
 moment leaves the previous version loadable. Each manifest names the version that was live
 when it was saved (`previous`), so `undo` can switch CURRENT back to it; after a save only the
-live version and its KEEP_VERSIONS - 1 nearest ancestors are kept (versions left aside by an undo
-go too). faiss indices are rebuilt at load — never `faiss.read_index`.
+live version and its KEEP_VERSIONS - 1 nearest ancestors are kept, and further ancestors up to
+KEEP_MAX_VERSIONS while they fit in KEEP_BYTES (versions left aside by an undo go too; the edit log
+says which versions it names were pruned). faiss indices are rebuilt at load — never `faiss.read_index`.
 
 Every file is fsynced before its rename (`memrag.durable`), so a power cut
 cannot leave CURRENT naming bytes that never reached the disk. One writer at a
@@ -31,6 +32,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from memrag.durable import fsync_dir, fsync_file, storage_guard, write_atomic, write_file, writer_lock
+from memrag.index import edit_log
 from memrag.index import store_format as fmt
 from memrag.index.store_format import MemoryFormatError, MemoryStoreError, damaged
 from memrag.index.memory import (FORMAT_VERSION, ChunkRow, DocRow, EngramRow, ExtractionLog, Memory,
@@ -39,7 +41,11 @@ from memrag.index.memory import (FORMAT_VERSION, ChunkRow, DocRow, EngramRow, Ex
 CURRENT = "CURRENT"
 MANIFEST = "manifest.json"
 VECTORS = ("chunk_vecs", "engram_vecs", "entity_vecs", "triple_vecs")
-KEEP_VERSIONS = 3  # the live version and two to undo back to
+KEEP_VERSIONS = 3  # the live version and two to undo back to, always
+# Further ancestors are kept while all kept versions fit in KEEP_BYTES: a small memory (the sample, a few
+# documents) keeps a long line of edits to go back along; a large one keeps three full copies at most.
+KEEP_MAX_VERSIONS = 12
+KEEP_BYTES = 200_000_000
 HISTORY_MAX = 200  # fingerprints of earlier versions a manifest remembers (to recognise old traces)
 LOCK_WAIT_S = 10.0  # a second writer waits this long for the first, then is refused
 STALE_TEMP_S = 3600.0  # a save writes its version in seconds; older temporaries are leftovers
@@ -58,6 +64,9 @@ CREATE TABLE coref (key TEXT, top INTEGER, threshold REAL, rank INTEGER, other_k
 CREATE TABLE extraction_log (chunk_id INTEGER PRIMARY KEY, status TEXT, error TEXT, raw_reply TEXT,
                              prompt_tokens INTEGER, completion_tokens INTEGER, seconds REAL, cached INTEGER);
 CREATE TABLE ledger (row INTEGER PRIMARY KEY, data TEXT);
+CREATE TABLE coref_unlinked (key_a TEXT, key_b TEXT, PRIMARY KEY (key_a, key_b));
+CREATE TABLE merges (merge_id INTEGER PRIMARY KEY, joined_key TEXT, joined_name TEXT, rows TEXT, names TEXT,
+                     vectors BLOB);
 """
 
 
@@ -102,15 +111,17 @@ def _next_version(path: Path) -> str:
     return f"v{(max(nums) + 1) if nums else 1:06d}"
 
 
-def save(memory: Memory, path: Path, _fail_after: str | None = None, change: str = "") -> Path:
+def save(memory: Memory, path: Path, _fail_after: str | None = None, change: str = "", kind: str = "build",
+         args: dict[str, Any] | None = None) -> Path:
     """Write `memory` as a new version of the folder and switch to it atomically. `change` says
-    in words what this version changed (shown by `undo`).
+    in words what this version changed (shown by `undo`); `kind` and `args` say what made it in the
+    folder's log (`memrag.index.edit_log`).
 
     `_fail_after` is for tests: raise right after the named phase to simulate a crash.
     """
     path = Path(path)
     with writing(path), storage_guard(path, "save the memory", SAVE_KEPT):
-        return _save(memory, path, _fail_after, change)
+        return _save(memory, path, _fail_after, change, kind, args or {})
 
 
 def _lineage_fields(path: Path) -> dict[str, Any]:
@@ -125,7 +136,8 @@ def _lineage_fields(path: Path) -> dict[str, Any]:
     return {"previous": live, "history": [h for h in history if h]}
 
 
-def _save(memory: Memory, path: Path, _fail_after: str | None, change: str = "") -> Path:
+def _save(memory: Memory, path: Path, _fail_after: str | None, change: str, kind: str,
+          args: dict[str, Any]) -> Path:
     remove_stale_temporaries(path)
     lineage = _lineage_fields(path)
     version = _next_version(path)
@@ -163,8 +175,18 @@ def _save(memory: Memory, path: Path, _fail_after: str | None, change: str = "")
         write_atomic(path / CURRENT, version + "\n")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    _log(path, kind, change, version, lineage["previous"], args)
     _prune(path, version)
     return path / version
+
+
+def _log(path: Path, kind: str, text: str, version: str, previous: str, args: dict[str, Any] | None = None) -> None:
+    """One entry in the folder's log, once the change is live. The change is done whatever happens
+    here: a log that cannot be written (a full disk) misses the entry and says nothing false."""
+    try:
+        edit_log.append(path, edit_log.LogEntry(edit_log.now(), kind, text, version, previous, args or {}))
+    except OSError:
+        pass
 
 
 def _pid_alive(pid: int) -> bool:
@@ -201,11 +223,18 @@ def remove_stale_temporaries(path: Path, max_age_s: float = STALE_TEMP_S) -> lis
     return removed
 
 
-def _versions(path: Path) -> list[str]:
+def _version_bytes(vdir: Path) -> int:
+    try:
+        return sum(p.stat().st_size for p in vdir.iterdir() if p.is_file())
+    except OSError:
+        return 0
+
+
+def kept_versions(path: Path) -> list[str]:
     return sorted(p.name for p in Path(path).glob("v[0-9]*") if p.is_dir() and p.name[1:].isdigit())
 
 
-def _version_manifest(path: Path, version: str, label: str = "") -> dict[str, Any]:
+def version_manifest(path: Path, version: str, label: str = "") -> dict[str, Any]:
     """A kept version's manifest (the live one's or an earlier one's), checked to have the shape
     memrag writes. `label` names the file in messages (default: VERSION/manifest.json)."""
     file = Path(path) / version / MANIFEST
@@ -223,10 +252,10 @@ def previous_version(path: Path, version: str) -> str | None:
     """The version that was live when `version` was saved, if it is still kept. Versions saved
     before manifests named it: the highest-numbered kept version below it (saves were sequential)."""
     try:
-        named = _version_manifest(path, version).get("previous")
+        named = version_manifest(path, version).get("previous")
     except MemoryFormatError:
         named = None
-    kept = _versions(path)
+    kept = kept_versions(path)
     if named is None:
         below = [v for v in kept if v < version]
         return below[-1] if below else None
@@ -235,9 +264,13 @@ def previous_version(path: Path, version: str) -> str | None:
 
 def _prune(path: Path, live: str) -> None:
     keep, v = {live}, live
-    while len(keep) < KEEP_VERSIONS and (v := previous_version(path, v)) is not None and v not in keep:
+    size = _version_bytes(path / live)
+    while (v := previous_version(path, v)) is not None and v not in keep and len(keep) < KEEP_MAX_VERSIONS:
+        size += _version_bytes(path / v)
+        if len(keep) >= KEEP_VERSIONS and size > KEEP_BYTES:
+            break
         keep.add(v)
-    for old in _versions(path):
+    for old in kept_versions(path):
         if old not in keep:  # older ancestors, and versions an undo left aside
             shutil.rmtree(path / old, ignore_errors=True)
 
@@ -246,10 +279,35 @@ class NothingToUndoError(MemoryStoreError):
     """The live version has no earlier version kept to switch back to; nothing was changed."""
 
 
+class UnknownVersionError(MemoryStoreError):
+    """A version asked for is not kept in the folder; nothing was changed."""
+
+
+def switch_to(path: Path, version: str, kind: str, text: str) -> None:
+    """Make `version` the live one, after opening it whole as `load` would (manifest, tables,
+    vectors): a version that cannot be opened is refused, naming it, and CURRENT is left as it was.
+    `kind` and `text` say why in the folder's log. The caller holds the writer lock."""
+    if version not in kept_versions(path):
+        raise UnknownVersionError(f"memory {path} keeps no version {version!r}. Nothing was changed.")
+    try:
+        load_version(path, version)
+    except MemoryFormatError as e:
+        raise MemoryFormatError(f"version {version} of memory {path} cannot be opened, so it was not made "
+                                f"live: {e}. Nothing was changed; `index --memory DIR --versions` lists the "
+                                "versions kept and whether each opens.") from None
+    try:
+        before = current_version_dir(path).name
+    except MemoryFormatError:
+        before = ""
+    write_atomic(path / CURRENT, version + "\n")
+    _log(path, kind, text, version, before)
+
+
 def undo(path: Path, lock_wait_s: float = LOCK_WAIT_S) -> tuple[str, dict[str, Any]]:
     """Switch the memory back to the version before the live one (one atomic rewrite of CURRENT:
-    the earlier version's files are untouched, so it opens byte for byte as it was saved).
-    Returns (the version now live, the manifest of the version undone)."""
+    the earlier version's files are untouched, so it opens byte for byte as it was saved), after
+    opening that version whole (`switch_to`). Returns (the version now live, the manifest of the
+    version undone)."""
     path = Path(path)
     with writing(path, lock_wait_s), storage_guard(path, "undo the last change", "The memory is unchanged."):
         live = current_version_dir(path).name
@@ -258,8 +316,7 @@ def undo(path: Path, lock_wait_s: float = LOCK_WAIT_S) -> tuple[str, dict[str, A
         if before is None:
             raise NothingToUndoError(f"memory {path} keeps no version before the live one ({live}): "
                                      "nothing to undo. Nothing was changed.")
-        _version_manifest(path, before)  # refuse to switch to a version whose manifest is damaged
-        write_atomic(path / CURRENT, before + "\n")
+        switch_to(path, before, "undo", f"undid {undone.get('change') or 'the last change'}")
         return before, undone
 
 
@@ -299,6 +356,14 @@ def _write_sqlite(m: Memory, file: Path) -> None:
                         [(x.chunk_id, x.status, x.error, x.raw_reply, x.prompt_tokens, x.completion_tokens,
                           x.seconds, int(x.cached)) for x in m.extraction_log.values()])
         con.executemany("INSERT INTO ledger (data) VALUES (?)", [(json.dumps(r),) for r in m.ledger_rows])
+        con.executemany("INSERT INTO coref_unlinked VALUES (?,?)", sorted(m.coref_unlinked))
+        con.executemany("INSERT INTO merges VALUES (?,?,?,?,?,?)",
+                        [(r.merge_id, r.joined_key, r.joined_name,
+                          json.dumps({"engrams": r.engrams, "heads": r.heads, "tails": r.tails}),
+                          json.dumps(r.names, ensure_ascii=False),
+                          np.ascontiguousarray(r.vectors if r.vectors is not None else np.zeros((0, m.dim)),
+                                               dtype="<f4").tobytes())
+                         for r in m.merges])
         con.commit()
     finally:
         con.close()
@@ -306,7 +371,7 @@ def _write_sqlite(m: Memory, file: Path) -> None:
 
 def read_manifest(path: Path) -> dict[str, Any]:
     """The live version's manifest, checked to have the shape memrag writes."""
-    return _version_manifest(path, current_version_dir(path).name, MANIFEST)
+    return version_manifest(path, current_version_dir(path).name, MANIFEST)
 
 
 def check(path: Path) -> dict[str, Any]:
@@ -341,17 +406,26 @@ def _vector_rows(counts: dict[str, int]) -> dict[str, int]:
 def load(path: Path, embedder_id: str | None = None) -> Memory:
     """Open a saved memory. Refuses a damaged folder, a newer format or a different embedder, with the reason."""
     path = Path(path)
+    return _load_checked(path, current_version_dir(path).name, MANIFEST, embedder_id)
+
+
+def load_version(path: Path, version: str, embedder_id: str | None = None) -> Memory:
+    """Open one kept version of the folder (live or not), with every check `load` makes."""
+    return _load_checked(Path(path), version, f"{version}/{MANIFEST}", embedder_id)
+
+
+def _load_checked(path: Path, version: str, label: str, embedder_id: str | None) -> Memory:
     try:
-        return _load(path, embedder_id)
+        return _load(path, version, label, embedder_id)
     except sqlite3.Error as e:  # garbage, truncated or locked-away file: whatever SQLite found
         raise damaged(path, f"memory.sqlite is not a readable memory database ({e})") from None
     except OSError as e:
         raise damaged(path, f"a file is unreadable ({e})") from None
 
 
-def _load(path: Path, embedder_id: str | None) -> Memory:
-    vdir = current_version_dir(path)
-    manifest = read_manifest(path)
+def _load(path: Path, version: str, label: str, embedder_id: str | None) -> Memory:
+    vdir = path / version
+    manifest = version_manifest(path, version, label)
     emb = manifest["embedder"]
     if embedder_id is not None and emb["model"] != embedder_id:
         raise MemoryFormatError(
@@ -391,6 +465,9 @@ def _read_tables(m: Memory, con: sqlite3.Connection, path: Path) -> list[str]:
                for r in rows("extraction_log")]
         m.ledger_rows = [fmt.json_cell(r[0], "a ledger row", path) for r in rows("ledger")]
         stored_order = [r[0] for r in rows("entities")]
+        if fmt.has_table(con, "coref_unlinked"):
+            m.coref_unlinked = {(a, b) if a < b else (b, a) for a, b in rows("coref_unlinked")}
+        merges = rows("merges") if fmt.has_table(con, "merges") else []
     finally:
         con.close()
     fmt.check_ids([c.chunk_id for c in m.chunks], "chunks", path)
@@ -405,6 +482,7 @@ def _read_tables(m: Memory, con: sqlite3.Connection, path: Path) -> list[str]:
     if orphan is not None:
         raise damaged(path, f"chunk {orphan.chunk_id} belongs to document {orphan.doc_id!r}, which is not stored")
     m.extraction_log = {x.chunk_id: x for x in log}
+    m.merges = [fmt.merge_record(r, len(m.engrams), len(m.triples), m.dim, path) for r in merges]
     return stored_order
 
 
@@ -417,4 +495,7 @@ def memory_to_rows(m: Memory) -> dict[str, list[dict[str, Any]]]:
         "triples": [asdict(t) for t in m.triples],
         "entities": [asdict(n) for n in m.entities],
         "extraction_log": [asdict(x) for x in m.extraction_log.values()],
+        "coref_unlinked": [{"key_a": a, "key_b": b} for a, b in sorted(m.coref_unlinked)],
+        "merges": [{**{k: v for k, v in asdict(r).items() if k != "vectors"},
+                    "vectors": [] if r.vectors is None else r.vectors.tolist()} for r in m.merges],
     }

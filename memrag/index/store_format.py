@@ -124,6 +124,13 @@ TABLES: dict[str, tuple[tuple[tuple[str, tuple[type, ...]], ...], str]] = {
                         ("cached", _INT)), "chunk_id"),
     "ledger": ((("data", _TEXT),), "row"),
 }
+# Tables of memory edits (memrag.index.edits): a folder saved before edits existed has none, which
+# reads as no edit made; one that has them is checked like the rest.
+EDIT_TABLES: dict[str, tuple[tuple[tuple[str, tuple[type, ...]], ...], str]] = {
+    "coref_unlinked": ((("key_a", _TEXT), ("key_b", _TEXT)), "key_a, key_b"),
+    "merges": ((("merge_id", _INT), ("joined_key", _TEXT), ("joined_name", _TEXT), ("rows", _TEXT),
+                ("names", _TEXT), ("vectors", (bytes,))), "merge_id"),
+}
 
 
 def open_tables(file: Path) -> sqlite3.Connection:
@@ -135,7 +142,7 @@ def open_tables(file: Path) -> sqlite3.Connection:
 
 def read_table(con: sqlite3.Connection, table: str, where: Path | str) -> list[tuple[Any, ...]]:
     """Every row of a table, each value of the kind memrag writes there."""
-    columns, order = TABLES[table]
+    columns, order = TABLES[table] if table in TABLES else EDIT_TABLES[table]
     rows = con.execute(f"SELECT {', '.join(c for c, _ in columns)} FROM {table} ORDER BY {order}").fetchall()
     for n, row in enumerate(rows):
         for value, (col, kinds) in zip(row, columns):
@@ -162,17 +169,46 @@ def check_refs(refs: list[int], n_chunks: int, table: str, where: Path | str) ->
                                  f"(it has {n_chunks})")
 
 
-def json_cell(text: str | None, what: str, where: Path | str, default: Any = None) -> Any:
-    """A JSON object stored in a text column."""
+def has_table(con: sqlite3.Connection, table: str) -> bool:
+    return con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone() is not None
+
+
+def json_cell(text: str | None, what: str, where: Path | str, default: Any = None, kind: type = dict) -> Any:
+    """A JSON object (or another `kind`) stored in a text column."""
     if text is None:
         return default
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
         raise damaged(where, f"{what} is not JSON") from None
-    if not isinstance(value, dict):
-        raise damaged(where, f"{what} is a JSON {type(value).__name__}, not an object")
+    if not isinstance(value, kind):
+        raise damaged(where, f"{what} is a JSON {type(value).__name__}, not {'an object' if kind is dict else 'a list'}")
     return value
+
+
+def merge_record(row: tuple[Any, ...], n_engrams: int, n_triples: int, dim: int, where: Path | str) -> Any:
+    """A `merges` row as a MergeRecord: rows by id within the tables, names of text, and exactly one
+    finite float32 vector per name."""
+    from memrag.index.memory import MergeRecord
+
+    merge_id, joined_key, joined_name, rows_text, names_text, blob = row
+    what = f"merge {merge_id}"
+    rows = json_cell(rows_text, f"{what}'s rows", where)
+    ids: dict[str, list[int]] = {}
+    for part, n in (("engrams", n_engrams), ("heads", n_triples), ("tails", n_triples)):
+        got = rows.get(part, [])
+        if not isinstance(got, list) or not all(_is_int(i) and 0 <= i < n for i in got):
+            raise damaged(where, f"{what}'s {part} must list row ids below {n}")
+        ids[part] = got
+    names = json_cell(names_text, f"{what}'s names", where)
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in names.items()):
+        raise damaged(where, f"{what}'s names must map keys to names")
+    if len(blob) != len(names) * dim * 4:
+        raise damaged(where, f"{what}'s vectors are {len(blob)} bytes; {len(names)} name(s) need {len(names) * dim * 4}")
+    vectors = np.frombuffer(blob, dtype="<f4").reshape(len(names), dim).astype(np.float32)
+    if not np.isfinite(vectors).all():
+        raise damaged(where, f"{what}'s vectors hold NaN or infinite values")
+    return MergeRecord(merge_id, joined_key, joined_name, ids["engrams"], ids["heads"], ids["tails"], names, vectors)
 
 
 # ------------------------------------------------------------------ vector files

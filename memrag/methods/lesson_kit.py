@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from memrag.trace import Step, Trace
-from memrag.viz.safe_text import clip
+from memrag.plain_text import clip
 
 NAMES_SHOWN = 5  # concrete names quoted per list in a lesson
 T = TypeVar("T")

@@ -1,6 +1,6 @@
 """How a method stands to its paper, as data each wing declares: its ablations as pairs of
 parameter overrides for Compare mode (the wing's ablations.py; memrag.explain.ablations runs them)
-and where memrag departs from the paper (the wing's deviations.py; memrag.explain.deviations lists
+and where memrag departs from the paper (the wing's deviations.py; memrag.methods.deviations lists
 them)."""
 
 from __future__ import annotations

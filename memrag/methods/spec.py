@@ -88,7 +88,7 @@ class MethodSpec:
     # 'module:function' (trace -> {label: number}): a few counts of its own an ablation moves, shown
     # beside the shared ones in Compare mode; empty = none
     ablation_facts_at: str = ""
-    deviations_at: str = ""  # 'module:DEVIATIONS' (memrag.explain.deviations.Deviation tuple)
+    deviations_at: str = ""  # 'module:DEVIATIONS' (memrag.methods.deviations.Deviation tuple)
     # The dataclass of what its search records in `Trace.details` (its wing's detail.py); None: nothing.
     detail: type | None = None
     step_style: str = "plain"  # one of STEP_STYLES; its picture data is built by its wing's picture.py

@@ -50,7 +50,7 @@ from memrag.viz.fixed_layout import FixedLayout
 from memrag.viz import palette
 from memrag.viz.labels import label_order
 from memrag.viz.legend import EDGE, FILL, RING, SHAPE, Legend, legend_html
-from memrag.viz.safe_text import clip
+from memrag.plain_text import clip
 
 MAX_NODES = 600
 DEFAULT_NODES = 40  # what a graph draws unless asked for more: a few dozen nodes can be read

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from memrag.viz.safe_text import clip
+from memrag.plain_text import clip
 
 FILL, SHAPE, RING, EDGE = "fill", "shape", "ring", "edge"
 _ORDER = {FILL: 0, SHAPE: 1, RING: 2, EDGE: 3}

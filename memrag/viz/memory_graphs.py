@@ -18,7 +18,7 @@ from memrag.index.memory import Memory
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz.entity_search import resolve_entity
 from memrag.viz.graph_html import DEFAULT_NODES, MAX_NODES, Neighbours, render
-from memrag.viz.safe_text import clip
+from memrag.plain_text import clip
 
 Result = tuple[str, str]
 DEPTHS = (1, 2, 3)

@@ -16,7 +16,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping
 
-from memrag.viz import words
+from memrag import words
 
 MIN_DELTA_E = 20.0
 HEX_COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")  # the only colour form accepted from a caller
@@ -49,8 +49,6 @@ SPARE_COLOURS = ("#1b3a6b", "#ff9da7", "#8b1e3f", "#00bcd4", "#6a3d9a", "#b5bd00
 # Nodes that are not entities.
 KIND_COLOURS = {"question": QUESTION, "query": QUESTION, "cue": CUE, "chunk": CHUNK}
 
-# Best fate first: a node or triple shared by several paths shows the best one.
-FATES = ("valid", "expanded", "shown", "dropped", "unlisted", "pruned")
 FATE_COLOURS: dict[str, str] = {"valid": "#1a7f37", "expanded": "#d9730d", "shown": "#2f6db5",
                                 "dropped": "#a06cc8", "unlisted": "#a89f91", "pruned": DIM,
                                 "untouched": "#8fd3e8"}  # a seed or candidate no drawn path passes through
@@ -117,10 +115,6 @@ def group_colour(group: str, overrides: Mapping[str, str] | None = None) -> str:
 def group_word(group: str) -> str:
     """A group's name as a legend shows it."""
     return GROUP_WORDS.get(group, group or "other")
-
-
-def fate_rank(fate: str) -> int:
-    return FATES.index(fate) if fate in FATES else len(FATES)
 
 
 # ------------------------------------------------------------------ distance (for the tests and for checks)

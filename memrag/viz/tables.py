@@ -8,19 +8,17 @@ methods is billed to each method and counted once in totals across methods.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
 from memrag.index.memory import Memory
 from memrag.methods.registry import label_of
-from memrag.trace import LLMCallRecord, Trace, token_sum
+from memrag.trace import LLMCallRecord, Trace, calls_counted_once, token_sum
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.methods.neuropath.detail import NeuroPathHop
-from memrag.viz.safe_text import clip
-from memrag.viz.words import MADE_NOW_S, ORIGINAL_RUN_S, PATH_PROBABILITY, path_fate
+from memrag.plain_text import clip
+from memrag.words import MADE_NOW_S, ORIGINAL_RUN_S, PATH_PROBABILITY, path_fate
 
 ORIGINAL_S = ORIGINAL_RUN_S.label  # a call's model seconds when it was made
 MADE_NOW = MADE_NOW_S.label
@@ -175,31 +173,6 @@ def llm_calls_table(trace: Trace) -> pd.DataFrame:
     return _frame(rows, ["#", "stage", "origin", "ok", "retries", "parse errors", "prompt tokens",
                          "cached-prefix tokens", "completion tokens", ORIGINAL_S, "shared", "model", "backend",
                          "reply"])
-
-
-def call_identity(call: LLMCallRecord) -> str:
-    """What makes two records the same call: the response-cache key, or failing that a hash
-    of stage, messages and reply."""
-    if call.key:
-        return call.key
-    blob = json.dumps([call.stage, call.messages, call.raw_reply], sort_keys=True, ensure_ascii=False)
-    return "h:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
-def calls_counted_once(traces: Sequence[Trace]) -> list[LLMCallRecord]:
-    """Every call of the traces, a call shared by several methods (same identity, `shared=True`)
-    once: what the question cost across methods."""
-    out: list[LLMCallRecord] = []
-    seen_shared: set[str] = set()
-    for t in traces:
-        for c in t.llm_calls:
-            if c.shared:
-                ident = call_identity(c)
-                if ident in seen_shared:
-                    continue
-                seen_shared.add(ident)
-            out.append(c)
-    return out
 
 
 def _totals_row(label: str, calls: Sequence[LLMCallRecord], traces: int) -> dict:

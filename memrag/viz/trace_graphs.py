@@ -12,7 +12,8 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from memrag.explain import activation, step_picture
+from memrag.explain import step_picture
+from memrag.methods.ecphory import activation
 from memrag.index.normalise import entity_key
 from memrag.methods.ecphory.detail import ActivatedEngram, EcphoryDetail
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
@@ -21,11 +22,12 @@ from memrag.methods.spec import step_style
 from memrag.trace import GraphEdge, GraphNode, Trace
 from memrag.viz.fixed_layout import FixedLayout, fit_labels
 from memrag.viz.graph_html import DEFAULT_NODES, label_room, layout, legend_of, render
-from memrag.viz import legend, palette, words
+from memrag.viz import legend, palette
+from memrag import words
 from memrag.viz import look as looks
-from memrag.viz.palette import FATE_WORDS, FATES
-from memrag.viz.palette import fate_rank as _fate_rank
-from memrag.viz.safe_text import clip
+from memrag.viz.palette import FATE_WORDS
+from memrag.words import FATES, fate_rank as _fate_rank
+from memrag.plain_text import clip
 
 ORIGIN_WORDS = {"query": "similar to the question", "cue": "near a cue entity",
                 "semantic": "near the round's centroid", "graph": "co-occurs with a seed"}

@@ -12,11 +12,12 @@ from memrag.app.method_views import MethodViews
 from memrag.app.method_views.common import Picture, method_picture_of
 from memrag.app.view_cache import drawn
 from memrag.app.widgets import frame, graph, text
-from memrag.explain import activation
+from memrag.methods.ecphory import activation
 from memrag.methods.ecphory.fates import EcphoryFate, passage_engrams, step_words
 from memrag.methods.fate_kit import FateRecord, Moment
 from memrag.trace import Trace
-from memrag.viz import trace_graphs, words
+from memrag.viz import trace_graphs
+from memrag import words
 from memrag.methods.ecphory.detail import EcphoryDetail
 
 

@@ -17,7 +17,7 @@ from memrag.methods.hipporag2.fates import fact_row
 from memrag.trace import Trace
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.viz import tables, trace_graphs
-from memrag.viz.safe_text import escape_markdown
+from memrag.plain_text import escape_markdown
 
 
 def fallback_message(d: HippoRAG2Detail) -> str:

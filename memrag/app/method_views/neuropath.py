@@ -15,8 +15,9 @@ from memrag.methods.fate_kit import FateRecord, Moment
 from memrag.methods.neuropath.fates import NeuroPathFate
 from memrag.trace import Trace
 from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop
-from memrag.viz import tables, trace_graphs, words
-from memrag.viz.safe_text import escape_markdown
+from memrag.viz import tables, trace_graphs
+from memrag import words
+from memrag.plain_text import escape_markdown
 
 COMPLETION = "Completion"
 

@@ -4,10 +4,10 @@
 
 from __future__ import annotations
 
-from memrag.explain import activation
+from memrag.methods.ecphory import activation
 from memrag.methods.lesson_kit import Lesson, LessonPlan, Pair, NAMES_SHOWN, dedupe, quote, step_item
 from memrag.trace import Step, Trace
-from memrag.viz.safe_text import clip
+from memrag.plain_text import clip
 from memrag.methods.ecphory.detail import EcphoryDetail
 
 

@@ -22,7 +22,7 @@ from memrag.methods.fate_kit import (FateInfo, FateKind, FateRecord, FateRules, 
                                      rank_of)
 from memrag.methods.hipporag2.detail import HippoRAG2Detail, RetrievedFact
 from memrag.trace import Trace
-from memrag.viz import words
+from memrag import words
 
 REACHED_MASS = 0.01
 

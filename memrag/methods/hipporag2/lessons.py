@@ -8,7 +8,7 @@ from typing import Any
 
 from memrag.methods.lesson_kit import Lesson, LessonPlan, Pair, NAMES_SHOWN, dedupe, quote
 from memrag.trace import Step, Trace
-from memrag.viz.safe_text import clip
+from memrag.plain_text import clip
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
 
 

@@ -142,11 +142,13 @@ class HippoGraph:
     @staticmethod
     def _synonyms(memory: Memory, threshold: float, neighbours: int) -> list[tuple[int, int, float]]:
         """(phrase, neighbour, cosine) for each phrase's nearest other phrases by stored name
-        vector, cosine ≥ threshold, at most `neighbours` each (one entry per direction)."""
+        vector, cosine ≥ threshold, at most `neighbours` each (one entry per direction). A
+        coreference link a user removed (memrag.index.edits) is no synonymy edge either."""
         n = len(memory.entities)
         if not n or neighbours <= 0:
             return []
-        scores, ids = memory.index("entities").search(memory.entity_vecs, min(n, neighbours + 1))
+        scores, ids = memory.index("entities").search(memory.entity_vecs,
+                                                       min(n, neighbours + 1 + memory.unlink_depth()))
         out = []
         for i, e in enumerate(memory.entities):
             if len(_NOT_ALNUM.sub("", e.name)) < _MIN_SYNONYM_CHARS:
@@ -155,7 +157,7 @@ class HippoGraph:
             for s, j in zip(scores[i], ids[i]):
                 if j < 0 or s < threshold or taken >= neighbours:
                     break
-                if j != i:
+                if j != i and not memory.is_unlinked(e.key, memory.entities[j].key):
                     out.append((i, int(j), float(s)))
                     taken += 1
         return out

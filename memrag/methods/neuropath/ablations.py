@@ -8,7 +8,7 @@ from memrag.methods.neuropath import SPEC
 from memrag.methods.neuropath.detail import NeuroPathDetail
 from memrag.methods.paper_kit import Preset, paper_preset
 from memrag.trace import Trace
-from memrag.viz import words
+from memrag import words
 
 PRESETS: list[Preset] = [
     Preset("completion on / off",

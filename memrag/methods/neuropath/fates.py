@@ -9,7 +9,7 @@ from memrag.methods.fate_kit import (FateInfo, FateKind, FateRecord, FateRules, 
 from memrag.index.normalise import entity_key
 from memrag.trace import Trace
 from memrag.methods.neuropath.detail import NeuroPathDetail, PathCandidate
-from memrag.viz import words
+from memrag import words
 
 
 class NeuroPathFate(FateKind):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from memrag.methods.lesson_kit import Lesson, LessonPlan, Pair, NAMES_SHOWN, dedupe, quote, step_item
 from memrag.trace import Step, Trace
-from memrag.viz import words
-from memrag.viz.safe_text import clip
+from memrag import words
+from memrag.plain_text import clip
 from memrag.methods.neuropath.detail import NeuroPathDetail
 
 

@@ -44,6 +44,15 @@ ACTIVATION_STEP = Word("activation step", "what EcphoryRAG had activated after e
 ENGRAMS_AND_ENTITIES = ("An engram is one mention of an entity in one passage; an entity mentioned in "
                         "several passages has several engrams. Counts of entities count each name once.")
 
+# Best fate first: a node or triple shared by several paths shows the best one.
+FATES: tuple[str, ...] = tuple(PATH_FATES)
+
+
+def fate_rank(fate: str) -> int:
+    """A path fate's place in FATES (best first); anything else ranks after them all."""
+    return FATES.index(fate) if fate in FATES else len(FATES)
+
+
 def path_fate(fate: str) -> str:
     return PATH_FATES[fate].label if fate in PATH_FATES else fate
 
