@@ -36,20 +36,17 @@ import argparse
 import json
 import os
 import re
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import _common as C
 
 sys.path.insert(0, str(C.REPO / "tests" / "browser"))
-from app_server import CHROMIUM, LAUNCH_ARGS, LOCAL_HOSTS, free_port  # noqa: E402
+from app_server import CHROMIUM, LAUNCH_ARGS, LOCAL_HOSTS, AppServerError, running_app  # noqa: E402
 
 APPS = C.REPO / "bench" / "component_apps"
 CANDIDATES = ("baseline", "plotly", "sigma", "cytoscape")
@@ -219,31 +216,14 @@ def measure(cand: str, graph_file: Path, info: dict[str, Any], repeat: int, site
     ranked = sorted(g["nodes"], key=lambda x: -x["deg"])
     targets = [x["id"] for x in ranked if not x["id"].startswith("h")][:repeat + 1]
     want = targets + [f"h{j}" for j in range(len(HOSTILE))]
-    env = {**os.environ, "GC_GRAPH": str(graph_file), "PYTHONUNBUFFERED": "1"}
+    env = {"GC_GRAPH": str(graph_file)}
     if site:
-        env["PYTHONPATH"] = site + os.pathsep + env.get("PYTHONPATH", "")
-    port = free_port()
-    logf = open(graph_file.with_suffix(f".{cand}.log"), "w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(APPS / f"{cand}_app.py"),
-                             "--server.port", str(port), "--server.headless", "true", "--server.address",
-                             "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType",
-                             "none"], cwd=APPS, env=env, stdout=logf, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    url = f"http://127.0.0.1:{port}/"
+        env["PYTHONPATH"] = site + os.pathsep + os.environ.get("PYTHONPATH", "")
     out: dict[str, Any] = {"candidate": cand, **info}
+    home = graph_file.parent / f"home-{cand}"
     try:
-        deadline = time.time() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(url + "_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                raise SystemExit(f"{cand}: streamlit did not start; see {logf.name}")
-            time.sleep(0.3)
-        with sync_playwright() as p:
+        with running_app(home, env, script=str(APPS / f"{cand}_app.py"), cwd=APPS) as base, sync_playwright() as p:
+            url = base + "/"
             browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
             requests: list[str] = []
             dialogs: list[str] = []
@@ -313,10 +293,8 @@ def measure(cand: str, graph_file: Path, info: dict[str, Any], repeat: int, site
             out["remote_requests"] = sorted({u for u in requests if not _local(u)})
             out["dialogs"] = dialogs
             out["page_errors"] = errors[:5]
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(15)
-        logf.close()
+    except AppServerError as e:
+        raise SystemExit(f"{cand}: {e}")
     return out
 
 
