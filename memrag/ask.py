@@ -18,6 +18,8 @@ from memrag.index.memory import Memory
 from memrag.methods import registry
 from memrag.methods.base import QueryContext
 from memrag.index.passages_only import is_passages_only
+from memrag.index.stale import explained_miss
+from memrag.llm.recordings import StaleRecording
 from memrag.prompts import PROMPT_VERSION
 from memrag.trace import Stamp, Trace
 
@@ -90,8 +92,11 @@ def run_method(ctx: QueryContext, method: str, params: dict[str, Any] | Any | No
     """One method on an open query context (several runs on one context share its query-entity call)."""
     p = resolve_params(method, params)
     t0 = time.perf_counter()
-    trace = registry.get(method).retrieve(ctx, p)
-    if answer:
-        answer_step.answer(ctx, trace, context_size(method, p), facts=trace.context_facts)
+    try:
+        trace = registry.get(method).retrieve(ctx, p)
+        if answer:
+            answer_step.answer(ctx, trace, context_size(method, p), facts=trace.context_facts)
+    except StaleRecording as miss:  # a replay's miss, with why when the memory changed since recording
+        raise explained_miss(miss) from None
     trace.seconds = time.perf_counter() - t0
     return trace

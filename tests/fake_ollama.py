@@ -33,6 +33,7 @@ from typing import Any
 from loopback import serving
 
 _TIMESTAMP = "2025-01-01T00:00:00Z"
+MAX_TOP_LOGPROBS = 20  # Ollama's server refuses more alternatives per token
 
 
 @dataclass
@@ -204,7 +205,7 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                     "modified_at": _TIMESTAMP,
                 })
             elif self.path == "/api/chat":
-                self._chat(str(model))
+                self._chat(str(model), body if isinstance(body, dict) else {})
             elif self.path == "/api/embed":  # a vector per input, its first component the text's length
                 if not fake.has_model(str(model)):
                     return self._not_found_model(model)
@@ -214,9 +215,14 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
             else:
                 self._send(404, b"404 page not found", "text/plain")
 
-        def _chat(self, model: str) -> None:
+        def _chat(self, model: str, body: dict[str, Any]) -> None:
             if not fake.has_model(model):
                 return self._not_found_model(model)
+            top = body.get("top_logprobs")
+            if isinstance(top, int) and not 0 <= top <= MAX_TOP_LOGPROBS:  # as Ollama's server refuses it
+                return self._send(400, {"error": f"top_logprobs must be between 0 and {MAX_TOP_LOGPROBS}"})
+            if body.get("think") is True:  # no fake model can think; Ollama refuses only think=true then
+                return self._send(400, {"error": f'"{model}" does not support thinking'})
             reply = fake._next_reply()
             if reply is None:
                 return self._send(500, {"error": "fake ollama: no scripted reply left"})

@@ -17,7 +17,7 @@ from memrag.index import store
 from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
 from memrag.index.readers import benchmark_document
-from memrag.llm.recordings import FILE_NAME, Recordings
+from memrag.llm.recordings import FILE_NAME, Recordings, RecordingsFormatError
 from scripted import HashEmbedder, ScriptedLLM
 
 FAST = settings(max_examples=60, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -149,7 +149,7 @@ def test_any_recordings_file_opens_or_is_refused(tmp_path_factory, header, body)
     (folder / FILE_NAME).write_text("\n".join([header, *body]), encoding="utf-8", errors="surrogatepass")
     try:
         Recordings.open(folder)
-    except store.MemoryFormatError:
+    except RecordingsFormatError:
         pass
     finally:
         shutil.rmtree(folder)

@@ -21,7 +21,7 @@ from memrag.llm.logprobs import (MalformedLogprobs, label_probabilities, logprob
                                  read_labels)
 from memrag.llm.ollama_backend import OllamaLLM
 from memrag.llm.openai_backend import OpenAICompatibleLLM
-from memrag.llm.recordings import Recordings, RecordingLLM, RecordingsFormatError
+from memrag.llm.recordings import BrokenRecording, Recordings, RecordingLLM
 import scripted
 from scripted import ScriptedLLM
 
@@ -268,8 +268,9 @@ def test_recordings_without_probabilities_say_so_and_bad_ones_name_the_line(tmp_
     row = json.loads(lines[1])
     row["top_logprobs"] = [[{"token": "Yes", "logprob": "high"}]]
     (tmp_path / "replies.jsonl").write_text("\n".join([lines[0], json.dumps(row)]) + "\n")
-    with pytest.raises(RecordingsFormatError, match="line 2: 'top_logprobs': position 0, alternative 0"):
-        Recordings.load(tmp_path / "replies.jsonl")
+    replay = Recordings.load(tmp_path / "replies.jsonl").replay_llm()  # a bad line is a miss naming it
+    with pytest.raises(BrokenRecording, match="replies.jsonl, line 2: 'top_logprobs': position 0, alternative 0"):
+        replay.complete(MSGS, max_tokens=5, stage="answer")
 
 
 def test_two_processes_migrating_one_old_file_both_open_it(tmp_path, monkeypatch) -> None:

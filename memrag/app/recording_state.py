@@ -9,8 +9,7 @@ from typing import Any
 import streamlit as st
 
 from memrag.app.memory_state import is_sample
-from memrag.index import store
-from memrag.llm.recordings import FILE_NAME, Recordings
+from memrag.llm.recordings import FILE_NAME, Recordings, RecordingsFormatError
 
 
 def _recordings_mtime(path: str) -> float:
@@ -22,7 +21,7 @@ def _recordings_mtime(path: str) -> float:
 def _open_recordings(path: str, mtime: float) -> tuple[Recordings | None, str]:
     try:
         return Recordings.open(Path(path)), ""
-    except (store.MemoryFormatError, OSError) as e:  # the message says what is wrong with the file
+    except (RecordingsFormatError, OSError) as e:  # the message says what is wrong with the file
         return None, str(e)
 
 

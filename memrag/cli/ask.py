@@ -64,11 +64,15 @@ def _print(traces: list, summaries: list[dict]) -> None:
 
 
 def _open(args: argparse.Namespace) -> int:
-    from memrag.tracefile import read_traces
+    from memrag.filesafe import UnreadableFile, read_bytes
+    from memrag.tracefile import MAX_TRACE_BYTES, read_traces
 
     try:
-        traces, meta = read_traces(args.open.read_bytes())
-    except (OSError, ValueError) as e:
+        traces, meta = read_traces(read_bytes(args.open, MAX_TRACE_BYTES, what="traces file"))
+    except UnreadableFile as e:  # its message names the file
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except ValueError as e:
         print(f"error: {args.open}: {e}", file=sys.stderr)
         return 1
     summaries = [summarise(t) for t in traces]

@@ -12,8 +12,10 @@ from pathlib import Path
 from memrag.methods import registry
 from memrag.cli.common import add_backend_args, settings_from
 from memrag.eval.datasets import DATASET_NAMES, SCOPES
+from memrag.filesafe import read_text
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_corpus"
+PARAMS_FILE_MAX_BYTES = 1_000_000  # a parameters file is a few hundred bytes
 
 
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
@@ -51,7 +53,8 @@ def _params(text: str) -> dict:
 
     if text.strip() in ("paper", "defaults"):
         return settings_preset(text.strip(), registry.names())
-    source = Path(text).read_text(encoding="utf-8") if text.strip().endswith(".json") else text
+    source = read_text(Path(text.strip()), PARAMS_FILE_MAX_BYTES, what="parameters file") \
+        if text.strip().endswith(".json") else text
     params = json.loads(source)
     if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
         raise ValueError('--params must be a JSON object of objects: {"method": {"name": value}}')

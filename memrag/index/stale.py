@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memrag.index import store
+from memrag.llm.recordings import BrokenRecording, StaleRecording
 from memrag.trace import Trace
 
 EARLIER = "made on an earlier version of this memory (documents were added or removed, or it was edited, since)"
@@ -71,3 +72,13 @@ def stale_message(made: Any, path: str | Path | None) -> str:
         return ""
     kind, fingerprints = made_on(made)
     return SENTENCES[kind] if _earlier(path, fingerprints) else ""
+
+
+def explained_miss(miss: StaleRecording) -> StaleRecording:
+    """A replay's miss, saying why when its recordings were made on an earlier version of the memory
+    folder they sit in (the llm layer knows the file, not the memory's versions); else `miss` itself."""
+    rec = miss.recordings
+    if rec is None or isinstance(miss, BrokenRecording):
+        return miss
+    why = stale_message(rec, rec.path.parent)
+    return StaleRecording(f"no recorded response for this {miss.stage} call. {why}", rec, miss.stage) if why else miss

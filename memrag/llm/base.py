@@ -99,14 +99,42 @@ class LLMReplyError(LLMCallError):
     """The engine's reply broke off or was malformed; nothing is cached."""
 
 
-# A token count outside this range is not a count a server could have made: unknown, not a number.
-MAX_TOKEN_COUNT = 2**53
+# A token count outside this range is not a count a server could have made (no engine holds a
+# billion tokens in one call): unknown, not a number.
+MAX_TOKEN_COUNT = 10**9
+# A call that took longer than a week was not timed by memrag (every call has a deadline of minutes).
+MAX_CALL_SECONDS = 7 * 24 * 3600.0
+# The longest text one token decodes to is a few dozen characters (a run of spaces or dashes); a reply
+# longer than this per token asked for was not written by the engine for that call.
+MAX_CHARS_PER_TOKEN = 128
+# The most text any stored reply holds, whatever its call asked for (the largest budget is ~1,000 tokens).
+MAX_REPLY_CHARS = 500_000
 
 
 def token_count(value: Any) -> int | None:
     """A token count as the server gave it; anything else (missing, negative, absurd) is None."""
     ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKEN_COUNT
     return value if ok else None
+
+
+def reply_problem(text: Any, seconds: Any, *counts: Any, max_tokens: int | None = None) -> str:
+    """Why a stored reply (a cache row, a recordings line) holds values no run writes — '' when it
+    holds none: text that is not text or longer than its call could write, seconds that are not a
+    finite duration from 0 to a week, token counts that are not whole numbers from 0 to a billion
+    (None, unknown, is fine). Checked where stored replies are read, so none reaches a trace."""
+    if not isinstance(text, str):
+        return f"its text is a {type(text).__name__}"
+    bound = MAX_REPLY_CHARS if max_tokens is None else min(MAX_REPLY_CHARS, max_tokens * MAX_CHARS_PER_TOKEN)
+    if len(text) > bound:
+        asked = "" if max_tokens is None else f" (the call asked for at most {max_tokens} tokens)"
+        return f"its text is {len(text):,} characters, more than the {bound:,} a reply can hold{asked}"
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
+            or not (0 <= seconds <= MAX_CALL_SECONDS):  # NaN fails every comparison; huge ints compare exactly
+        return f"its seconds are {str(seconds)[:40]}, not a duration from 0 to {MAX_CALL_SECONDS:g}"
+    for value in counts:
+        if value is not None and token_count(value) is None:
+            return f"a token count is {str(value)[:40]}, not a whole number from 0 to {MAX_TOKEN_COUNT:,}"
+    return ""
 
 
 def check_request(messages: list[Message], schema: dict[str, Any] | None, max_tokens: int,

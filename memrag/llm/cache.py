@@ -26,7 +26,8 @@ from filelock import FileLock
 from memrag import jsonsafe
 from memrag.durable import StorageError, storage_guard
 from memrag.llm.ledger import Ledger
-from memrag.llm.base import LLM, Completion, Message, TokenLogprob, token_count
+from memrag.llm.base import (LLM, MAX_CHARS_PER_TOKEN, MAX_REPLY_CHARS, MAX_TOP_LOGPROBS, Completion, Message,
+                             TokenLogprob, reply_problem, token_count)
 from memrag.llm.logprobs import stored, stored_positions
 from memrag.llm.wrapper import WrappedLLM
 
@@ -52,6 +53,10 @@ log = logging.getLogger(__name__)
 _OLD_COLUMNS = ["key", "stage", "model", "backend", "text", "prompt_tokens", "prompt_tokens_cached",
                 "completion_tokens", "seconds", "created"]
 _COLUMNS = _OLD_COLUMNS + ["top_logprobs"]
+_MAX_NAME_CHARS = 1000  # a model, backend or stage name
+# Stored probabilities: at most MAX_TOP_LOGPROBS alternatives of a few dozen characters per position,
+# and a probability read asks for one position (a little room for a few).
+_MAX_LOGPROBS_CHARS = 4 * MAX_TOP_LOGPROBS * 1000
 _R = TypeVar("_R")
 
 
@@ -92,14 +97,14 @@ def _migrated(con: sqlite3.Connection) -> list[str]:
     return columns
 
 
-def _logprobs_of(cell: Any) -> list[list[TokenLogprob]] | None:
-    """A row's probabilities; a cell this code did not write reads as none (the row is then a miss)."""
-    if cell is None:
-        return None
+def _logprobs_of(cell: Any) -> tuple[list[list[TokenLogprob]] | None, str]:
+    """(a row's probabilities, '') or (None, why this code did not write the cell)."""
+    if not isinstance(cell, str) or len(cell) > _MAX_LOGPROBS_CHARS:
+        return None, "its probabilities are not a list memrag wrote"
     try:
-        return stored_positions(jsonsafe.loads(cell))
-    except ValueError:
-        return None
+        return stored_positions(jsonsafe.loads(cell)), ""
+    except ValueError as e:  # MalformedLogprobs included
+        return None, f"its probabilities are unreadable ({str(e)[:200]})"
 
 
 class ResponseCache:
@@ -186,18 +191,31 @@ class ResponseCache:
         if con is not None:
             con.close()
 
-    def get(self, key: str) -> Completion | None:
+    def get(self, key: str, max_tokens: int | None = None) -> Completion | None:
+        """The stored reply for `key` (a call of at most `max_tokens` tokens), or None. A row holding
+        values no run writes (text counts, a week-long call, more text than the call could write,
+        probabilities above 1) is a miss, said in `notice` with the row: the call is asked again."""
+        bound = MAX_REPLY_CHARS if max_tokens is None else min(MAX_REPLY_CHARS, max_tokens * MAX_CHARS_PER_TOKEN)
+        # Cells are read cut to their bounds (one character more, to tell), never whole.
         row = self._guarded(lambda con: con.execute(
-            "SELECT text, prompt_tokens, prompt_tokens_cached, completion_tokens, seconds, model,"
-            " backend, stage, top_logprobs FROM responses WHERE key=?", (key,)).fetchone())
+            "SELECT rowid, substr(text, 1, ?), prompt_tokens, prompt_tokens_cached, completion_tokens, seconds,"
+            " substr(model, 1, ?), substr(backend, 1, ?), substr(stage, 1, ?), substr(top_logprobs, 1, ?)"
+            " FROM responses WHERE key=?",
+            (bound + 1, _MAX_NAME_CHARS, _MAX_NAME_CHARS, _MAX_NAME_CHARS, _MAX_LOGPROBS_CHARS + 1, key)).fetchone())
         if row is None:
             return None
-        text, pt, ptc, ct, secs, model, backend, stage, lp = row
-        top = _logprobs_of(lp)
-        if lp is not None and top is None:
-            return None  # unreadable probabilities: asked again rather than served without them
+        rowid, text, pt, ptc, ct, secs, model, backend, stage, lp = row
+        problem = reply_problem(text, secs, pt, ptc, ct, max_tokens=max_tokens)
+        if not problem and not all(isinstance(v, str) for v in (model, backend, stage)):
+            problem = "its model, backend or stage is not text"
+        top = None
+        if not problem and lp is not None:
+            top, problem = _logprobs_of(lp)
+        if problem:
+            self._warn(f"the response cache {self.path}, row {rowid}: {problem}; not used (the call is asked again)")
+            return None
         return Completion(text=text, prompt_tokens=pt, prompt_tokens_cached=ptc, completion_tokens=ct,
-                          seconds=secs, cached=True, model=model, backend=backend, stage=stage, raw=None,
+                          seconds=float(secs), cached=True, model=model, backend=backend, stage=stage, raw=None,
                           top_logprobs=top)
 
     def put(self, key: str, c: Completion) -> None:
@@ -251,7 +269,7 @@ class CachedLLM(WrappedLLM):
         self.last_key = key
         hit = self.recordings.get(key)
         if hit is None and self.cache is not None:
-            hit = self.cache.get(key)
+            hit = self.cache.get(key, max_tokens)
         if hit is not None:
             hit = Completion(**{**hit.__dict__, "cached": True, "stage": stage})
             self.ledger.record(hit)

@@ -23,6 +23,10 @@ from memrag.llm.base import LLM, MAX_TOP_LOGPROBS, Completion, Message, TokenLog
 
 # A log-probability a hair above 0 is rounding in the engine, not a probability above 1.
 _ROUNDING = 1e-4
+# Engines write an impossible token as a large negative number (vLLM -9999.0); below this, not a reading.
+_LEAST_LOGPROB = -1e6
+# Listed probabilities are each rounded by the engine; their sum may pass 1 by as much, never more.
+_MASS_ROUNDING = 1e-3
 
 
 class MalformedLogprobs(ValueError):
@@ -37,8 +41,10 @@ def _alternative(item: Any, where: str) -> TokenLogprob:
         raise MalformedLogprobs(f"{where} has no token text")
     if isinstance(logprob, bool) or not isinstance(logprob, (int, float)):
         raise MalformedLogprobs(f"{where} has no numeric logprob (got {type(logprob).__name__})")
-    if math.isnan(logprob) or logprob > _ROUNDING:
-        raise MalformedLogprobs(f"{where} has logprob {logprob!r}, which is no log-probability")
+    # Compared before any conversion: an integer of 400 digits does not fit a float (OverflowError).
+    if not (_LEAST_LOGPROB <= logprob <= _ROUNDING):  # NaN fails every comparison
+        raise MalformedLogprobs(f"{where} has logprob {str(logprob)[:40]}, which is no log-probability "
+                                f"(a finite number from {_LEAST_LOGPROB:g} to 0)")
     return TokenLogprob(token=token, logprob=min(0.0, float(logprob)))
 
 
@@ -48,6 +54,9 @@ def _alternatives(items: Any, top: int, where: str) -> list[TokenLogprob]:
     if len(items) > top:
         raise MalformedLogprobs(f"{where} lists {len(items)} alternatives where {top} were asked for")
     alts = [_alternative(item, f"{where}, alternative {j}") for j, item in enumerate(items)]
+    mass = math.fsum(a.probability for a in alts)
+    if mass > 1 + _MASS_ROUNDING:  # the same token listed twice, or numbers no softmax makes
+        raise MalformedLogprobs(f"{where} lists alternatives whose probabilities sum to {mass:.3g}, more than 1")
     return sorted(alts, key=lambda a: -a.logprob)
 
 

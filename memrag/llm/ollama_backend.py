@@ -19,7 +19,6 @@ from typing import Any, TypeVar
 
 import httpcore
 import httpx
-import ollama
 import pydantic
 
 from memrag import jsonsafe
@@ -38,12 +37,17 @@ from memrag.llm.base import (
 )
 from memrag.llm.http_errors import never_raising, redirect_error, tls_error
 from memrag.llm.logprobs import MalformedLogprobs, parse_positions
+from memrag.llm.ollama_import import checked_host, ollama_module
 from memrag.llm.redact import key_problem, register_secret, shown_url
 
 T = TypeVar("T")
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_MODEL = "phi4"
+
+# Ollama refuses more alternatives per token than this ("top_logprobs must be between 0 and 20"); a
+# request for more (memrag's protocol allows MAX_TOP_LOGPROBS) is asked for this many.
+OLLAMA_MAX_TOP_LOGPROBS = 20
 
 # The context sizes we ever ask for; few rungs means few model reloads.
 NUM_CTX_LADDER: tuple[int, ...] = (4096, 8192, 16384)
@@ -181,7 +185,9 @@ class OllamaLLM:
             raise LLMError("No Ollama model name was given (for example: phi4).")
         if timeout <= 0:
             raise LLMError(f"The Ollama timeout must be positive, got {timeout}.")
-        self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
+        # Checked before the `ollama` package is imported: its import and its client both parse it.
+        self.host = checked_host(host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST)
+        self._ollama = ollama = ollama_module()
         # How messages name the server: no password, no query (a bare host:port stays bare).
         self.shown = shown_url(self.host) if "://" in self.host else \
             shown_url(f"http://{self.host}").removeprefix("http://")
@@ -215,7 +221,7 @@ class OllamaLLM:
 
     def logprobs_missing(self) -> str:
         # Servers from 0.12.11 answer `logprobs`; an older one ignores it and the reading says so.
-        return _client_logprobs_missing()
+        return _client_logprobs_missing(self._ollama)
 
     def complete(
         self,
@@ -227,21 +233,23 @@ class OllamaLLM:
         top_logprobs: int = 0,
     ) -> Completion:
         check_request(messages, schema, max_tokens, top_logprobs)
-        if top_logprobs and _client_logprobs_missing():
-            raise LLMError(_client_logprobs_missing())
+        if top_logprobs and _client_logprobs_missing(self._ollama):
+            raise LLMError(_client_logprobs_missing(self._ollama))
         needed = estimate_prompt_tokens(messages, schema) + max_tokens
         num_ctx = choose_num_ctx(self.host, self.model, needed)
         options = {
             "temperature": 0, "seed": self.seed, "num_ctx": num_ctx, "num_predict": max_tokens
         }
 
-        # Only a probability call names them: an older client takes no such arguments.
-        asked = {"logprobs": True, "top_logprobs": top_logprobs} if top_logprobs else {}
+        # Only a probability call names them: an older client takes no such arguments. Thinking is off
+        # there: a thinking model's first token would be its hidden reasoning, not the answer's.
+        top = min(top_logprobs, OLLAMA_MAX_TOP_LOGPROBS)
+        asked = {"logprobs": True, "top_logprobs": top, "think": False} if top_logprobs else {}
         started = time.perf_counter()
         reply = self._call(
             lambda: self._client.chat(model=self.model, messages=messages, format=schema,
                                       options=options, stream=False, **asked),
-            self.timeout, reply_byte_bound(max_tokens, top_logprobs), f"stage {stage}")
+            self.timeout, reply_byte_bound(max_tokens, top), f"stage {stage}")
         completion = Completion(
             text=reply.message.content or "",
             # Counts only as Ollama reports them; a missing count stays unknown.
@@ -259,7 +267,7 @@ class OllamaLLM:
             listed = getattr(reply, "logprobs", None)
             try:
                 completion.top_logprobs = parse_positions(
-                    None if listed is None else [p.model_dump() for p in listed], top=top_logprobs,
+                    None if listed is None else [p.model_dump() for p in listed], top=top,
                     max_positions=max_tokens)
             except MalformedLogprobs as e:
                 raise LLMReplyError(f"The token probabilities from Ollama at {self.shown} for stage {stage} "
@@ -304,7 +312,7 @@ class OllamaLLM:
             if 300 <= e.status < 400:
                 raise redirect_error(self.shown, e.status, e.location, "OLLAMA_HOST") from e
             raise self._response_error(e.status, e.message) from e
-        except ollama.ResponseError as e:  # not raised while `_read_reply` runs first; kept as a guard
+        except self._ollama.ResponseError as e:  # not raised while `_read_reply` runs first; kept as a guard
             raise self._response_error(e.status_code, str(e.error)) from e
         except _UNREACHABLE as e:
             raise tls_error(self.shown, e) or LLMUnavailable(
@@ -364,7 +372,7 @@ class OllamaLLM:
         )
 
 
-def _client_logprobs_missing() -> str:
+def _client_logprobs_missing(ollama: Any) -> str:
     """'' when the installed `ollama` client can ask for log-probabilities (0.6.1 and later)."""
     if "top_logprobs" in inspect.signature(ollama.Client.chat).parameters:
         return ""
@@ -373,7 +381,7 @@ def _client_logprobs_missing() -> str:
 
 
 def _check_reply(
-    reply: ollama.ChatResponse, c: Completion, schema: dict[str, Any] | None, max_tokens: int, stage: str
+    reply: Any, c: Completion, schema: dict[str, Any] | None, max_tokens: int, stage: str
 ) -> None:
     """LLMReplyError (carrying the completion) when the reply is incomplete or not the JSON asked for."""
     if reply.done is False:

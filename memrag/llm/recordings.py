@@ -19,29 +19,45 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memrag import jsonsafe
 from memrag.durable import write_atomic
-from memrag.llm.base import LLM, Completion, LLMError, LLMReplyError, Message, TokenLogprob, token_count
+from memrag.filesafe import UnreadableFile, read_bytes
+from memrag.llm.base import LLM, Completion, LLMError, LLMReplyError, Message, TokenLogprob, reply_problem
 from memrag.llm.cache import cache_key, call_params
 from memrag.llm.logprobs import MalformedLogprobs, stored, stored_positions
 from memrag.llm.wrapper import WrappedLLM
-from memrag.index.stale import stale_message
-from memrag.index.store_format import MemoryFormatError
 
 FILE_NAME = "responses.jsonl"  # the demo questions' replies
 EXTRACTION_FILE = "extraction.jsonl"  # the extraction replies the memory was built from
 FORMAT = 1
 RERECORD_COMMAND = "python -m memrag demo record"
+# A recordings file holds a few hundred replies of a few KB each; a run of a thousand questions a
+# few tens of MB. A bigger file was not written by memrag and is not read.
+MAX_FILE_BYTES = 256_000_000
+_MAX_LABEL_CHARS = 10_000  # a key, a stage, a question or an error message
 
 
-class RecordingsFormatError(MemoryFormatError):
-    """A recordings file memrag did not write (or a damaged one); the message names the line."""
+class RecordingsFormatError(ValueError):
+    """A recordings file memrag cannot use at all (unreadable, or its header is not memrag's);
+    the message names the file and the line. A bad response line only makes its call a miss."""
 
     def __init__(self, path: Path, reason: str) -> None:
         super().__init__(f"the recordings of this memory cannot be read: {path}: {reason}")
 
 
 class StaleRecording(LLMError):
-    """A call the recordings do not hold: a prompt or parameter changed since recording."""
+    """A call the recordings do not hold: a prompt or parameter changed since recording. Carries
+    the recordings and the stage, so a layer that knows the memory can say more (`memrag.index.stale`)."""
+
+    def __init__(self, message: str, recordings: "Recordings | None" = None, stage: str = "") -> None:
+        super().__init__(message)
+        self.recordings = recordings
+        self.stage = stage
+
+
+class BrokenRecording(StaleRecording):
+    """The recordings hold this call, but its line cannot be used (a damaged or hand-edited file):
+    a miss whose message names the file and the line, never a reply served with impossible numbers."""
 
 
 @dataclass
@@ -60,11 +76,9 @@ class RecordedResponse:
     top_logprobs: list[list[TokenLogprob]] | None = None  # the call asked for probabilities
 
     def completion(self, model: str, backend: str, stage: str) -> Completion:
-        # A recordings file travels with a shared memory: its counts are checked like a server's.
         return Completion(text=self.text, model=model, backend=backend, stage=stage,
-                          prompt_tokens=token_count(self.prompt_tokens),
-                          prompt_tokens_cached=token_count(self.prompt_tokens_cached),
-                          completion_tokens=token_count(self.completion_tokens), seconds=self.seconds, cached=True,
+                          prompt_tokens=self.prompt_tokens, prompt_tokens_cached=self.prompt_tokens_cached,
+                          completion_tokens=self.completion_tokens, seconds=self.seconds, cached=True,
                           top_logprobs=self.top_logprobs)
 
     def to_json(self) -> dict[str, Any]:
@@ -85,43 +99,67 @@ _FIELDS: dict[str, tuple[type, ...]] = {
 _OPTIONAL = {"question", "error", "top_logprobs"}
 
 
+def _json_kind(value: Any) -> str:
+    kinds = {bool: "true or false", int: "a number", float: "a number", str: "text", list: "a list",
+             dict: "an object", type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
+
+
 def _json_object(line: str, path: Path, n: int) -> dict[str, Any]:
     try:
-        obj = json.loads(line)
-    except (ValueError, RecursionError) as e:  # RecursionError: a line nested thousands deep
+        obj = jsonsafe.loads(line)  # nesting measured first: a line nested thousands deep is a ValueError
+    except ValueError as e:
         raise RecordingsFormatError(path, f"line {n} is not JSON ({str(e)[:120]})") from None
     if not isinstance(obj, dict):
-        raise RecordingsFormatError(path, f"line {n} is a JSON {type(obj).__name__}, not an object")
+        raise RecordingsFormatError(path, f"line {n} is {_json_kind(obj)}, not an object")
     return obj
 
 
-def _response(obj: dict[str, Any], path: Path, n: int) -> RecordedResponse:
-    """One recorded response, every field present (but the optional ones) and of its kind."""
+def _line_problem(obj: dict[str, Any]) -> str:
+    """Why a response line cannot be used ('' when it can): every field present (but the optional
+    ones), of its kind, and every number one a run could have written (`reply_problem`)."""
     unknown = sorted(set(obj) - set(_FIELDS))
     missing = sorted(set(_FIELDS) - _OPTIONAL - set(obj))
     if unknown or missing:
-        raise RecordingsFormatError(path, f"line {n} is not a recorded response "
-                                          f"(missing {missing or 'nothing'}, unknown {unknown or 'nothing'})")
+        return f"not a recorded response (missing {missing or 'nothing'}, unknown {unknown or 'nothing'})"
     for name, value in obj.items():
         if not isinstance(value, _FIELDS[name]) or isinstance(value, bool):
-            raise RecordingsFormatError(path, f"line {n}: {name!r} is a {type(value).__name__}")
+            return f"{name!r} is {_json_kind(value)}"
+        if name in ("key", "stage", "question", "error") and len(value) > _MAX_LABEL_CHARS:
+            return f"{name!r} is {len(value):,} characters long"
+    problem = reply_problem(obj["text"], obj["seconds"], obj["prompt_tokens"], obj["prompt_tokens_cached"],
+                            obj["completion_tokens"])
+    if problem:
+        return problem
     if "top_logprobs" in obj:
         try:
-            obj = {**obj, "top_logprobs": stored_positions(obj["top_logprobs"])}
+            stored_positions(obj["top_logprobs"])
         except MalformedLogprobs as e:
-            raise RecordingsFormatError(path, f"line {n}: 'top_logprobs': {e}") from None
-    return RecordedResponse(**obj)
+            return f"'top_logprobs': {e}"
+    return ""
+
+
+def _response(obj: dict[str, Any]) -> RecordedResponse:
+    """A line `_line_problem` passed, as a response."""
+    if "top_logprobs" in obj:
+        obj = {**obj, "top_logprobs": stored_positions(obj["top_logprobs"])}
+    return RecordedResponse(**{**obj, "seconds": float(obj["seconds"])})
 
 
 class Recordings:
     def __init__(self, path: Path, identity: dict[str, Any], questions: list[str],
-                 responses: dict[str, RecordedResponse], memory_fingerprint: str = "") -> None:
+                 responses: dict[str, RecordedResponse], memory_fingerprint: str = "",
+                 broken: dict[str, str] | None = None, unreadable: list[str] | None = None) -> None:
         self.path = Path(path)
         self.identity = identity
         self.questions = questions
         self.responses = responses
         # the memory content the replies were recorded on ('' in files from before it was written)
         self.memory_fingerprint = memory_fingerprint
+        # response lines that cannot be used: their call's key → "line N: why" (a replay misses on
+        # them, saying so), and the lines without a readable key ("line N: why")
+        self.broken = dict(broken or {})
+        self.unreadable = list(unreadable or [])
 
     @property
     def model(self) -> str:
@@ -134,17 +172,18 @@ class Recordings:
     @classmethod
     def open(cls, memory_dir: Path, file_name: str = FILE_NAME) -> "Recordings | None":
         path = Path(memory_dir) / file_name
-        if not path.is_file():
-            return None
+        if not (path.exists() or path.is_symlink()):
+            return None  # anything else by that name (a pipe, a device) is refused by `load`, not ignored
         return cls.load(path)
 
     @classmethod
     def load(cls, path: Path) -> "Recordings":
-        """Read and check a recordings file: a header object, then one response object per line."""
+        """Read and check a recordings file: a header object, then one response object per line.
+        A bad header refuses the file; a bad response line is kept as broken (its call misses)."""
         path = Path(path)
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as e:
+            lines = read_bytes(path, MAX_FILE_BYTES, what="recordings file").decode("utf-8").splitlines()
+        except (UnreadableFile, UnicodeDecodeError) as e:
             raise RecordingsFormatError(path, f"unreadable ({e})") from None
         if not lines:
             raise RecordingsFormatError(path, "the file is empty")
@@ -159,29 +198,58 @@ class Recordings:
         memory = header.get("memory", "")
         if not isinstance(memory, str):
             raise RecordingsFormatError(path, "line 1: 'memory' must be a memory fingerprint (a string)")
-        responses = {}
+        responses: dict[str, RecordedResponse] = {}
+        broken: dict[str, str] = {}
+        unreadable: list[str] = []
         for n, line in enumerate(lines[1:], start=2):
-            if line.strip():
-                r = _response(_json_object(line, path, n), path, n)
-                responses[r.key] = r
-        return cls(path, identity, list(questions), responses, memory)
+            if not line.strip():
+                continue
+            try:
+                obj = _json_object(line, path, n)
+            except RecordingsFormatError as e:
+                unreadable.append(f"line {n}: it {str(e).rpartition(f'line {n} ')[2]}")
+                continue
+            key = obj.get("key")
+            if not isinstance(key, str) or not key or len(key) > _MAX_LABEL_CHARS:
+                unreadable.append(f"line {n}: it names no call (no 'key')")
+                continue
+            problem = _line_problem(obj)
+            if problem:
+                broken[key] = f"line {n}: {problem}"
+                responses.pop(key, None)
+            else:
+                responses[key] = _response(obj)
+                broken.pop(key, None)
+        return cls(path, identity, list(questions), responses, memory, broken, unreadable)
 
     def has_question(self, question: str) -> bool:
         return " ".join(question.split()) in {" ".join(q.split()) for q in self.questions}
 
+    def problems(self) -> list[str]:
+        """Every response line that cannot be used, as 'FILE, line N: why'."""
+        return [f"{self.path}, {where}" for where in [*self.broken.values(), *self.unreadable]]
+
     def replay_llm(self) -> "ReplayLLM":
         return ReplayLLM(self)
 
-    def miss(self, stage: str) -> StaleRecording:
-        """The error for a call these recordings lack: the memory's version changed since they were
-        recorded (when their memory is an earlier version of the folder they sit in), or a prompt or
-        parameter did."""
-        why = stale_message(self, self.path.parent)
-        if why:
-            return StaleRecording(f"no recorded response for this {stage} call. {why}")
+    def miss(self, stage: str, key: str = "") -> StaleRecording:
+        """The error for a call these recordings cannot answer: its line is broken (file and line
+        named), or they lack it (a prompt or parameter changed; `memrag.index.stale` says so instead
+        when the memory changed since recording)."""
+        if key in self.broken:
+            return self.broken_reply(stage, self.broken[key])
+        unread = (f" ({len(self.unreadable)} line(s) of it could not be read — {self.unreadable[0]} — and "
+                  "may have held it)") if self.unreadable else ""
         return StaleRecording(
             f"no recorded response for this {stage} call: the prompts or parameters changed since "
-            f"{self.path} was recorded. Re-record with `{RERECORD_COMMAND}`, or run the question live.")
+            f"{self.path} was recorded{unread}. Re-record with `{RERECORD_COMMAND}`, or run the question live.",
+            self, stage)
+
+    def broken_reply(self, stage: str, where: str) -> BrokenRecording:
+        return BrokenRecording(
+            f"the recorded reply for this {stage} call cannot be used: {self.path}, {where}. The file was "
+            f"damaged or edited by hand: restore it (git checkout), re-record with `{RERECORD_COMMAND}`, "
+            "or run the question live.", self, stage)
 
 
 class ReplayLLM:
@@ -211,7 +279,10 @@ class ReplayLLM:
         self.last_key = key
         hit = self.rec.responses.get(key)
         if hit is None:
-            raise self.rec.miss(stage)
+            raise self.rec.miss(stage, key)
+        too_long = reply_problem(hit.text, hit.seconds, max_tokens=max_tokens)
+        if too_long:
+            raise self.rec.broken_reply(stage, f"the reply for key {key[:12]}…: {too_long}")
         c = hit.completion(self.model, self.backend, stage)
         if hit.error:
             raise LLMReplyError(hit.error, completion=c)
@@ -237,7 +308,7 @@ class ReuseRecordedLLM(WrappedLLM):
                  max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
         key = cache_key(self.rec.identity, messages, schema, call_params(max_tokens, stage, None, top_logprobs))
         hit = self.rec.responses.get(key)
-        if hit is None:
+        if hit is None or reply_problem(hit.text, hit.seconds, max_tokens=max_tokens):  # broken lines are asked again
             self.asked += 1
             return self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage,
                                        **({"top_logprobs": top_logprobs} if top_logprobs else {}))

@@ -215,23 +215,41 @@ RECORDINGS = {
     "header is not JSON": "recordings\n",
     "format 0": '{"format": 0, "identity": {}}\n',
     "empty file": "",
-    "a line is a list": _GOOD_HEADER + "\n[1, 2]\n",
-    "a text is a number": _GOOD_HEADER + "\n" + _GOOD_LINE.replace('"text": "t"', '"text": 5') + "\n",
-    "a line lacks its key": _GOOD_HEADER + "\n" + _GOOD_LINE.replace('"key": "k", ', "") + "\n",
-    "a line nested 100,000 deep": _GOOD_HEADER + "\n" + "[" * 100_000 + "]" * 100_000 + "\n",
+}
+# A bad response line does not refuse the file: its call misses, and the miss names the file and line.
+BAD_LINES = {
+    "a line is a list": ("[1, 2]", "line 2: it is a list, not an object"),
+    "a text is a number": (_GOOD_LINE.replace('"text": "t"', '"text": 5').replace('"k"', '"k2"'),
+                           "line 2: 'text' is a number"),
+    "a line lacks its key": (_GOOD_LINE.replace('"key": "k", ', ""), "line 2: it names no call"),
+    "a line nested 100,000 deep": ("[" * 100_000 + "]" * 100_000, "line 2: it is not JSON"),
 }
 
 
-@probe("responses.jsonl beside a memory with a header [1], without identity, or with broken lines",
-       "refused with a clear 'cannot be read' reason (a MemoryFormatError), never AttributeError or KeyError",
+@probe("responses.jsonl beside a memory with a header [1], without identity, or empty",
+       "refused with a clear 'cannot be read' reason (a RecordingsFormatError), never AttributeError or KeyError",
        group=MEM)
 @pytest.mark.parametrize("case", list(RECORDINGS))
 def test_damaged_recordings_are_refused_with_the_reason(tmp_path, case):
-    from memrag.llm.recordings import FILE_NAME, Recordings
+    from memrag.llm.recordings import FILE_NAME, Recordings, RecordingsFormatError
 
     (tmp_path / FILE_NAME).write_text(RECORDINGS[case], encoding="utf-8")
-    with pytest.raises(store.MemoryFormatError, match="recordings .*cannot be read: "):
+    with pytest.raises(RecordingsFormatError, match="recordings .*cannot be read: "):
         Recordings.open(tmp_path)
+
+
+@probe("responses.jsonl with one broken line (a list, a number for text, no key, nested 100,000 deep)",
+       "the file opens; its good lines replay, and the list of problems names the file and the line", group=MEM)
+@pytest.mark.parametrize("case", list(BAD_LINES))
+def test_a_broken_recordings_line_is_named_and_the_rest_kept(tmp_path, case):
+    from memrag.llm.recordings import FILE_NAME, Recordings
+
+    line, says = BAD_LINES[case]
+    (tmp_path / FILE_NAME).write_text(_GOOD_HEADER + "\n" + line + "\n" + _GOOD_LINE + "\n", encoding="utf-8")
+    rec = Recordings.open(tmp_path)
+    assert rec.responses["k"].text == "t"
+    [problem] = rec.problems()
+    assert problem.startswith(f"{tmp_path / FILE_NAME}, ") and says in problem, problem
 
 
 def test_good_recordings_still_load(tmp_path):
