@@ -148,17 +148,22 @@ def numbers(value) -> list:
     return list(value)
 
 
-def map_spec(at: AppTest) -> dict:
-    """The Memory page's knowledge-graph map (a plotly chart), as the browser receives it."""
-    (chart,) = at.get("plotly_chart")
-    return json.loads(chart.proto.spec)
+def chart_spec(at: AppTest, legend_title: str) -> dict:
+    """A plotly chart of the knowledge-graph tab as the browser receives it: the map ("type
+    (entities)") or the chosen entity's neighbourhood ("lit (entities)")."""
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    (spec,) = [s for s in specs if s["layout"]["legend"]["title"]["text"] == legend_title]
+    return spec
+
+
+def legend_counts(spec: dict) -> dict[str, int]:
+    return {t["name"].rsplit(" (", 1)[0]: int(t["name"].rsplit("(", 1)[1].rstrip(")").replace(",", ""))
+            for t in spec["data"] if t.get("showlegend") is not False and t["name"] != "links"}
 
 
 def test_memory_page_draws_the_whole_memory_and_a_choice_lights_its_neighbourhood(tiny):
     at = no_exception(app(tiny).run())
-    spec = map_spec(at)
-    legend = [t["name"] for t in spec["data"] if t.get("showlegend") is not False and t["name"] != "links"]
-    assert legend == ["other (5)", "person (2)"]  # most drawn first; the triples' far ends are "other"
+    assert legend_counts(chart_spec(at, "type (entities)")) == {"other": 5, "person": 2}
     assert "All 7 entities and 4 links of this memory" in plain(at)
     assert_nothing_raw(at)
     # part of a name chooses its best match at once: its panel and its lit neighbourhood
@@ -167,24 +172,27 @@ def test_memory_page_draws_the_whole_memory_and_a_choice_lights_its_neighbourhoo
     assert at.selectbox(key="mem_kg_pick").value == "miro tann"
     assert "Miro Tann" in [h.value for h in at.subheader]
     assert "Lit: Miro Tann, its neighbours: 3 entities, 2 links." in plain(at)
-    lit = next(t for t in map_spec(at)["data"] if t["name"] == "lit")
-    words = {a["text"] for a in map_spec(at)["layout"]["annotations"]}
+    lit = chart_spec(at, "lit (entities)")
+    assert sum(legend_counts(lit).values()) == 3
+    words = {a["text"] for a in lit["layout"]["annotations"]}
     assert {"Miro Tann", "Grey Sea", "&lt;script&gt;alert(1)&lt;/script&gt;"} <= words  # hostile: escaped text
     relations = next(df for df in (d.value for d in at.dataframe) if "relation" in df.columns)
     assert set(relations["relation"]) == {"painted", "wrote"}
     assert_nothing_raw(at)
-    # expanding: the caption, the legend and the lit trace all grow together
+    # expanding: the caption, the legend and the drawing grow together; the map stays as it was
+    the_map = chart_spec(at, "type (entities)")
     at.text_input(key="mem_kg_find").set_value("Port Alder").run()
     at.button(key="mem_kg_expand").click().run()
-    spec = map_spec(no_exception(at))
-    lit = next(t for t in spec["data"] if t["name"] == "lit")
-    lit_in_legend = sum(int(t["name"].split("; ")[1].split(" lit")[0]) for t in spec["data"] if "lit)" in t["name"])
+    lit = chart_spec(no_exception(at), "lit (entities)")
     assert "Lit: Port Alder, its neighbours and the neighbours of 3 expanded: 3 entities, 2 links." in plain(at)
-    assert lit_in_legend == 3 == len(numbers(lit["customdata"]))
+    drawn = sum(len(numbers(t["customdata"])) for t in lit["data"] if t.get("mode") == "markers")
+    assert sum(legend_counts(lit).values()) == 3 == drawn
     assert at.button(key="mem_kg_expand").disabled  # expanded already
-    # a type filter draws only those types; the chosen entity stays
+    assert chart_spec(at, "type (entities)") == the_map
+    # a type filter draws only those types on the map
     at.multiselect(key="mem_kg_types").set_value(["person"]).run()
-    assert "3 of 7 entities (person)" in plain(no_exception(at))
+    assert "2 of 7 entities (person)" in plain(no_exception(at))
+    assert legend_counts(chart_spec(at, "type (entities)")) == {"person": 2}
 
 
 def test_coreference_threshold_slider_changes_the_links(tiny):

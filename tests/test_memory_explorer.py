@@ -80,39 +80,54 @@ def test_choosing_lights_the_neighbourhood_and_expanding_grows_it(memory, tmp_pa
     assert "Nox" not in names(grown.lit)
 
 
-def test_counts_agree_between_caption_legend_and_what_is_lit(memory, tmp_path):
+def legend(fig) -> dict[str, int]:
+    """The counts the legend entries give ("person (12)"), by type."""
+    return {tr.name.rsplit(" (", 1)[0]: int(tr.name.rsplit("(", 1)[1].rstrip(")").replace(",", ""))
+            for tr in fig.data if tr.showlegend is not False and tr.name != "links"}
+
+
+def test_the_map_counts_every_entity_and_names_the_most_linked(memory, tmp_path):
+    ex = mx.Explorer.of(memory_map.memory_map(memory, cache_dir=tmp_path))
+    fig = mx.map_figure(ex)
+    assert sum(legend(fig).values()) == len(ex.map) == sum(len(tr.x) for tr in fig.data if tr.mode == "markers")
+    named = [a.text for a in fig.layout.annotations]
+    assert named[0] == "Alfa" and len(named) == len(ex.hubs()) and f"{len(named)} of the most linked" in mx.map_caption(ex)
+
+
+def test_counts_agree_between_caption_legend_and_the_neighbourhood_drawn(memory, tmp_path):
     ex = mx.Explorer.of(memory_map.memory_map(memory, cache_dir=tmp_path))
     hl = ex.highlight("alfa", ("zed vell",))
-    fig = mx.figure(memory, ex, hl)
-    legend = {tr.name: tr for tr in fig.data if tr.showlegend is not False and tr.name != "links"}
-    lit_total = sum(int(name.split("; ")[1].split(" lit")[0]) for name in legend)
-    drawn_total = sum(int(name.split("(")[1].split(";")[0].split(")")[0]) for name in legend)
-    assert drawn_total == len(ex.map) == sum(len(tr.x) for tr in legend.values())
-    assert lit_total == len(hl.lit) == len(next(tr for tr in fig.data if tr.name == "lit").x)
-    words = mx.caption(ex, hl)
+    fig = mx.neighbourhood_figure(memory, ex, hl)
+    drawn = sum(len(tr.x) for tr in fig.data if tr.mode == "markers")
+    assert sum(legend(fig).values()) == drawn == len(hl.lit) == 5
+    words = mx.lit_caption(ex, hl)
     assert f"{len(hl.lit)} entities, {len(hl.links)} links" in words and "neighbours of 1 expanded" in words
     named = [a for a in fig.layout.annotations if a.name == "entity"]
     assert len(named) == len(hl.labelled) and hl.labelled[:2] == hl.lit[:2]  # the chosen and expanded first
-    assert 3 <= len(hl.labelled) < len(hl.lit) and f"{len(hl.labelled)} of them named" in words  # one has no room
+    relations = {a.text for a in fig.layout.annotations if a.name == "relation"}
+    assert relations and relations <= {"met", "mentored", "visited"}  # the chosen entity's own relations
+    if len(hl.labelled) < len(hl.lit):
+        assert f"{len(hl.labelled)} of them named" in words
 
 
 def test_a_type_filter_draws_only_those_types_and_keeps_the_chosen_one(memory, tmp_path):
     mmap = memory_map.memory_map(memory, cache_dir=tmp_path)
     ex = mx.Explorer.of(mmap, ("place",))
     assert [mmap.names[i] for i in np.flatnonzero(ex.shown)] == ["Zed Vell"]
+    assert legend(mx.map_figure(ex)) == {"location": 1} or legend(mx.map_figure(ex)) == {"place": 1}
     hl = ex.highlight("alfa")  # a person, chosen by a click or a search before the filter
     assert {mmap.names[i] for i in hl.lit} == {"Alfa", "Zed Vell"}
-    counts = {t: (n, lit) for t, n, lit in mx.type_counts(ex, hl)}
-    assert counts == {"place": (1, 1), "person": (1, 1)}
-    assert "2 of 8 entities (place)" in mx.caption(ex, hl)
+    assert dict(mx.lit_counts(ex, hl)) == {"place": 1, "person": 1}
+    assert "1 of 8 entities (place)" in mx.map_caption(ex)
 
 
-def test_hostile_names_stay_text_in_every_word_the_figure_writes(memory, tmp_path):
+def test_hostile_names_stay_text_in_every_word_the_figures_write(memory, tmp_path):
     ex = mx.Explorer.of(memory_map.memory_map(memory, cache_dir=tmp_path))
-    fig = mx.figure(memory, ex, ex.highlight("zed vell"))
-    spec = json.loads(pio.to_json(fig))
-    words = [a["text"] for a in spec["layout"]["annotations"]]
-    words += [h for tr in spec["data"] for h in (tr.get("hovertext") or [])]
+    words = []
+    for fig in (mx.map_figure(ex), mx.neighbourhood_figure(memory, ex, ex.highlight("zed vell"))):
+        spec = json.loads(pio.to_json(fig))
+        words += [a["text"] for a in spec["layout"].get("annotations", [])]
+        words += [h for tr in spec["data"] for h in (tr.get("hovertext") or [])]
     assert any("javascript" in w for w in words)
     for w in words:  # plotly reads <b>, <a href>, <br> and &lt; &gt; &amp; in these: all escaped
         assert "<" not in w and ">" not in w and "& " not in w
@@ -121,11 +136,11 @@ def test_hostile_names_stay_text_in_every_word_the_figure_writes(memory, tmp_pat
 
 def test_a_click_returns_the_entity_s_place_on_the_map(memory, tmp_path):
     ex = mx.Explorer.of(memory_map.memory_map(memory, cache_dir=tmp_path))
-    fig = mx.figure(memory, ex, ex.highlight("nox"))
-    for tr in fig.data:
-        if tr.mode == "markers":  # every clickable trace: customdata is the map position of each point
-            for i, x, y in zip(tr.customdata, tr.x, tr.y):
-                assert (ex.map.x[i], ex.map.y[i]) == pytest.approx((x, y), abs=1e-6)
+    for fig in (mx.map_figure(ex), mx.neighbourhood_figure(memory, ex, ex.highlight("nox"))):
+        for tr in fig.data:
+            if tr.mode == "markers":  # every clickable trace: customdata is the map place of each point
+                for i, x, y in zip(tr.customdata, tr.x, tr.y):
+                    assert (ex.map.x[i], ex.map.y[i]) == pytest.approx((x, y), abs=1e-6)
 
 
 def test_the_panel_facts_name_relations_passages_and_candidates(memory):
@@ -136,3 +151,14 @@ def test_the_panel_facts_name_relations_passages_and_candidates(memory):
     assert [title for _, title, _ in facts.passages] == ["Alpha notes", "Alfa report"]
     with pytest.raises(KeyError):
         mx.entity_facts(memory, "nobody")
+
+
+def test_a_neighbourhood_too_big_to_draw_keeps_the_chosen_the_expanded_and_the_most_linked(memory, tmp_path,
+                                                                                           monkeypatch):
+    ex = mx.Explorer.of(memory_map.memory_map(memory, cache_dir=tmp_path))
+    monkeypatch.setattr(mx, "LIT_MAX", 3)
+    hl = ex.highlight("alfa", ("zed vell",))
+    assert hl.reached == 5 and len(hl.lit) == 3 and hl.lit[:2] == (ex.map.position["alfa"], ex.map.position["zed vell"])
+    assert all(a in hl.lit and b in hl.lit for a, b in hl.links)
+    assert "(the 3 most linked of the 5 reached)" in mx.lit_caption(ex, hl)
+    assert sum(len(tr.x) for tr in mx.neighbourhood_figure(memory, ex, hl).data if tr.mode == "markers") == 3

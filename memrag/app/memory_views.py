@@ -50,9 +50,10 @@ def _choose(key: str, entity: str | None, *, keep_expanded: bool = True) -> None
         st.session_state[f"{key}_kg_expanded"] = ()
 
 
-def _clicked(key: str, explorer: memory_explorer.Explorer) -> None:
-    """A click on the map: the entity under it becomes the chosen one (its customdata is its place)."""
-    event = st.session_state.get(f"{key}_kg_map")
+def _clicked(key: str, explorer: memory_explorer.Explorer, chart: str) -> None:
+    """A click on the map or the neighbourhood: the entity under it becomes the chosen one (a
+    point's customdata is its place on the map)."""
+    event = st.session_state.get(chart)
     points = event.selection.points if event else []
     if points and "customdata" in points[0]:
         i = int(points[0]["customdata"])
@@ -83,10 +84,13 @@ def _find(memory: Memory, key: str) -> None:
                  on_change=lambda: _choose(key, st.session_state[f"{key}_kg_pick"], keep_expanded=False))
 
 
-def _map_figure(memory: Memory, types: tuple[str, ...] | None, chosen: str | None,
-                expanded: tuple[str, ...]) -> Any:
+def _map_figure(memory: Memory, types: tuple[str, ...] | None) -> Any:
+    return memory_explorer.map_figure(drawn(_explorer, memory, types))
+
+
+def _lit_figure(memory: Memory, types: tuple[str, ...] | None, chosen: str, expanded: tuple[str, ...]) -> Any:
     explorer = drawn(_explorer, memory, types)
-    return memory_explorer.figure(memory, explorer, explorer.highlight(chosen, expanded))
+    return memory_explorer.neighbourhood_figure(memory, explorer, explorer.highlight(chosen, expanded))
 
 
 def _kg_tab(memory: Memory, key: str) -> None:
@@ -103,32 +107,36 @@ def _kg_tab(memory: Memory, key: str) -> None:
     expanded = tuple(st.session_state.get(f"{key}_kg_expanded", ()))
     light = explorer.highlight(chosen, expanded)
     graph_col, panel_col = st.columns([3, 2])
+    with panel_col:  # first: a click's answer is sent before the map, which a click leaves as it is
+        _entity_panel(memory, key, explorer, light, types)
     with graph_col:
-        st.plotly_chart(drawn(_map_figure, memory, types, chosen, expanded), key=f"{key}_kg_map",
-                        on_select=lambda: _clicked(key, explorer), selection_mode="points",
+        st.plotly_chart(drawn(_map_figure, memory, types), key=f"{key}_kg_map",
+                        on_select=lambda: _clicked(key, explorer, f"{key}_kg_map"), selection_mode="points",
                         config={"scrollZoom": True, "displaylogo": False})
-        st.caption(escape_markdown(memory_explorer.caption(explorer, light)))
-    with panel_col:
-        _entity_panel(memory, key, explorer, light)
+        st.caption(escape_markdown(memory_explorer.map_caption(explorer)))
 
 
 def _entity_panel(memory: Memory, key: str, explorer: memory_explorer.Explorer,
-                  light: memory_explorer.Highlight) -> None:
-    """What the chosen entity is, its relations and its passages: drawn here by Python."""
+                  light: memory_explorer.Highlight, types: tuple[str, ...] | None) -> None:
+    """What the chosen entity is, its neighbourhood, its relations and its passages: drawn here by Python."""
     if light.chosen is None:
         st.caption("Click an entity on the map, or find one by name, to see what the memory holds about it.")
         return
     facts = memory_explorer.entity_facts(memory, explorer.map.keys[light.chosen])
     with st.container(border=True, key=f"{key}_kg_panel"):
         st.subheader(escape_markdown(facts.name), anchor=False)
-        st.caption(escape_markdown(f"{facts.type} · {facts.mentions} mention(s) in {len(facts.passages)} "
-                                   f"passage(s) shown · {len(facts.relations)} relation(s) · "
-                                   f"{len(explorer.adjacency[light.chosen])} linked entities"))
+        st.caption(escape_markdown(f"{facts.type} · {facts.mentions} mention(s) · {len(facts.relations)} "
+                                   f"relation(s) · {len(explorer.adjacency[light.chosen])} linked entities"))
         row = st.container(horizontal=True, gap="small")
-        is_open = light.chosen in light.expanded
-        row.button("expand neighbours", key=f"{key}_kg_expand", disabled=is_open, on_click=_expand,
-                   args=(key, explorer, light), help="Light the neighbours of this entity's neighbours too.")
+        row.button("expand neighbours", key=f"{key}_kg_expand", disabled=light.chosen in light.expanded,
+                   on_click=_expand, args=(key, explorer, light),
+                   help="Light the neighbours of this entity's neighbours too.")
         row.button("clear", key=f"{key}_kg_clear", on_click=_choose, args=(key, None))
+        chosen, expanded = explorer.map.keys[light.chosen], tuple(explorer.map.keys[i] for i in light.expanded)
+        st.plotly_chart(drawn(_lit_figure, memory, types, chosen, expanded), key=f"{key}_kg_lit",
+                        on_select=lambda: _clicked(key, explorer, f"{key}_kg_lit"), selection_mode="points",
+                        config={"scrollZoom": True, "displaylogo": False})
+        st.caption(escape_markdown(memory_explorer.lit_caption(explorer, light)))
         if facts.relations:
             st.dataframe(frame(facts.relations, ["head", "relation", "tail", "passage"]), hide_index=True,
                          height=min(36 * (len(facts.relations) + 1), 260))

@@ -1,10 +1,10 @@
 """The whole memory explorer: every entity on one map (plotly, WebGL), one entity's neighbourhood
-lit up and labelled on it, and the facts its panel shows.
+drawn beside it, zoomed and named, and the facts its panel shows.
 
-The map is the memory's fixed layout (memory_map); what changes with a click, a search or
-"expand neighbours" is which entities are lit: the chosen one, its neighbours, and the neighbours
-of each expanded one. Every count the page shows (caption, legend, labels) comes from one
-`Highlight`, so they cannot disagree.
+The map is the memory's fixed layout (memory_map) and stays as it is when an entity is chosen (a
+redraw of 18,000 points would cost seconds); what a click, a search or "expand neighbours" changes
+is which entities are lit: the chosen one, its neighbours, and the neighbours of each expanded
+one. Every count about them (caption, legend, names) comes from one `Highlight`.
 """
 
 from __future__ import annotations
@@ -21,12 +21,14 @@ from memrag.viz import palette
 from memrag.viz.memory_map import MemoryMap
 
 HUB_LABELS = 25  # entities named on the whole map (the most linked ones shown)
-LIT_LABELS = 40  # lit entities named at most (the chosen, the expanded, then the most linked)
+LIT_LABELS = 30  # lit entities named at most (the chosen, the expanded, then the most linked)
+LIT_MAX = 600  # lit entities drawn at most (the chosen, the expanded, then the most linked)
 RELATION_LABELS = 40  # relation names written on lit links at most
 HEIGHT = 640
 LABEL_PX = 12
 MIN_SPAN = 0.08  # the narrowest view a neighbourhood zooms to (the map spans 2)
 PLOT_PX = 540  # the map's width at 1,440 px (three fifths of the page): words are placed for it
+NEIGHBOURHOOD_PX, NEIGHBOURHOOD_HEIGHT = 360, 420  # the lit neighbourhood's drawing, beside the map
 HUB_SCAN = 400  # most linked entities tried for a place on the whole map
 
 
@@ -34,9 +36,10 @@ class _Places:
     """Where words are written, so that none lands on another: each word's box is estimated in
     map units from its length and size (the map is drawn about PLOT_PX × HEIGHT pixels)."""
 
-    def __init__(self, view: tuple[list[float], list[float]] | None) -> None:
+    def __init__(self, view: tuple[list[float], list[float]] | None, width_px: int = PLOT_PX,
+                 height_px: int = HEIGHT) -> None:
         xs, ys = view if view else ([-1.05, 1.05], [-1.05, 1.05])
-        self.unit = max((xs[1] - xs[0]) / PLOT_PX, (ys[1] - ys[0]) / HEIGHT)  # map units per pixel
+        self.unit = max((xs[1] - xs[0]) / width_px, (ys[1] - ys[0]) / height_px)  # map units per pixel
         self.boxes: list[tuple[float, float, float, float]] = []
 
     def take(self, x: float, y: float, text: str, size: int, lift_px: float = 0.0) -> bool:
@@ -64,10 +67,7 @@ class Highlight:
     lit: tuple[int, ...] = ()  # chosen + expanded + their neighbours, chosen first
     links: tuple[tuple[int, int], ...] = ()  # map links between lit entities
     labelled: tuple[int, ...] = ()
-
-    @property
-    def neighbours(self) -> int:
-        return len(self.lit) - (self.chosen is not None) - len([e for e in self.expanded if e != self.chosen])
+    reached: int = 0  # entities the expansion reaches; `lit` keeps at most LIT_MAX of them
 
 
 @dataclass
@@ -108,14 +108,15 @@ class Explorer:
             for nb in sorted(self.adjacency[e], key=lambda i: (-self.map.degree[i], i)):
                 if self.shown[nb]:
                     lit.setdefault(nb, None)
+        first = [c, *[e for e in ex if e != c]][:LIT_MAX]
+        rest = sorted((i for i in lit if i not in first), key=lambda i: (-self.map.degree[i], i))
+        reached, lit = len(lit), dict.fromkeys([i for i in lit if i in first] + rest[:LIT_MAX - len(first)])
         members = set(lit)
         links = tuple((int(a), int(b)) for a, b in self.map.links if a in members and b in members)
-        first = [c, *[e for e in ex if e != c]]
-        rest = sorted((i for i in lit if i not in first), key=lambda i: (-self.map.degree[i], i))
-        places = _Places(view_range(self.map, tuple(lit)))
+        places = _Places(view_range(self.map, tuple(lit)), NEIGHBOURHOOD_PX, NEIGHBOURHOOD_HEIGHT)
         named = [i for i in first + rest if places.take(self.map.x[i], self.map.y[i], self.map.names[i], LABEL_PX,
                                                          LABEL_PX)][:LIT_LABELS]
-        return Highlight(c, ex, tuple(lit), links, tuple(named))
+        return Highlight(c, ex, tuple(lit), links, tuple(named), reached)
 
     def hubs(self) -> list[int]:
         """The most linked drawn entities whose names find a free place on the whole map."""
@@ -126,36 +127,35 @@ class Explorer:
 
 
 # ------------------------------------------------------------------ counts and words
-def type_counts(ex: Explorer, hl: Highlight) -> list[tuple[str, int, int]]:
-    """(type, drawn, lit) per type, most drawn first: the legend's numbers."""
-    types = ex.map.types
-    drawn = Counter(types[i] for i in np.flatnonzero(ex.shown))
-    if hl.chosen is not None and not ex.shown[hl.chosen]:
-        drawn[types[hl.chosen]] += 1
-    lit = Counter(types[i] for i in hl.lit)
-    return [(t, n, lit.get(t, 0)) for t, n in drawn.most_common()]
+def type_counts(ex: Explorer) -> list[tuple[str, int]]:
+    """(type, entities drawn) per type on the map, most drawn first: the map legend's numbers."""
+    return Counter(ex.map.types[i] for i in np.flatnonzero(ex.shown)).most_common()
 
 
-def caption(ex: Explorer, hl: Highlight) -> str:
+def lit_counts(ex: Explorer, hl: Highlight) -> list[tuple[str, int]]:
+    """(type, entities lit) per type, most first: the neighbourhood legend's numbers."""
+    return Counter(ex.map.types[i] for i in hl.lit).most_common()
+
+
+def map_caption(ex: Explorer) -> str:
     m = ex.map
-    drawn = int(ex.shown.sum()) + (hl.chosen is not None and not ex.shown[hl.chosen])
-    links = len(ex.shown_links())
     words = (f"All {len(m):,} entities and {len(m.links):,} links of this memory" if ex.types is None else
-             f"{drawn:,} of {len(m):,} entities ({', '.join(ex.types)}) and {links:,} of {len(m.links):,} links")
-    if hl.chosen is None:
-        return (f"{words}. {len(ex.hubs())} of the most linked are named; click an entity, or find one "
-                "by name, to light its neighbourhood.")
+             f"{int(ex.shown.sum()):,} of {len(m):,} entities ({', '.join(ex.types)}) and "
+             f"{len(ex.shown_links()):,} of {len(m.links):,} links")
+    return (f"{words}. {len(ex.hubs())} of the most linked are named; click an entity, or find one by name, "
+            "to see its neighbourhood and what the memory holds about it.")
+
+
+def lit_caption(ex: Explorer, hl: Highlight) -> str:
+    m = ex.map
     more = f" and the neighbours of {len(hl.expanded)} expanded" if hl.expanded else ""
     named = f"; {len(hl.labelled)} of them named" if len(hl.labelled) < len(hl.lit) else ""
-    return (f"{words}. Lit: {m.names[hl.chosen]}, its neighbours{more}: {len(hl.lit)} entities, "
-            f"{len(hl.links)} links{named}.")
+    capped = f" (the {len(hl.lit)} most linked of the {hl.reached:,} reached)" if hl.reached > len(hl.lit) else ""
+    return (f"Lit: {m.names[hl.chosen]}, its neighbours{more}: {len(hl.lit)} entities, "
+            f"{len(hl.links)} links{named}{capped}.")
 
 
-# ------------------------------------------------------------------ the figure
-def _colours(types: list[tuple[str, int, int]]) -> dict[str, str]:
-    return palette.group_colours([t for t, _, _ in types])  # the colours every graph gives a type
-
-
+# ------------------------------------------------------------------ the figures
 def _segments(x: np.ndarray, y: np.ndarray, links: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Link end points with a gap (NaN) after each, as one line trace draws many links."""
     if not len(links):
@@ -166,7 +166,7 @@ def _segments(x: np.ndarray, y: np.ndarray, links: np.ndarray) -> tuple[np.ndarr
 
 
 def view_range(m: MemoryMap, lit: tuple[int, ...]) -> tuple[list[float], list[float]] | None:
-    """The square around the lit entities the map zooms to (None: the whole map)."""
+    """The square around the lit entities (None: the whole map)."""
     if not lit:
         return None
     idx = np.array(lit)
@@ -179,13 +179,15 @@ def view_range(m: MemoryMap, lit: tuple[int, ...]) -> tuple[list[float], list[fl
 def _relation_names(memory: Memory, m: MemoryMap, links: tuple[tuple[int, int], ...]) -> list[str]:
     wanted = set(links)
     names: dict[tuple[int, int], list[str]] = {}
-    for t in memory.triples:
-        a, b = m.position.get(t.head_key), m.position.get(t.tail_key)
-        if a is None or b is None:
-            continue
-        pair = (min(a, b), max(a, b))
-        if pair in wanted and t.relation not in names.setdefault(pair, []):
-            names[pair].append(t.relation)
+    for key in {m.keys[i] for pair in links for i in pair}:
+        for tid in memory.triples_of.get(key, []):
+            t = memory.triples[tid]
+            a, b = m.position.get(t.head_key), m.position.get(t.tail_key)
+            if a is None or b is None:
+                continue
+            pair = (min(a, b), max(a, b))
+            if pair in wanted and t.relation not in names.setdefault(pair, []):
+                names[pair].append(t.relation)
     return [" / ".join(names.get(p, [])[:2]) for p in links]
 
 
@@ -194,65 +196,84 @@ def _name(m: MemoryMap, i: int, colour: str) -> dict:
                 font=dict(size=LABEL_PX, color=colour), bgcolor="rgba(255,255,255,0.7)", name="entity")
 
 
-def figure(memory: Memory, ex: Explorer, hl: Highlight) -> go.Figure:
-    """The map, all WebGL: links, one marker trace per entity type (its legend entry counts it),
-    then the lit links and entities on top. Words (names, relations) are annotations: drawn above
-    the WebGL canvas, as SVG text whose place and size a test reads in the page. Every node trace
-    carries the entity's map position as customdata, which is what a click returns."""
+def _type_colours(m: MemoryMap) -> dict[str, str]:
+    """The colours every graph gives a type, the same on the map and on the neighbourhood."""
+    return palette.group_colours(sorted(set(m.types)))
+
+
+def _sizes(m: MemoryMap) -> np.ndarray:
+    return (4 + 8 * np.sqrt(np.minimum(m.degree, 50) / 50)).astype(np.float32)
+
+
+def _layout(fig: go.Figure, height: int, title: str, words: list[dict],
+            view: tuple[list[float], list[float]] | None, revision: str) -> None:
+    fig.update_layout(
+        height=height, margin=dict(l=0, r=0, t=0, b=0), dragmode="pan", clickmode="event+select",
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, title=dict(text=title)),
+        xaxis=dict(visible=False, range=view[0] if view else None),
+        yaxis=dict(visible=False, scaleanchor="x", range=view[1] if view else None),
+        plot_bgcolor="white", uirevision=revision, annotations=words)
+
+
+def map_figure(ex: Explorer) -> go.Figure:
+    """The whole memory, all WebGL: the links, then one marker trace per entity type (its legend
+    entry counts it); the most linked names as annotations (drawn above the WebGL canvas, as SVG
+    text whose place and size a test reads in the page). It does not change with a click, so a
+    click redraws only the panel. Every point's customdata is its place on the map."""
     m = ex.map
-    counts = type_counts(ex, hl)
-    colour = _colours(counts)
+    counts = type_counts(ex)
+    colour = _type_colours(m)
     x, y = m.x.astype(np.float32), m.y.astype(np.float32)
     fig = go.Figure()
     lx, ly = _segments(x, y, ex.shown_links())
     fig.add_trace(go.Scattergl(x=lx, y=ly, mode="lines", line=dict(width=0.6, color="#c8c8c8"),
                                hoverinfo="skip", showlegend=False, name="links"))
-    shown = ex.shown.copy()
-    if hl.chosen is not None:
-        shown[hl.chosen] = True
-    types = np.array(m.types)
-    size = (4 + 8 * np.sqrt(np.minimum(m.degree, 50) / 50)).astype(np.float32)
-    for t, n, lit in counts:
-        idx = np.flatnonzero(shown & (types == t))
-        name = f"{t} ({n:,}" + (f"; {lit} lit)" if hl.chosen is not None else ")")
+    types, size = np.array(m.types), _sizes(m)
+    for t, n in counts:
+        idx = np.flatnonzero(ex.shown & (types == t))
         fig.add_trace(go.Scattergl(
-            x=x[idx], y=y[idx], customdata=idx, mode="markers", name=plot_text(name),
-            marker=dict(size=size[idx], color=colour[t], opacity=0.35 if hl.chosen is not None else 0.8,
-                        line=dict(width=0)),
+            x=x[idx], y=y[idx], customdata=idx, mode="markers", name=plot_text(f"{t} ({n:,})"),
+            marker=dict(size=size[idx], color=colour[t], opacity=0.8, line=dict(width=0)),
             hovertext=[plot_text(m.names[i]) for i in idx], hoverinfo="text"))
-    words: list[dict] = []
-    if hl.chosen is None:
-        words += [_name(m, i, "#222") for i in ex.hubs()]
-    else:
-        links = np.array(hl.links, dtype=np.int64).reshape(-1, 2)
-        hx, hy = _segments(x, y, links)
-        fig.add_trace(go.Scattergl(x=hx, y=hy, mode="lines", line=dict(width=1.6, color="#555"),
-                                   hoverinfo="skip", showlegend=False, name="lit links"))
-        lit = np.array(hl.lit, dtype=np.int64)
-        ring = ["#111" if i == hl.chosen else ("#d62728" if i in hl.expanded else "#fff") for i in hl.lit]
-        fig.add_trace(go.Scattergl(
-            x=x[lit], y=y[lit], customdata=lit, mode="markers", showlegend=False, name="lit",
-            marker=dict(size=size[lit] + 6, color=[colour[m.types[i]] for i in hl.lit],
-                        line=dict(width=2, color=ring)),
-            hovertext=[plot_text(m.names[i]) for i in hl.lit], hoverinfo="text"))
-        words += [_name(m, i, "#111") for i in hl.labelled]
-        # the chosen entity's own relations, where they find room beside the names
-        places = _Places(view_range(m, hl.lit))
-        for i in hl.labelled:
-            places.take(m.x[i], m.y[i], m.names[i], LABEL_PX, LABEL_PX)
-        own = tuple(p for p in hl.links if hl.chosen in p)[:RELATION_LABELS]
-        for (a, b), r in zip(own, _relation_names(memory, m, own)):
-            mx_, my_ = float(x[a] + x[b]) / 2, float(y[a] + y[b]) / 2
-            if r and places.take(mx_, my_, r, LABEL_PX - 1):
-                words.append(dict(x=mx_, y=my_, text=plot_text(r), showarrow=False,
-                                  font=dict(size=LABEL_PX - 1, color="#555"), name="relation"))
+    _layout(fig, HEIGHT, "type (entities)", [_name(m, i, "#222") for i in ex.hubs()], None,
+            f"map-{m.fingerprint}-{ex.types}")
+    return fig
+
+
+def neighbourhood_figure(memory: Memory, ex: Explorer, hl: Highlight) -> go.Figure:
+    """The lit entities where the map has them, zoomed: their links, one marker trace per type
+    (its legend entry counts the lit entities of that type), the chosen entity ringed black and
+    expanded ones red, names and the chosen entity's relations where they find room. SVG (a few
+    hundred points at most); customdata is each entity's place on the map, as there."""
+    m = ex.map
+    counts = lit_counts(ex, hl)
+    colour = _type_colours(m)
+    x, y = m.x.astype(np.float32), m.y.astype(np.float32)
+    fig = go.Figure()
+    hx, hy = _segments(x, y, np.array(hl.links, dtype=np.int64).reshape(-1, 2))
+    fig.add_trace(go.Scatter(x=hx, y=hy, mode="lines", line=dict(width=1.2, color="#888"), hoverinfo="skip",
+                             showlegend=False, name="links"))
+    lit = np.array(hl.lit, dtype=np.int64)
+    types, size = np.array(m.types)[lit], _sizes(m)[lit] + 4
+    for t, n in counts:
+        idx = lit[types == t]
+        ring = ["#111" if i == hl.chosen else ("#d62728" if i in hl.expanded else "#fff") for i in idx]
+        fig.add_trace(go.Scatter(
+            x=x[idx], y=y[idx], customdata=idx, mode="markers", name=plot_text(f"{t} ({n})"),
+            marker=dict(size=size[types == t], color=colour[t], line=dict(width=2, color=ring)),
+            hovertext=[plot_text(m.names[i]) for i in idx], hoverinfo="text"))
+    words = [_name(m, i, "#111") for i in hl.labelled]
     view = view_range(m, hl.lit)
-    fig.update_layout(
-        height=HEIGHT, margin=dict(l=0, r=0, t=0, b=0), dragmode="pan", clickmode="event+select",
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, title=dict(text="type (entities)")),
-        xaxis=dict(visible=False, range=view[0] if view else None),
-        yaxis=dict(visible=False, scaleanchor="x", range=view[1] if view else None),
-        plot_bgcolor="white", uirevision=f"{m.fingerprint}-{hl.chosen}", annotations=words)
+    places = _Places(view, NEIGHBOURHOOD_PX, NEIGHBOURHOOD_HEIGHT)
+    for i in hl.labelled:
+        places.take(m.x[i], m.y[i], m.names[i], LABEL_PX, LABEL_PX)
+    own = tuple(p for p in hl.links if hl.chosen in p)[:RELATION_LABELS]
+    for (a, b), r in zip(own, _relation_names(memory, m, own)):
+        mid_x, mid_y = float(x[a] + x[b]) / 2, float(y[a] + y[b]) / 2
+        if r and places.take(mid_x, mid_y, r, LABEL_PX - 1):
+            words.append(dict(x=mid_x, y=mid_y, text=plot_text(r), showarrow=False,
+                              font=dict(size=LABEL_PX - 1, color="#555"), name="relation"))
+    _layout(fig, NEIGHBOURHOOD_HEIGHT, "lit (entities)", words, view, f"lit-{m.fingerprint}-{hl.chosen}")
     return fig
 
 

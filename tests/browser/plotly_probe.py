@@ -9,36 +9,45 @@ from __future__ import annotations
 import time
 from typing import Any
 
-# the chart whose node traces carry customdata (the map); `want`: map positions to locate
-MAP_STATE = """(want) => {
-  const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g._fullData &&
-      g._fullData.some(t => t.customdata && t.mode === 'markers'));
-  if (!gd || !gd._fullLayout || !gd._fullLayout._plots || !gd._fullLayout._plots.xy) return null;
+# a chart whose legend is titled `title` ("type (entities)": the map; "lit (entities)": the chosen
+# entity's neighbourhood); `want`: map places (customdata) to locate on screen
+CHART_STATE = """([title, want]) => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g._fullLayout &&
+      g._fullLayout.legend && g._fullLayout.legend.title && g._fullLayout.legend.title.text === title);
+  if (!gd || !gd._fullData || !gd._fullLayout._plots || !gd._fullLayout._plots.xy) return null;
   const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
-  const at = {}; let drawn = 0, lit = 0;
+  const at = {}; let drawn = 0;
   for (const tr of gd._fullData) {
     if (tr.mode !== 'markers' || !tr.customdata) continue;
-    if (tr.name === 'lit') lit += tr.customdata.length; else drawn += tr.customdata.length;
+    drawn += tr.customdata.length;
     for (let i = 0; i < tr.customdata.length; i++) {
       const c = Number(tr.customdata[i]);
-      if (want.includes(c) && !(c in at && tr.name !== 'lit'))
+      if (want.includes(c))
         at[c] = [box.left + xa._offset + xa.l2p(tr.x[i]), box.top + ya._offset + ya.l2p(tr.y[i])];
     }
   }
   const words = [...gd.querySelectorAll('.annotation-text')].map(t => { const r = t.getBoundingClientRect();
     return {text: t.textContent, x: r.left, y: r.top, w: r.width, h: r.height,
             size: parseFloat(getComputedStyle(t).fontSize)}; });
-  const canvas = !!gd.querySelector('canvas');
-  return {drawn, lit, at, words, canvas};
+  const legend = [...gd.querySelectorAll('.legendtext')].map(t => t.textContent);
+  // a WebGL chart has drawn once its scene exists and its canvas has a size
+  const gl = !gd._fullData.some(t => t.type === 'scattergl') || !!(gd._fullLayout._plots.xy._scene &&
+      [...gd.querySelectorAll('canvas')].some(c => c.width > 0));
+  return {drawn: gl ? drawn : 0, at, words, legend};
 }"""
+MAP, LIT = "type (entities)", "lit (entities)"
+
+
+def chart_state(page, title: str = MAP, want: list[int] | None = None) -> dict[str, Any] | None:
+    """A chart's state, or None while it is not drawn (or being replaced)."""
+    try:
+        return page.evaluate(CHART_STATE, [title, want or []])
+    except Exception:  # the chart is being replaced under us
+        return None
 
 
 def map_state(page, want: list[int] | None = None) -> dict[str, Any] | None:
-    """The map's state, or None while it is not drawn (or being replaced)."""
-    try:
-        return page.evaluate(MAP_STATE, want or [])
-    except Exception:  # the chart is being replaced under us
-        return None
+    return chart_state(page, MAP, want)
 
 
 def overlapping(words: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -52,16 +61,16 @@ def overlapping(words: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return out
 
 
-def wait_for_map(page, drawn: int | None = None, want: list[int] = (), lit: int | None = None,
-                 timeout_s: float = 180) -> dict[str, Any]:
-    """Poll until the map is drawn holding `drawn` entities (any number when None), `lit` of them
-    lit, with on-screen places for `want`; AssertionError with the last state after `timeout_s`."""
+def wait_for_map(page, drawn: int | None = None, want: list[int] = (), timeout_s: float = 180,
+                 title: str = MAP) -> dict[str, Any]:
+    """Poll until the chart (the map by default) is drawn holding `drawn` entities (any number when
+    None), with on-screen places for `want`; AssertionError with the last state after `timeout_s`."""
     deadline = time.time() + timeout_s
     while True:
-        state = map_state(page, list(want))
-        if state and state["canvas"] and state["drawn"] > 0 and (drawn is None or state["drawn"] == drawn) \
-                and (lit is None or state["lit"] == lit) and all(str(w) in state["at"] for w in want):
+        state = chart_state(page, title, list(want))
+        if state and state["drawn"] > 0 and (drawn is None or state["drawn"] == drawn) \
+                and all(str(w) in state["at"] for w in want):
             return state
         if time.time() > deadline:
-            raise AssertionError(f"the map did not hold {drawn} entities ({lit} lit): {str(state)[:400]}")
+            raise AssertionError(f"the {title!r} chart did not hold {drawn} entities: {str(state)[:400]}")
         page.wait_for_timeout(100)

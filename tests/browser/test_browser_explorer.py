@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from app_server import ROOT, running_app, settle, watched_page
-from plotly_probe import overlapping, wait_for_map
+from plotly_probe import LIT, overlapping, wait_for_map
 from test_browser import open_app
 
 from memrag.index import store
@@ -27,10 +27,9 @@ def lit_caption(page) -> tuple[int, int]:
     return int(entities), int(links)
 
 
-def legend_lit(page) -> int:
-    """The lit counts the legend's entries give ("person (12; 3 lit)"), added up."""
-    texts = page.locator(".js-plotly-plot .legendtext").evaluate_all("els => els.map(e => e.textContent)")
-    return sum(int(m.group(1)) for t in texts if (m := re.search(r"; (\d+) lit\)", t)))
+def legend_total(state: dict) -> int:
+    """The counts the chart's legend entries give ("person (12)"), added up."""
+    return sum(int(re.search(r"\(([\d,]+)\)$", t).group(1).replace(",", "")) for t in state["legend"])
 
 
 def test_a_click_on_the_map_reaches_python_and_expanding_updates_every_count(watched, server, sample_memory):
@@ -40,7 +39,8 @@ def test_a_click_on_the_map_reaches_python_and_expanding_updates_every_count(wat
     open_app(watched, server)
     page = watched.page
     state = wait_for_map(page, len(names), [port])
-    hubs = state["words"]
+    hubs, hubs_legend = state["words"], state["legend"]
+    assert legend_total(state) == len(names)
     assert 10 <= len(hubs) <= 30 and all(w["size"] >= MIN_WORD_PX for w in hubs), hubs
     assert overlapping(hubs) == []
     settle(page)
@@ -49,8 +49,8 @@ def test_a_click_on_the_map_reaches_python_and_expanding_updates_every_count(wat
     panel.get_by_role("heading", name="Port Alder").wait_for()  # written by Python for this click
     assert panel.get_by_text("relation(s)").count() and panel.locator("[data-testid=stDataFrame]").count()
     entities, links = lit_caption(page)
-    state = wait_for_map(page, len(names), lit=entities)
-    assert legend_lit(page) == entities and entities > 5 and links >= entities - 1
+    state = wait_for_map(page, entities, title=LIT)  # the neighbourhood, drawn beside the panel
+    assert legend_total(state) == entities and entities > 5 and links >= entities - 1
     words = [w for w in state["words"] if w["w"] > 0]
     assert words and all(w["size"] >= MIN_WORD_PX for w in words), [w for w in words if w["size"] < MIN_WORD_PX]
     assert "Port Alder" in {w["text"] for w in words} and overlapping(words) == []
@@ -60,11 +60,11 @@ def test_a_click_on_the_map_reaches_python_and_expanding_updates_every_count(wat
     page.get_by_text(re.compile(r"and the neighbours of \d+ expanded")).wait_for()
     grown, grown_links = lit_caption(page)
     assert grown > entities and grown_links > links
-    wait_for_map(page, len(names), lit=grown)
-    assert legend_lit(page) == grown  # caption, legend and the drawing agree
+    state = wait_for_map(page, grown, title=LIT)
+    assert legend_total(state) == grown  # caption, legend and the drawing agree
+    assert wait_for_map(page, len(names))["legend"] == hubs_legend  # the map itself stays as it was
     page.get_by_role("button", name="clear").click()
-    page.get_by_text(re.compile(r"most linked are named")).wait_for()
-    assert legend_lit(page) == 0
+    page.get_by_text("Click an entity on the map, or find one by name").wait_for()
 
 
 def test_search_finds_an_entity_and_lights_it(watched, server, sample_memory):
@@ -80,7 +80,7 @@ def test_search_finds_an_entity_and_lights_it(watched, server, sample_memory):
     assert {"Osric Penhallow", "Corwin Penhallow"} <= options, options
     page.get_by_role("option", name="Corwin Penhallow").click()
     panel.get_by_role("heading", name="Corwin Penhallow").wait_for()
-    assert re.search(r"Lit: Corwin Penhallow", page.inner_text("body"))
+    page.get_by_text(re.compile(r"Lit: Corwin Penhallow")).wait_for()
 
 
 @pytest.fixture(scope="module")
