@@ -9,7 +9,7 @@ from memrag.index import edit_log, store
 from memrag.llm.recordings import Recordings
 from test_app_pages import app, assert_nothing_raw, no_exception, plain, table_with
 from test_app_pages import home, recorded, tiny  # noqa: F401 (fixtures)
-from test_app_removal import buttons, click
+from test_app_removal import buttons, click, unescaped
 
 
 def key(path, name: str) -> str:
@@ -93,3 +93,50 @@ def test_the_sample_offers_an_editable_copy_with_its_recordings(recorded, home):
     assert Recordings.open(copy).responses.keys() == Recordings.open(recorded).responses.keys()
     assert "Apply" in buttons(no_exception(at.run()))  # the copy is open, and editable
     assert [e.text for e in edit_log.read(copy)] == ["copied from tiny (its version v000001)"]
+
+
+# ------------------------------------------------------------------ the hooks a graph's panel calls
+def _panel_page(path: str, entity: str, triple: int) -> None:
+    from memrag.app import edit_views
+    from memrag.index import store as memory_store
+
+    memory = memory_store.load(path)
+    edit_views.entity_actions(path, memory, entity, "np")
+    if triple >= 0:
+        edit_views.triple_actions(path, memory, triple, "ep")
+
+
+def panel_app(path, entity: str, triple: int = -1):
+    from streamlit.testing.v1 import AppTest
+
+    from memrag.app import session
+    from test_app_pages import embedder
+
+    at = AppTest.from_function(_panel_page, args=(str(path), entity, triple), default_timeout=60)
+    at.session_state[session.TEST_EMBEDDER_KEY] = embedder()
+    return at
+
+
+def test_a_node_panel_merges_the_chosen_entity_into_a_candidate(tiny):
+    at = no_exception(panel_app(tiny, "ada brenick").run())
+    assert [b for b in buttons(at)] == []  # nothing until an action is chosen
+    at = no_exception(at.get("button_group")[0].set_value("Merge into…").run())
+    assert "Apply: merge 'Ada Brenick' into 'Ada Brennick'" in buttons(at)
+    at = no_exception(next(b for b in at.button if b.label.startswith("Apply")).click().run())
+    assert "Merged 'Ada Brenick' into 'Ada Brennick'" in plain(at)
+    assert "ada brenick" not in store.load(tiny).entity_index
+
+
+def test_an_edge_panel_removes_its_triple_and_the_sample_is_refused(tiny, monkeypatch):
+    from memrag import sample
+
+    m = store.load(tiny)
+    t = next(t for t in m.triples if t.relation == "painted")
+    at = no_exception(panel_app(tiny, "miro tann", t.triple_id).run())
+    apply_ = next(b for b in at.button if b.key and b.key.startswith("ep_"))
+    assert unescaped(apply_.label) == f"Apply: remove triple #{t.triple_id} (Miro Tann → painted → Grey Sea)"
+    at = no_exception(apply_.click().run())
+    assert [x.relation for x in store.load(tiny).triples].count("painted") == 0
+    monkeypatch.setattr(sample, "sample_memory_dir", lambda *a: tiny)
+    at = no_exception(panel_app(tiny, "miro tann", 0).run())
+    assert "The sample memory cannot be edited" in plain(at) and not any(b.startswith("Apply") for b in buttons(at))

@@ -44,12 +44,61 @@ def edit_panel(path: str | Path, memory: Memory, key: str = "ed") -> None:
         action = st.radio("edit", ACTIONS, horizontal=True, key=f"{key}_action", label_visibility="collapsed")
         # keyed by the memory's content: after an edit every field starts again from the new memory
         k = f"{key}_{memory.fingerprint()}"
-        edit = FORMS[action](memory, k)
-        label = f"Apply: {edit_words(memory, edit)}" if edit is not None else "Apply"
-        if st.button(escape_markdown(clip(label, 160)), type="primary", key=f"{k}_apply",
-                     disabled=edit is None or bool(refusal)):
-            _apply(Path(path), memory, edit, key)
+        _apply_button(Path(path), memory, FORMS[action](memory, k, None), key, k, bool(refusal))
         _history(Path(path), key, bool(refusal))
+
+
+ENTITY_ACTIONS = ("Rename", "Merge into…", "Remove a coreference link", "Remove one of its triples", "Split")
+
+
+def entity_actions(path: str | Path, memory: Memory, entity: str, key: str) -> None:
+    """Edits of one entity, for a graph's node panel (the Memory page's explorer, a trace's picture):
+    the same forms as the edit panel with the entity given. Its outcome shows where `key`'s report is
+    taken (`take_report(key, EDIT_NOTE)`, which this calls itself)."""
+    node = memory.entity(entity)
+    take_report(key, EDIT_NOTE)
+    if node is None:
+        return
+    refusal = _refusal(path)
+    if refusal:
+        st.caption(escape_markdown(refusal))
+        return
+    choices = [a for a in ENTITY_ACTIONS if a != "Split" or _merged_keys(memory).get(node.key)]
+    action = st.segmented_control("edit this entity", choices, key=f"{key}_act_{node.key}")
+    if action is None:
+        return
+    k = f"{key}_{memory.fingerprint()}_{node.key}"
+    form = {"Rename": _rename_form, "Merge into…": _merge_form, "Remove a coreference link": _unlink_form,
+            "Remove one of its triples": _remove_triple_form, "Split": _split_form}[action]
+    _apply_button(Path(path), memory, form(memory, k, node), key, k, False)
+
+
+def triple_actions(path: str | Path, memory: Memory, triple: int, key: str) -> None:
+    """Edits of one triple instance, for a graph's edge panel: remove it (undo goes back)."""
+    take_report(key, EDIT_NOTE)
+    if not 0 <= triple < len(memory.triples):
+        return
+    refusal = _refusal(path)
+    if refusal:
+        st.caption(escape_markdown(refusal))
+        return
+    _apply_button(Path(path), memory, Edit("remove-triple", {"triple": int(triple)}), key,
+                  f"{key}_{memory.fingerprint()}_t{triple}", False)
+
+
+def _refusal(path: str | Path) -> str:
+    """Why edits cannot be made here ('' when they can): the sample, or room mode."""
+    if memory_state.is_sample(path):
+        return ("The sample memory cannot be edited: make an editable copy on the Memory page "
+                "(Edit entities and triples) and edit that.")
+    return room.live_refusal("removals", room.current()) or ""
+
+
+def _apply_button(path: Path, memory: Memory, edit: Edit | None, key: str, k: str, refused: bool) -> None:
+    label = f"Apply: {edit_words(memory, edit)}" if edit is not None else "Apply"
+    if st.button(escape_markdown(clip(label, 160)), type="primary", key=f"{k}_apply",
+                 disabled=edit is None or refused):
+        _apply(path, memory, edit, key)
 
 
 def _apply(path: Path, memory: Memory, edit: Edit | None, key: str) -> None:
@@ -118,18 +167,26 @@ def _candidate(memory: Memory, node: EntityNode, label: str, k: str, another: bo
     return memory.entity(chosen)
 
 
-def _merge_form(memory: Memory, k: str) -> Edit | None:
-    a = _entity(memory, "merge this entity", f"{k}_a", "Its mentions and triples join the other entity.")
+def _merge_form(memory: Memory, k: str, node: EntityNode | None) -> Edit | None:
+    a = node or _entity(memory, "merge this entity", f"{k}_a", "Its mentions and triples join the other entity.")
     b = _candidate(memory, a, "into (a coreference candidate, or another entity)", f"{k}_b", True) if a else None
     return Edit("merge", {"entity": a.key, "into": b.key}) if a and b else None
 
 
-def _split_form(memory: Memory, k: str) -> Edit | None:
-    merged = {}
+def _merged_keys(memory: Memory) -> dict[str, list[str]]:
+    """Entity key → the names merged into it, for merges still on record."""
+    merged: dict[str, list[str]] = {}
     for r in memory.merges:
         holder = edits.merged_into(memory, r.joined_key)
         if holder is not None:
             merged.setdefault(holder.key, []).append(r.joined_name)
+    return merged
+
+
+def _split_form(memory: Memory, k: str, node: EntityNode | None) -> Edit | None:
+    merged = _merged_keys(memory)
+    if node is not None:
+        return Edit("split", {"entity": node.key}) if node.key in merged else None
     if not merged:
         st.caption("No merge of this memory is on record: nothing to split.")
         return None
@@ -140,20 +197,20 @@ def _split_form(memory: Memory, k: str) -> Edit | None:
     return Edit("split", {"entity": chosen})
 
 
-def _unlink_form(memory: Memory, k: str) -> Edit | None:
-    a = _entity(memory, "entity", f"{k}_a", "The link is removed both ways, at every threshold.")
+def _unlink_form(memory: Memory, k: str, node: EntityNode | None) -> Edit | None:
+    a = node or _entity(memory, "entity", f"{k}_a", "The link is removed both ways, at every threshold.")
     b = _candidate(memory, a, "its coreference link to", f"{k}_b", False) if a else None
     return Edit("unlink-coref", {"entity": a.key, "other": b.key}) if a and b else None
 
 
-def _rename_form(memory: Memory, k: str) -> Edit | None:
-    a = _entity(memory, "rename this entity", f"{k}_a", "Every mention of it and every triple naming it.")
+def _rename_form(memory: Memory, k: str, node: EntityNode | None) -> Edit | None:
+    a = node or _entity(memory, "rename this entity", f"{k}_a", "Every mention of it and every triple naming it.")
     name = st.text_input("new name", key=f"{k}_name")
     return Edit("rename", {"entity": a.key, "name": name}) if a and name.strip() else None
 
 
-def _remove_triple_form(memory: Memory, k: str) -> Edit | None:
-    a = _entity(memory, "a triple of this entity", f"{k}_a")
+def _remove_triple_form(memory: Memory, k: str, node: EntityNode | None) -> Edit | None:
+    a = node or _entity(memory, "a triple of this entity", f"{k}_a")
     if a is None:
         return None
     ids = memory.triples_of.get(a.key, [])
@@ -166,7 +223,7 @@ def _remove_triple_form(memory: Memory, k: str) -> Edit | None:
     return Edit("remove-triple", {"triple": int(chosen)})
 
 
-def _add_triple_form(memory: Memory, k: str) -> Edit | None:
+def _add_triple_form(memory: Memory, k: str, node: EntityNode | None) -> Edit | None:
     cols = st.columns(3)
     head = cols[0].text_input("head", key=f"{k}_h")
     relation = cols[1].text_input("relation", key=f"{k}_r")

@@ -1,0 +1,118 @@
+"""The Ask page's "ask again on this version": under answers made on an earlier version of the open
+memory (before an edit), the estimate of what asking again costs, the button, and — once the new
+answers are shown — what changed per method. The work is `memrag.explain.ask_again` (unchanged
+calls answered from the shown traces' replies) and `memrag.explain.trace_diff`; this module asks
+and reports.
+
+Recorded mode answers the changed calls from the memory's recordings (offline: a call they lack
+fails and says so); live mode asks the current backend, in a background job like any live ask.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from memrag.app import backend_state, job_owner
+from memrag.app.ask_result import AskResult
+from memrag.app.jobs import Job, JobLLM
+from memrag.demo import gold_chunk_ids
+from memrag.eval.gold import doc_unit
+from memrag.explain import ask_again
+from memrag.explain.trace_diff import MethodDiff, diff_traces
+from memrag.index.memory import Memory
+from memrag.index.stale import stale_message
+from memrag.plain_text import escape_markdown
+from memrag.trace import Trace
+
+STATE = "ask_again"  # session key: {"job": the ask-again job's id, "before": the traces it re-ran}
+ESTIMATES = "ask_again_estimates"  # session key: estimates already made, by what they were made of
+K = 5
+
+
+def _engine(rec: Any, live: bool) -> tuple[Any, str]:
+    """(the engine that answers changed calls, why there is none)."""
+    if live:
+        llm, _, error = backend_state.job_llm()
+        return llm, error
+    return (rec.replay_llm(), "") if rec is not None else (None, "this memory has no recordings: ask live")
+
+
+def _estimate(memory: Memory, traces: list[Trace], engine: Any) -> ask_again.Estimate:
+    made = st.session_state.setdefault(ESTIMATES, {})
+    key = (memory.fingerprint(), traces[0].question, tuple((t.method, t.memory_fingerprint, len(t.llm_calls))
+                                                          for t in traces), engine.backend, engine.model)
+    if key not in made:
+        made.clear()  # one at a time: an estimate holds nothing worth keeping longer
+        made[key] = ask_again.estimate(memory, traces, llm=engine, embedder=backend_state.embedder())
+    return made[key]
+
+
+def offer(shown: AskResult, memory: Memory, path: str | Path, rec: Any, live: bool) -> None:
+    """Below answers made on an earlier version of this memory: ask them again on this one."""
+    if not stale_message(shown.traces, path) or shown.mode == "file":
+        return
+    engine, why = _engine(rec, live)
+    st.markdown("**This memory changed since these answers.**")
+    if engine is None:
+        st.caption(escape_markdown(f"Asking again is not possible now: {why}."))
+        return
+    est = _estimate(memory, shown.traces, engine)
+    st.caption(escape_markdown(est.text() + ("" if live else " Recorded mode answers them from this memory's "
+                                                             "recordings; a call they lack fails and says so.")))
+    if st.button("Ask again on this version", key="ask_again_go"):
+        _start(shown, memory, engine, est, live)
+
+
+def _start(shown: AskResult, memory: Memory, engine: Any, est: ask_again.Estimate, live: bool) -> None:
+    from memrag.app.session import AppState
+
+    before = list(shown.traces)
+    embedder = backend_state.embedder()
+
+    def work(job: Job) -> list[Trace]:
+        inner = JobLLM(engine, job, expected_calls=max(1, est.calls[1]))
+        return ask_again.ask_again(memory, before, llm=inner, embedder=embedder).traces
+
+    job = job_owner.start_job("ask", "asking again on this version", work, estimate_s=est.seconds or 5.0,
+                              meta={"question": shown.question, "record": shown.record,
+                                    "mode": "live" if live else "recorded", "model": engine.model})
+    st.session_state[STATE] = {"job": job.id, "before": before}
+    state = AppState()
+    state.ask_job, state.loaded_traces = job.id, None
+    st.rerun()
+
+
+def changes(shown: AskResult, memory: Memory) -> None:
+    """What changed per method, when `shown` is the result of an ask-again."""
+    from memrag.app.session import AppState
+
+    again = st.session_state.get(STATE)
+    if not again or again["job"] != AppState().ask_job or shown.mode == "file":
+        return
+    gold = gold_chunk_ids(memory, (shown.record or {}).get("gold_docs", [])) if shown.record else []
+    unit = doc_unit(shown.traces[0], memory) if shown.traces else None
+    try:
+        diffs = diff_traces(again["before"], shown.traces, gold, K, unit)
+    except ValueError as e:
+        st.caption(escape_markdown(str(e)))
+        return
+    st.markdown("**What changed, method by method** (before this version → now)")
+    cols = st.columns(2)
+    for i, d in enumerate(diffs):
+        with cols[i % 2].container(border=True):
+            _method(d)
+
+
+def _method(d: MethodDiff) -> None:
+    lines = d.lines()
+    st.markdown(f"**{escape_markdown(lines[0])}**")
+    gold = [g for g in d.gold if g.changed]
+    if gold:
+        st.dataframe([{"gold passage": g.title, "rank before": g.rank_before, "rank now": g.rank_after,
+                       "fate before": g.fate_before, "fate now": g.fate_after} for g in gold], hide_index=True)
+    for line in lines[1:]:
+        if not line.startswith("gold "):
+            st.markdown(escape_markdown(line))
