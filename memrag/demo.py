@@ -14,8 +14,6 @@ from memrag.textsafe import slug
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_corpus"
-EXTRACT_COMMAND = ("python -m memrag index sample_corpus/docs --memory sample_corpus/memory "
-                   "--name 'Varrow Coast (sample)' --backend embedded")
 
 
 def sample_memory_dir(backend: str = "embedded", model: str = "") -> Path:
