@@ -7,46 +7,16 @@ from pathlib import Path
 
 import streamlit as st
 
-from memrag.app import (backend_state, estimates, job_owner, job_views, jobs, memory_state, memory_views, room,
-                        widgets)
+from memrag.app import build_form, job_owner, job_views, jobs, memory_state, memory_views, session, widgets
+from memrag.app.build_form import interrupted_actions, start_build
 from memrag.app.removal_views import removal_panel
-from memrag.app.work import build_work
 from memrag.index import store
 from memrag.app.session import AppState
-from memrag.config import IndexParams
 from memrag.plain_text import escape_markdown
 
-CONFIRM_ABOVE = 20  # chunks: bigger builds ask for confirmation
 state = AppState()
 st.title("Memory")
-
-
-def start_build(docs: list, name: str, chunks: int, inputs: tuple, *, retry_failed: bool = False) -> None:
-    refusal = room.live_refusal("builds", room.current())
-    if refusal:  # the button is off too; checked here as well, where the work starts
-        st.error(escape_markdown(refusal))
-        return
-    llm, choice, error = backend_state.job_llm()
-    if llm is None:
-        st.error(escape_markdown(error))
-        return
-    path = memory_state.memory_path(name)
-    if any(j.meta.get("path") == str(path) for j in jobs.list_jobs("build", running_only=True)):
-        st.error("A build into that memory is already running.")
-        return
-    parallel = backend_state.extract_parallel(choice.backend)
-    try:
-        embedder = backend_state.build_embedder(path)  # a memory there keeps the embedder it was built with
-    except ValueError as e:
-        st.error(escape_markdown(str(e)))
-        return
-    work = build_work(path, docs, llm, embedder, IndexParams(), parallel=parallel, name=name,
-                      retry_failed=retry_failed)
-    job = job_owner.start_job("build", f"building {path.name}", work, total=chunks,
-                         estimate_s=estimates.build_estimate(chunks, choice.backend, parallel).seconds,
-                         meta={"backend": choice.backend, "path": str(path), "inputs": inputs})
-    state.build_job = job.id
-    st.rerun()
+build_form.build_note()
 
 
 # ------------------------------------------------------------------ a build in progress or just ended
@@ -82,8 +52,8 @@ elif job is not None:
     job_views.files_view(job.state.get("files", {}))
     job_views.failures_view(job.state.get("failures", []))
     failed = [f for f in job.state.get("files", {}).values() if f["status"] == "failed"]
-    if left_over is not None and st.button("Resume the cancelled files", type="primary"):
-        start_build(left_over.documents, build_path.name, left_over.chunks, (None, build_path.name))
+    if left_over is not None:
+        interrupted_actions(build_path.name, build_path, resume_label="Resume the cancelled files", key="ended")
     if failed and build_path and job.status == jobs.DONE and st.button(f"Retry the failed files ({len(failed)})"):
         start_build([], build_path.name, sum(f["failed"] for f in failed), (None, build_path.name),
                     retry_failed=True)
@@ -94,9 +64,10 @@ elif job is not None:
 # ------------------------------------------------------------------ choose or build a memory
 opened_saved = state.active_memory is not None and not memory_state.is_sample(state.active_memory)
 SOURCES = ["Sample corpus", "Upload files", "Saved memory"]
-if "memory_source" not in st.session_state:  # the start page may have chosen one
-    st.session_state["memory_source"] = SOURCES[2 if opened_saved else 0]
-source = st.radio("Memory source", SOURCES, horizontal=True, key="memory_source")
+if state.memory_source is None:  # the start page may have chosen one
+    state.memory_source = SOURCES[2 if opened_saved else 0]
+source = session.bound(st.radio, "Memory source", AppState.memory_source.key, widget_key="memory_source",
+                       options=SOURCES, horizontal=True)
 if source == "Sample corpus":
     sample = memory_state.sample_memory_dir()
     if not store.is_memory_dir(sample):
@@ -108,34 +79,7 @@ if source == "Sample corpus":
         state.active_memory = str(sample)
         st.rerun()
 elif source == "Upload files":
-    files = st.file_uploader("Documents (.txt, .md, .pdf, .html)", type=["txt", "md", "markdown", "pdf", "html",
-                                                                         "htm"], accept_multiple_files=True)
-    name = st.text_input("memory name", value="my-notes", help="Letters, digits, '-' and '_'; an existing "
-                         "memory of that name gets the new documents added.")
-    if files:
-        params = IndexParams()
-        report, chunks = memory_state.read_upload_batch(files, params)
-        for p in report.problems:
-            (st.error if p.fatal else st.warning)(escape_markdown(f"{p.name}: {p.reason}"))
-        for d in report.duplicates:
-            st.caption(escape_markdown(f"skipped duplicate: {d}"))
-        if report.documents:
-            _, choice, _ = backend_state.backend_choice()
-            backend = choice.backend if choice else "embedded"
-            eta = estimates.build_estimate(chunks, backend, backend_state.extract_parallel(backend))
-            folder = memory_state.safe_memory_name(name)
-            st.info(escape_markdown(f"{len(report.documents)} document(s), {chunks} chunk(s) → memory '{folder}'. "
-                                    f"{eta.text().capitalize()} on {backend}."))
-            ok = chunks <= CONFIRM_ABOVE or st.checkbox(f"Yes, read all {chunks} chunks (more than {CONFIRM_ABOVE})")
-            inputs = (state.upload_memo.get("key"), folder)
-            built = state.built_inputs == inputs
-            if built:
-                st.caption("These files are built into this memory: change the files or the name to build again.")
-            refusal = room.live_refusal("builds", room.current())
-            if refusal:
-                st.warning(escape_markdown(refusal))
-            if st.button("Build memory", type="primary", disabled=not ok or built or bool(refusal)):
-                start_build(list(report.documents), folder, chunks, inputs)
+    build_form.upload_form()
 else:
     saved = memory_state.saved_memories()
     if not saved:
@@ -150,11 +94,9 @@ else:
         if store.is_memory_dir(Path(chosen["path"])) and st.button("Open this memory"):
             state.active_memory = str(memory_state.memories_dir() / folder)
             st.rerun()
-        left_over = memory_state.resumable(Path(chosen["path"])) if chosen["interrupted"] else None
-        if left_over is not None:
+        if chosen["interrupted"]:
             st.caption(escape_markdown(f"{folder}: {chosen['interrupted']}."))
-            if st.button("Resume the interrupted build", disabled=bool(room.live_refusal("builds", room.current()))):
-                start_build(left_over.documents, folder, left_over.chunks, (None, folder))
+            interrupted_actions(folder, Path(chosen["path"]))
 
 # ------------------------------------------------------------------ the active memory
 path, memory, error = memory_state.active_memory()

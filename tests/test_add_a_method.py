@@ -201,7 +201,7 @@ def test_estimates_ask_the_toys_spec(toy):
 
     assert estimates.expected_ask_calls(["toy"]) == 1
     assert estimates.expected_ask_calls(["toy"], {"toy": {"think": True}}) == 2
-    t = estimates.Throughput()
+    t = estimates.Throughput(load=lambda: (0.0, 2))  # a quiet machine: the real load scales the embedded estimate
     think = estimates.ask_estimate(["toy"], "embedded", {"toy": {"think": True}}, answer=False, throughput=t)
     assert think.seconds == pytest.approx(100 / 40 + 1000 / 10)  # the toy's own typical tokens, default rates
     assert estimates.expected_compare_calls("toy", [{"think": True}, {}]) == 3

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from memrag import demo
+from memrag import demo, sample
 from memrag.methods import registry
 from test_app_pages import QUESTION, embedder, home, no_exception, scripted, tiny  # noqa: F401
 from test_app_url import ASK, linked, settled
@@ -29,6 +29,7 @@ def two_questions(tiny, monkeypatch):
     questions = [{"id": "t1", "question": QUESTION, "answer": "Vell River", "gold_docs": ["ada", "port"]},
                  {"id": "t2", "question": SECOND, "answer": "Vell River", "gold_docs": ["ada"]}]
     monkeypatch.setattr(demo, "sample_memory_dir", lambda: tiny)
+    monkeypatch.setattr(sample, "sample_memory_dir", lambda: tiny)  # what the sample rule reads
     monkeypatch.setattr(demo, "sample_questions", lambda: questions)
     demo.record(store.load(tiny, embedder().model_id), scripted("Vell River"), embedder(), tiny,
                 questions=questions)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memrag.app import jobs, session
-from memrag import demo
+from memrag import demo, sample
 from memrag.explain import lessons as learn
 from memrag.index import store
 from memrag.ask import ask as run_ask
@@ -105,6 +105,7 @@ def test_hostile_names_in_a_lesson_stay_text(tiny):
 
 def test_learn_without_a_trace_says_what_to_do(home, monkeypatch, tmp_path):
     monkeypatch.setattr(demo, "sample_memory_dir", lambda: tmp_path / "no-sample")
+    monkeypatch.setattr(sample, "sample_memory_dir", lambda: tmp_path / "no-sample")  # what the sample rule reads
     at = app().run()
     at.switch_page(LEARN).run()
     assert "Ask a question with NeuroPath, EcphoryRAG or HippoRAG 2 on the Ask page first" in plain(no_exception(at))

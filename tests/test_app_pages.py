@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from memrag import tracefile
 from memrag.app import jobs, param_widgets, session
 from memrag.app.work import build_work
-from memrag import demo
+from memrag import demo, sample
 from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
 from memrag.index.readers import Document
@@ -388,6 +388,7 @@ def recorded(tiny, monkeypatch):
     questions = [{"id": "t1", "question": QUESTION, "answer": "Vell River", "answer_aliases": ["the Vell"],
                   "gold_docs": ["ada", "port"], "hops": 2, "kind": "bridge"}]
     monkeypatch.setattr(demo, "sample_memory_dir", lambda: tiny)
+    monkeypatch.setattr(sample, "sample_memory_dir", lambda: tiny)  # what the sample rule reads
     monkeypatch.setattr(demo, "sample_questions", lambda: questions)
     memory = store.load(tiny, embedder().model_id)
     demo.record(memory, scripted("Vell River"), embedder(), tiny, questions=questions)

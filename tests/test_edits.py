@@ -295,9 +295,10 @@ def test_a_bad_edit_is_refused_with_its_reason_and_changes_nothing(mem, kind, ar
 
 
 def test_the_shipped_sample_is_never_edited(mem, monkeypatch):
-    from memrag import demo
+    from memrag import demo, sample
 
     monkeypatch.setattr(demo, "sample_memory_dir", lambda *a: mem)
+    monkeypatch.setattr(sample, "sample_memory_dir", lambda *a: mem)  # what the sample rule reads
     vdir = store.current_version_dir(mem)
     with pytest.raises(edits.EditError, match="The sample memory ships with memrag.*Edit a copy"):
         edit(mem, "rename", entity="Vell", name="River Vell")

@@ -14,6 +14,9 @@ from memrag.llm import preload
 from memrag.llm.base import Completion
 
 
+IDLE = lambda: (0.0, 2)  # noqa: E731 - a quiet two-core machine: estimates here do not depend on the real load
+
+
 def completion(stage: str, prompt: int, completion_tokens: int, seconds: float, *, backend: str = "embedded",
                cached: bool = False, raw: dict | None = None) -> Completion:
     return Completion(text="{}", prompt_tokens=prompt, prompt_tokens_cached=0, completion_tokens=completion_tokens,
@@ -21,7 +24,7 @@ def completion(stage: str, prompt: int, completion_tokens: int, seconds: float, 
 
 
 def test_before_any_call_the_estimate_is_a_stated_default():
-    t = Throughput()
+    t = Throughput(load=IDLE)
     e = estimates.build_estimate(2, "embedded", throughput=t)
     dp, dc = estimates.DEFAULT_RATES["embedded"]
     p, c = estimates.TYPICAL_TOKENS["index.extract"]
@@ -30,7 +33,7 @@ def test_before_any_call_the_estimate_is_a_stated_default():
 
 
 def test_measured_calls_replace_the_defaults():
-    t = Throughput()
+    t = Throughput(load=IDLE)
     # llama.cpp says how the time was split: 1000 prompt tokens in 2 s, 100 completion tokens in 5 s
     timings = {"prompt_n": 1000, "prompt_ms": 2000, "predicted_n": 100, "predicted_ms": 5000}
     t.observe(completion("index.extract", 1000, 100, 7.0, raw={"timings": timings}))
@@ -45,7 +48,7 @@ def test_measured_calls_replace_the_defaults():
 
 
 def test_a_call_without_split_timings_scales_both_defaults():
-    t = Throughput()
+    t = Throughput(load=IDLE)
     dp, dc = estimates.DEFAULT_RATES["other"]
     predicted = 800 / dp + 50 / dc
     t.observe(completion("answer", 800, 50, 2 * predicted, backend="ollama"))  # twice as slow as the defaults
@@ -55,7 +58,7 @@ def test_a_call_without_split_timings_scales_both_defaults():
 
 
 def test_a_job_llm_feeds_the_process_throughput(monkeypatch):
-    t = Throughput()
+    t = Throughput(load=IDLE)
 
     class Slow:
         backend, model = "embedded", "m"

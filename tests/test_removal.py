@@ -293,12 +293,13 @@ def test_cli_lists_removes_undoes_and_refuses_an_unknown_name(two):
 def test_the_cli_never_changes_the_shipped_sample_memory(two, monkeypatch, capsys):
     """--remove, --undo and adding documents are refused for the sample memory (the app's rule,
     memrag.demo.is_sample_memory), with the same sentence the app shows; --list still reads it."""
-    from memrag import demo
+    from memrag import demo, sample
     from memrag.cli.main import main
 
     removal.remove_documents(two, ["ada"], embedder)  # an undoable change, made before it stands in for the sample
     vdir = store.current_version_dir(two)
     monkeypatch.setattr(demo, "sample_memory_dir", lambda *a: two)
+    monkeypatch.setattr(sample, "sample_memory_dir", lambda *a: two)  # what the sample rule reads
     doc = two.parent / "more.txt"
     doc.write_text("Ada Brennick was born in Port Alder.", encoding="utf-8")
     for args in (["--remove", "mill"], ["--undo"], [str(doc)], ["--retry-failed"]):

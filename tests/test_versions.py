@@ -117,10 +117,11 @@ def test_use_is_the_way_back_when_current_names_a_missing_version(removed):
 
 
 def test_use_is_refused_for_the_shipped_sample_and_versions_reads_it(removed, monkeypatch, capsys):
-    from memrag import demo
+    from memrag import demo, sample
     from memrag.cli.main import main
 
     monkeypatch.setattr(demo, "sample_memory_dir", lambda *a: removed)
+    monkeypatch.setattr(sample, "sample_memory_dir", lambda *a: removed)  # what the sample rule reads
     assert main(["index", "--memory", str(removed), "--use", "v000001"]) == 1
     assert demo.SAMPLE_FIXED in capsys.readouterr().err
     assert store.current_version_dir(removed).name == "v000002"

@@ -8,13 +8,18 @@ measured, the rates are stated defaults and every estimate says so.
 
 Where the engine reports how its time was split (llama.cpp's `timings`, Ollama's durations), the
 two rates are measured separately; otherwise one call's seconds scale both default rates alike.
+
+The embedded engine runs on this machine's cores, so other work slows it: each measurement notes
+how busy the machine was (load average per core, at least 1), and an estimate for it is scaled by
+how busy the machine is now against then, and says so when busy ("load 5 on 2 cores: about 6 min").
 No streamlit here: the pages, the sidebar and the jobs all read the same numbers.
 """
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,11 +64,34 @@ def _rate_key(backend: str) -> str:
     return "embedded" if backend == "embedded" else "other"
 
 
+Load = Callable[[], tuple[float, int]]  # (1-minute load average, cores)
+
+
+def machine_load() -> tuple[float, int]:
+    """This machine's 1-minute load average and its cores."""
+    cores = os.cpu_count() or 1
+    try:
+        return os.getloadavg()[0], cores
+    except OSError:  # no load average here
+        return 0.0, cores
+
+
+def busy_factor(load: float, cores: int) -> float:
+    """Roughly how much slower work on these cores runs than on an idle machine: load per core, at least 1."""
+    return max(1.0, load / max(1, cores))
+
+
+def _runs_here(backend: str) -> bool:
+    """The backend computes on this machine's cores (a server's speed is its own)."""
+    return backend == "embedded"
+
+
 @dataclass(frozen=True)
 class Rates:
     prompt_tps: float
     completion_tps: float
     calls: int  # measured calls behind these rates (0: the defaults)
+    busy: float = 1.0  # how busy the machine was while they were measured (busy_factor; 1 = idle)
 
     @property
     def measured(self) -> bool:
@@ -80,10 +108,14 @@ class Rates:
 class Estimate:
     seconds: float
     rates: Rates
+    load: tuple[float, int] | None = None  # (load, cores) when the machine is busy now
+    note: str = ""  # what one step is made of, e.g. tokens per chunk
 
     def text(self) -> str:
-        """'about 40 s (first estimate, not yet measured on this machine)'."""
-        return f"about {seconds_text(self.seconds)} ({self.rates.basis()})"
+        """'about 40 s (first estimate, not yet measured on this machine)';
+        'load 5 on 2 cores: about 6 min (from 3 call(s) measured here: …)'."""
+        busy = f"load {self.load[0]:.0f} on {self.load[1]} cores: " if self.load else ""
+        return f"{busy}about {seconds_text(self.seconds)} ({self.rates.basis()}{'; ' + self.note if self.note else ''})"
 
 
 def _split_timings(c: Completion) -> tuple[float, float, float, float] | None:
@@ -100,9 +132,11 @@ def _split_timings(c: Completion) -> tuple[float, float, float, float] | None:
 
 
 class Throughput:
-    """What this process's fresh calls measured, per backend (thread-safe)."""
+    """What this process's fresh calls measured, per backend (thread-safe); `load` reads how busy
+    the machine is (tests pass a fixed one)."""
 
-    def __init__(self) -> None:
+    def __init__(self, load: Load = machine_load) -> None:
+        self.load = load
         self._lock = threading.Lock()
         self._by_key: dict[str, dict[str, float]] = {}
         self._tokens: dict[str, list[float]] = {}  # stage family → [calls, fresh prompt, completion]
@@ -118,10 +152,13 @@ class Throughput:
             return
         fresh_prompt = max(0, c.prompt_tokens - (c.prompt_tokens_cached or 0))
         split = _split_timings(c)
+        busy = busy_factor(*self.load())
         with self._lock:
             m = self._by_key.setdefault(_rate_key(c.backend), {"calls": 0, "p_tok": 0.0, "p_s": 0.0, "c_tok": 0.0,
-                                                              "c_s": 0.0, "scale_s": 0.0, "scale_pred": 0.0})
+                                                              "c_s": 0.0, "scale_s": 0.0, "scale_pred": 0.0,
+                                                              "busy": 0.0})
             m["calls"] += 1
+            m["busy"] += busy
             if split is not None and split[1] > 0 and split[3] > 0:
                 m["p_tok"] += split[0]
                 m["p_s"] += split[1]
@@ -148,9 +185,10 @@ class Throughput:
             if scale is not None:
                 p = p if p is not None else dp / scale
                 c = c if c is not None else dc / scale
-            return Rates(p or dp, c or dc, int(m["calls"]))
+            return Rates(p or dp, c or dc, int(m["calls"]), m["busy"] / m["calls"])
 
     def typical_tokens(self, stage: str) -> tuple[float, float]:
+        """(fresh prompt, written) tokens of one call of `stage`: measured here, else the table's."""
         family = _family(stage)
         with self._lock:
             t = self._tokens.get(family)
@@ -158,6 +196,21 @@ class Throughput:
                 return t[1] / t[0], t[2] / t[0]
         table = typical_tokens_table()
         return table.get(family, table["answer"])
+
+    def measured_calls(self, stage: str) -> int:
+        """Calls of `stage`'s family measured here (0: typical_tokens gives the table's counts)."""
+        with self._lock:
+            return int(self._tokens.get(_family(stage), [0])[0])
+
+    def estimate(self, seconds: float, backend: str, note: str = "") -> Estimate:
+        """`seconds` at the rates measured for `backend`, scaled for the embedded engine by how busy
+        this machine is now against while they were measured."""
+        rates = self.rates(backend)
+        if not _runs_here(backend):
+            return Estimate(seconds, rates, note=note)
+        load, cores = self.load()
+        now = busy_factor(load, cores)
+        return Estimate(seconds * now / rates.busy, rates, (load, cores) if now > 1 else None, note)
 
     def call_seconds(self, stage: str, backend: str) -> float:
         prompt, completion = self.typical_tokens(stage)
@@ -213,10 +266,15 @@ def expected_compare_calls(method: str, variants: Sequence[Any] = (None, None)) 
 
 
 def build_estimate(chunks: int, backend: str, parallel: int = 1, throughput: Throughput = THROUGHPUT) -> Estimate:
-    """Extracting `chunks` chunks on this backend (the embedded engine reads one at a time)."""
+    """Extracting `chunks` chunks on this backend (the embedded engine reads one at a time), with the
+    tokens of one chunk it assumed."""
     per = throughput.call_seconds("index.extract", backend)
     lanes = 1 if backend == "embedded" else max(1, parallel)
-    return Estimate(chunks * per / lanes, throughput.rates(backend))
+    prompt, written = throughput.typical_tokens("index.extract")
+    seen = throughput.measured_calls("index.extract")
+    note = f"{prompt:.0f} prompt and {written:.0f} written tokens a chunk" + (
+        f", from {seen} chunk(s) read here" if seen else ", typical")
+    return throughput.estimate(chunks * per / lanes, backend, note)
 
 
 def ask_estimate(methods: Sequence[str], backend: str, params: ParamsByMethod | None = None, *,
@@ -224,17 +282,16 @@ def ask_estimate(methods: Sequence[str], backend: str, params: ParamsByMethod | 
     """A live ask of `methods` (without the answer calls when `answer` is False): its expected
     calls at this machine's measured rates."""
     stages = [s for s in _ask_stages(methods, params) if answer or s != "answer"]
-    seconds = sum(throughput.call_seconds(s, backend) for s in stages)
-    return Estimate(seconds, throughput.rates(backend))
+    return throughput.estimate(sum(throughput.call_seconds(s, backend) for s in stages), backend)
 
 
 def compare_estimate(method: str, backend: str, variants: Sequence[Any] = (None, None),
                      throughput: Throughput = THROUGHPUT) -> Estimate:
     """Compare mode: the method under each parameter set; the query-entity call is shared."""
     stages = _compare_stages(method, variants)
-    return Estimate(sum(throughput.call_seconds(s, backend) for s in stages), throughput.rates(backend))
+    return throughput.estimate(sum(throughput.call_seconds(s, backend) for s in stages), backend)
 
 
 def calls_estimate(calls: int, stage: str, backend: str, throughput: Throughput = THROUGHPUT) -> Estimate:
     """`calls` calls of one stage (e.g. an evaluation's answers)."""
-    return Estimate(calls * throughput.call_seconds(stage, backend), throughput.rates(backend))
+    return throughput.estimate(calls * throughput.call_seconds(stage, backend), backend)

@@ -9,7 +9,8 @@ from typing import Any
 import streamlit as st
 
 from memrag.app import job_owner, jobs, room
-from memrag.app.progress import model_loading, model_state_text, progress_figure
+from memrag.app.estimates import THROUGHPUT
+from memrag.app.progress import model_loading, model_state_text, progress_figure, tokens_line
 from memrag.app.session import AppState
 from memrag.app.widgets import graph, seconds_text
 from memrag.llm import preload
@@ -55,6 +56,11 @@ def _job_progress(job_id: str) -> None:
         es = engine_status()
         if es["waiting"]:
             st.caption(f"{es['waiting']} call(s) waiting for the embedded model (one call at a time).")
+    if job.kind == "build" and not waiting and snap["total"]:
+        calls = snap["model_calls"]
+        left = max(0, snap["total"] - job.state.get("chunks_done", 0) - len(calls))  # chunks not started yet
+        st.caption(escape_markdown(tokens_line(job.state.get("tokens_written", 0), calls, left,
+                                               THROUGHPUT.typical_tokens("index.extract")[1])))
     if job.kind == "build" and not waiting:
         current = job.state.get("current")
         if current:

@@ -114,6 +114,35 @@ def resumable(path: Path) -> pending.PendingBuild | None:
         return None
 
 
+def discard_interrupted(path: Path) -> str:
+    """Throw away the interrupted build left in `path` (a folder of the app's memories): its pending
+    record always, and its journal and the folder too when the build never saved a memory there. A
+    memory saved there earlier stays as it was. Returns what was done, in words; raises ValueError
+    when it may not (not one of the app's memories, or a build writes there now)."""
+    from memrag.durable import WRITER_LOCK
+
+    path = Path(path)
+    if path.resolve().parent != memories_dir().resolve():
+        raise ValueError(f"{path.name!r} is not one of this app's memories")
+    if str(path) in _being_built():
+        raise ValueError(f"A build into {path.name} is running: cancel it first.")
+    try:
+        with store.writing(path, wait_s=1.0):  # no build of another process starts meanwhile
+            pending.clear(path)
+            if store.is_memory_dir(path):
+                return f"The interrupted build in {path.name} was discarded; the memory saved there is unchanged."
+            for name in (pending.JOURNAL, pending.JOURNAL + "-wal", pending.JOURNAL + "-shm", pending.PENDING + ".tmp"):
+                (path / name).unlink(missing_ok=True)
+    except store.MemoryBusyError as e:
+        raise ValueError(str(e)) from None
+    (path / WRITER_LOCK).unlink(missing_ok=True)
+    try:
+        path.rmdir()  # only when nothing else is left in it
+    except OSError:
+        return f"The interrupted build {path.name} was discarded; files memrag did not write stay in its folder."
+    return f"The interrupted build {path.name} was discarded."
+
+
 def interrupted_build(path: Path) -> str:
     """'interrupted build: 1 of 3 chunks extracted (2 documents)', or '' when none is left there."""
     try:

@@ -16,7 +16,7 @@ from typing import Any
 
 from memrag.app.estimates import seconds_text
 from memrag.llm import preload
-from memrag.llm.watch import CallState
+from memrag.llm.watch import WRITING, CallState
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,20 @@ def model_activity(calls: list[CallState], now: float | None = None) -> str:
     into = seconds_text((now if now is not None else time.monotonic()) - first.started)
     more = f"; {len(calls) - 1} more call(s) in flight" if len(calls) > 1 else ""
     return f"{first.text()} ({into} into this call{more})"
+
+
+def tokens_line(written_before: int, calls: list[CallState], chunks_left: int, per_chunk: float) -> str:
+    """A build's written tokens against what it is expected to write: 'Tokens written: 350 of about
+    1,000 expected (250 a chunk); at 0.5 tokens/s the rest takes about 22 min.' `written_before`
+    counts the finished calls, `calls` the running ones (each expected to write at least a typical
+    chunk's tokens), `chunks_left` the chunks not started yet."""
+    written = written_before + sum(c.tokens for c in calls)
+    expected = written_before + sum(max(c.tokens, round(per_chunk)) for c in calls) + round(chunks_left * per_chunk)
+    line = f"Tokens written: {written:,} of about {expected:,} expected ({per_chunk:.0f} a chunk)"
+    speed = sum(c.tokens_per_s or 0 for c in calls if c.phase == WRITING)
+    if speed > 0 and expected > written:
+        line += f"; at {speed:.1f} tokens/s the rest takes about {seconds_text((expected - written) / speed)}"
+    return line + "."
 
 
 def model_loading(snapshot: dict[str, Any], model: dict[str, Any] | None = None) -> bool:

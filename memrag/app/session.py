@@ -64,6 +64,10 @@ class AppState:
     llm_check: SessionKey[int] = SessionKey(lambda: 0)  # bumped by "check again": a new backend probe
     active_memory: SessionKey[str | None] = SessionKey(lambda: None)  # memory folder path
     build_job: SessionKey[str | None] = SessionKey(lambda: None)
+    memory_source: SessionKey[str | None] = SessionKey(lambda: None)  # the Memory page's source; None: not chosen yet
+    memory_name: SessionKey[str] = SessionKey(lambda: "my-notes")  # the build form's memory name
+    upload_box: SessionKey[int] = SessionKey(lambda: 0)  # the build form's upload box, a new one per build
+    build_note: SessionKey[str] = SessionKey(str)  # a sentence for the Memory page's next run (a discarded build)
     # (upload batch key, memory folder) of the last finished build
     built_inputs: SessionKey[tuple[Any, str] | None] = SessionKey(lambda: None)
     # the Ask page's question and methods (a link's values are put here before the page draws them)

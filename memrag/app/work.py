@@ -32,8 +32,9 @@ def build_work(path: Path | None, documents: list, llm: LLM | None, embedder: An
 
     def work(job: Job) -> Any:
         job.update_state(lambda s: s.update(nodes={}, edges=[], coref_links=[], failures=[], current=None, titles={},
-                                            skipped=[], chunks_done=0, resumed=0, fresh_tokens=0, files={}))
-        watched = JobLLM(llm, job, progress=False) if llm is not None else None  # the chunks are the steps
+                                            skipped=[], chunks_done=0, resumed=0, fresh_tokens=0, tokens_written=0,
+                                            files={}))
+        watched = _BuildLLM(llm, job, progress=False) if llm is not None else None  # the chunks are the steps
         memory = None
         try:
             for ev in build_memory(path, documents, watched, embedder, params, parallel=parallel, name=name,
@@ -47,6 +48,17 @@ def build_work(path: Path | None, documents: list, llm: LLM | None, embedder: An
         return {"path": str(path) if path is not None else None, "memory": memory}
 
     return work
+
+
+class _BuildLLM(JobLLM):
+    """A build's JobLLM that also counts the tokens its fresh calls wrote (the panel's "tokens written")."""
+
+    def complete(self, messages: Any, **kwargs: Any) -> Any:
+        c = super().complete(messages, **kwargs)
+        if not c.cached:
+            self.job.update_state(lambda s: s.update(tokens_written=s.get("tokens_written", 0)
+                                                     + (c.completion_tokens or 0)))
+        return c
 
 
 def _build_event(job: Job, ev: Any) -> Any:

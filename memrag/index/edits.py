@@ -419,10 +419,10 @@ def edit_memory(path: Path, edit: Edit, embedder: Callable[[str], Any],
     """Make `edit` on the memory folder at `path` as a new version (logged; undo goes back).
     `embedder(model_id)` (the memory's own) is opened only when something must be embedded.
     The shipped sample memory is refused; the writer lock is held from loading to saving."""
-    from memrag import demo
+    from memrag.sample import sample_refusal
 
     path = Path(path)
-    refusal = demo.sample_refusal(path, "Edit a copy of it (the Memory page offers to make one).")
+    refusal = sample_refusal(path, "Edit a copy of it (the Memory page offers to make one).")
     if refusal:
         raise EditError(f"{refusal} {UNCHANGED}")
     with store.writing(path, lock_wait_s):

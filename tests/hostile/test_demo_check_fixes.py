@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fake_ollama import closed_port_host
-from memrag import demo
+from memrag import demo, sample
 from memrag.cli.demo_check import run_demo_check
 from memrag.config import Settings
 from memrag.llm.recordings import FILE_NAME
@@ -25,7 +25,8 @@ def sample_copy(tmp_path, monkeypatch) -> Path:
     """A copy of the shipped sample memory standing in for it (the checks and `demo extract` use it)."""
     copy = tmp_path / "memory"
     shutil.copytree(SHIPPED, copy)
-    monkeypatch.setattr(demo, "sample_memory_dir", lambda backend="embedded", model="": copy)
+    for module in (demo, sample):
+        monkeypatch.setattr(module, "sample_memory_dir", lambda backend="embedded", model="": copy)
     monkeypatch.setenv("MEMRAG_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("OLLAMA_HOST", closed_port_host())
     return copy
