@@ -4,7 +4,6 @@ BM25-like method with k1 = 1.5 crashed the Ask page, whose float boxes were hard
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import textwrap
@@ -17,7 +16,6 @@ from memrag.ask import ask
 from memrag.fields import bounds_of, checked, value_type
 from memrag.index import store
 from memrag.methods import registry
-from scripted import ScriptedLLM
 from test_app_pages import QUESTION, embedder, home, scripted, tiny  # noqa: F401  (fixtures)
 
 probe = pytest.mark.probe
