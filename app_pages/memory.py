@@ -9,6 +9,7 @@ import streamlit as st
 
 from memrag.app import build_form, job_owner, job_views, jobs, memory_state, memory_views, session, widgets
 from memrag.app.build_form import interrupted_actions, start_build
+from memrag.app.edit_views import edit_panel
 from memrag.app.removal_views import removal_panel
 from memrag.index import store
 from memrag.app.session import AppState
@@ -107,3 +108,4 @@ elif memory is not None:
     # a fragment: a tab, the graph's size or focus reruns the tabs, not the page and sidebar
     st.fragment(memory_views.memory_tabs)(memory, key="mem")
     removal_panel(path, memory)
+    edit_panel(path, memory)

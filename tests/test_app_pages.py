@@ -7,6 +7,7 @@ iframe's `srcdoc`. Nothing here loads the embedded model or the sentence-transfo
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
@@ -139,28 +140,51 @@ def assert_nothing_raw(at: AppTest) -> None:
 
 
 # ================================================================== Memory page
-def test_memory_page_draws_the_knowledge_graph_and_focus_changes_it(tiny):
+def numbers(value) -> list:
+    """A plotly array as sent: a list, or numpy's bytes in base64 ({"dtype", "bdata"})."""
+    if isinstance(value, dict):
+        import numpy as np
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).tolist()
+    return list(value)
+
+
+def map_spec(at: AppTest) -> dict:
+    """The Memory page's knowledge-graph map (a plotly chart), as the browser receives it."""
+    (chart,) = at.get("plotly_chart")
+    return json.loads(chart.proto.spec)
+
+
+def test_memory_page_draws_the_whole_memory_and_a_choice_lights_its_neighbourhood(tiny):
     at = no_exception(app(tiny).run())
-    (nodes, edges), = frames(at)
-    labels = {n["label"] for n in nodes}
-    assert {"Ada Brennick", "Port Alder", "Vell River", "Miro Tann", "<script>alert(1)</script>"} <= labels
-    assert {e["label"] for e in edges} == {"born in", "lies on", "painted", "wrote"}
+    spec = map_spec(at)
+    legend = [t["name"] for t in spec["data"] if t.get("showlegend") is not False and t["name"] != "links"]
+    assert legend == ["other (5)", "person (2)"]  # most drawn first; the triples' far ends are "other"
+    assert "All 7 entities and 4 links of this memory" in plain(at)
     assert_nothing_raw(at)
-    # part of a name offers the entities it belongs to; picking one centres on its neighbourhood
+    # part of a name chooses its best match at once: its panel and its lit neighbourhood
     at.text_input(key="mem_kg_find").set_value("tann").run()
-    picker = no_exception(at).selectbox(key="mem_kg_focus")
-    assert picker.options[0] == "Miro Tann" and picker.value == "miro tann"
-    (nodes2, _), = frames(at)
-    assert {n["label"] for n in nodes2} <= {"Miro Tann", "Grey Sea", "<script>alert(1)</script>"}
-    assert "Miro Tann" in {n["label"] for n in nodes2}
-    # depth 2 reaches further, and a type filter keeps only the chosen types
-    at.segmented_control(key="mem_kg_depth").set_value(2).run()
-    (nodes3, _), = frames(no_exception(at))
-    assert len(nodes3) >= len(nodes2)
-    at.text_input(key="mem_kg_find").set_value("").run()
+    no_exception(at)
+    assert at.selectbox(key="mem_kg_pick").value == "miro tann"
+    assert "Miro Tann" in [h.value for h in at.subheader]
+    assert "Lit: Miro Tann, its neighbours: 3 entities, 2 links." in plain(at)
+    lit = next(t for t in map_spec(at)["data"] if t["name"] == "lit")
+    words = {a["text"] for a in map_spec(at)["layout"]["annotations"]}
+    assert {"Miro Tann", "Grey Sea", "&lt;script&gt;alert(1)&lt;/script&gt;"} <= words  # hostile: escaped text
+    relations = next(df for df in (d.value for d in at.dataframe) if "relation" in df.columns)
+    assert set(relations["relation"]) == {"painted", "wrote"}
+    assert_nothing_raw(at)
+    # expanding: the caption, the legend and the lit trace all grow together
+    at.text_input(key="mem_kg_find").set_value("Port Alder").run()
+    at.button(key="mem_kg_expand").click().run()
+    spec = map_spec(no_exception(at))
+    lit = next(t for t in spec["data"] if t["name"] == "lit")
+    lit_in_legend = sum(int(t["name"].split("; ")[1].split(" lit")[0]) for t in spec["data"] if "lit)" in t["name"])
+    assert "Lit: Port Alder, its neighbours and the neighbours of 3 expanded: 3 entities, 2 links." in plain(at)
+    assert lit_in_legend == 3 == len(numbers(lit["customdata"]))
+    assert at.button(key="mem_kg_expand").disabled  # expanded already
+    # a type filter draws only those types; the chosen entity stays
     at.multiselect(key="mem_kg_types").set_value(["person"]).run()
-    (nodes4, _), = frames(no_exception(at))
-    assert nodes4 and {n["label"] for n in nodes4} <= {"Ada Brennick", "Miro Tann", "Ada Brenick"}
+    assert "3 of 7 entities (person)" in plain(no_exception(at))
 
 
 def test_coreference_threshold_slider_changes_the_links(tiny):

@@ -123,6 +123,6 @@ def test_the_shipped_sample_memory_is_refused_and_left_as_it_was(capsys):
     names, vdir = sorted(p.name for p in sample.iterdir()), store.current_version_dir(sample)
     assert main(["edit", "--memory", str(REPO / "sample_corpus" / ".." / "sample_corpus" / "memory"), "rename", "Port Alder", "Alder"]) == 1
     err = capsys.readouterr().err
-    assert "The sample memory ships with memrag" in err and "Edit a copy" in err
+    assert "The sample memory ships with memrag" in err and "Edits go to a copy" in err and "Nothing was changed" in err
     assert sorted(p.name for p in sample.iterdir()) == names and store.current_version_dir(sample) == vdir
     assert main(["edit", "--memory", str(sample), "log"]) == 0  # reading it is fine

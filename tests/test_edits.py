@@ -300,7 +300,7 @@ def test_the_shipped_sample_is_never_edited(mem, monkeypatch):
     monkeypatch.setattr(demo, "sample_memory_dir", lambda *a: mem)
     monkeypatch.setattr(sample, "sample_memory_dir", lambda *a: mem)  # what the sample rule reads
     vdir = store.current_version_dir(mem)
-    with pytest.raises(edits.EditError, match="The sample memory ships with memrag.*Edit a copy"):
+    with pytest.raises(edits.EditError, match="The sample memory ships with memrag.*Edits go to a copy.*Nothing was changed"):
         edit(mem, "rename", entity="Vell", name="River Vell")
     assert store.current_version_dir(mem) == vdir
 
@@ -409,3 +409,42 @@ def test_a_damaged_memory_is_not_copied(mem, tmp_path):
     with pytest.raises(store.MemoryFormatError, match="triple_vecs.npy"):
         copies.copy_memory(mem, tmp_path / "copy")
     assert not (tmp_path / "copy").exists() and not list(tmp_path.glob(".copy*"))
+
+
+# ------------------------------------------------------------------ coreference sets carried over
+EDITS = [Edit("merge", {"entity": "Varrow Coast", "into": "Varrow Coast Lines"}),
+         Edit("merge", {"entity": "Port Alder", "into": "Vell"}),
+         Edit("unlink-coref", {"entity": "Ada Brennick", "other": "Brennick"}),
+         Edit("rename", {"entity": "Vell", "name": "Brennick Vell"}),
+         Edit("rename", {"entity": "Ada Brennick", "name": "Ada"}),
+         Edit("remove-triple", {"triple": 2}),
+         Edit("add-triple", {"head": "Brennick", "relation": "sailed with", "tail": "Varrow Coast Brennick",
+                             "passage": 1})]
+
+
+@pytest.mark.parametrize("edit_", EDITS, ids=lambda e: f"{e.kind}-{'-'.join(map(str, e.args.values()))}")
+@pytest.mark.parametrize("threshold", [0.6, 0.3])
+def test_coreference_sets_carried_over_an_edit_are_those_computed_afresh(edit_, threshold):
+    memory = build_two(None)
+    memory.params = {**memory.params, "coref_threshold": threshold}
+    memory.coref_sets(5, threshold)  # what the app holds
+    edited, _ = edits.apply(memory, edit_, HashEmbedder())
+    carried = edited._coref_cache[(5, round(threshold, 6))]
+    fresh = edited.copy()
+    fresh.rebuild_derived()
+    afresh = fresh.coref_sets(5, threshold)
+    assert {k: [c.key for c in v] for k, v in carried.items()} == {k: [c.key for c in v] for k, v in afresh.items()}
+    assert all(abs(a.similarity - b.similarity) < 1e-5 for k in afresh for a, b in zip(carried[k], afresh[k]))
+
+
+def test_an_opened_memory_lends_its_sets_only_when_it_matches_the_folder(mem):
+    opened = store.load(mem)
+    opened.coref_sets(5, 0.6)
+    loaded = store.load(mem)
+    assert loaded.adopt_coref_sets(opened) and (5, 0.6) in loaded._coref_cache
+    other = build_two(None, HashEmbedder(overrides={"Vell": [1.0, 0.0]}))
+    assert not store.load(mem).adopt_coref_sets(other)
+    done = edits.edit_memory(mem, Edit("rename", {"entity": "Vell", "name": "River Vell"}), hash_embedder,
+                             opened=opened)
+    assert done.version == "v000002" and stored_coref(mem) == {
+        (k, c.key) for k, v in store.load(mem).coref_sets(5, 0.6).items() for c in v}

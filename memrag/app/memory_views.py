@@ -12,8 +12,8 @@ from memrag.app.view_cache import drawn
 from memrag.app.widgets import frame, graph
 from memrag.index.memory import Memory
 from memrag.trace import CallCost
-from memrag.viz import entity_search, graph_html, memory_graphs, tables
 from memrag.plain_text import clip, escape_markdown
+from memrag.viz import entity_search, graph_html, memory_explorer, memory_graphs, memory_map, tables
 
 
 # ------------------------------------------------------------------ memories
@@ -39,36 +39,112 @@ def _size_slider(container: Any, key: str) -> int:
                             key=key, help="A few dozen nodes can be read; more draws a denser picture.")
 
 
-def _focus_picker(memory: Memory, key: str) -> str | None:
-    """A search box whose matches (fuzzy: part of a name, any case, a typo) are offered to pick from;
-    returns the chosen entity's key, or None."""
-    typed = st.text_input("find an entity to centre on", key=f"{key}_kg_find", placeholder="part of a name",
+# ------------------------------------------------------------------ the knowledge graph: the whole memory
+def _explorer(memory: Memory, types: tuple[str, ...] | None) -> memory_explorer.Explorer:
+    return memory_explorer.Explorer.of(memory_map.memory_map(memory), types)
+
+
+def _choose(key: str, entity: str | None, *, keep_expanded: bool = True) -> None:
+    st.session_state[f"{key}_kg_chosen"] = entity
+    if not keep_expanded or entity is None:
+        st.session_state[f"{key}_kg_expanded"] = ()
+
+
+def _clicked(key: str, explorer: memory_explorer.Explorer) -> None:
+    """A click on the map: the entity under it becomes the chosen one (its customdata is its place)."""
+    event = st.session_state.get(f"{key}_kg_map")
+    points = event.selection.points if event else []
+    if points and "customdata" in points[0]:
+        i = int(points[0]["customdata"])
+        if 0 <= i < len(explorer.map):
+            _choose(key, explorer.map.keys[i])
+
+
+def _typed(key: str, memory: Memory) -> None:
+    """Typing a name chooses its best match at once (the list below offers the others)."""
+    typed = st.session_state.get(f"{key}_kg_find", "")
+    found = entity_search.suggest_entities(memory, typed) if typed.strip() else []
+    if found:
+        _choose(key, found[0][0], keep_expanded=False)
+
+
+def _find(memory: Memory, key: str) -> None:
+    typed = st.text_input("find an entity", key=f"{key}_kg_find", placeholder="part of a name",
+                          on_change=_typed, args=(key, memory),
                           help="Part of a name is enough: 'Penhallow' offers every Penhallow.")
     if not typed.strip():
-        return None
+        return
     found = entity_search.suggest_entities(memory, typed)
     if not found:
-        st.caption(escape_markdown(f"No entity matches {typed.strip()!r}; showing the most connected ones."))
-        return None
+        st.caption(escape_markdown(f"No entity matches {typed.strip()!r}."))
+        return
     names = dict(found)
-    return st.selectbox("centre on", list(names), format_func=lambda k: names[k], key=f"{key}_kg_focus")
+    st.selectbox("matches", list(names), format_func=lambda k: names[k], key=f"{key}_kg_pick",
+                 on_change=lambda: _choose(key, st.session_state[f"{key}_kg_pick"], keep_expanded=False))
+
+
+def _map_figure(memory: Memory, types: tuple[str, ...] | None, chosen: str | None,
+                expanded: tuple[str, ...]) -> Any:
+    explorer = drawn(_explorer, memory, types)
+    return memory_explorer.figure(memory, explorer, explorer.highlight(chosen, expanded))
 
 
 def _kg_tab(memory: Memory, key: str) -> None:
-    c1, c2, c3 = st.columns([2, 3, 2])
-    max_nodes = _size_slider(c1, f"{key}_kg_max")
-    with c2:
-        focus = _focus_picker(memory, key)
-    depth = c3.segmented_control("neighbourhood depth", memory_graphs.DEPTHS, default=1, key=f"{key}_kg_depth",
-                                 disabled=focus is None, format_func=lambda d: f"{d} step{'s' if d > 1 else ''}",
-                                 help="How many links away from the chosen entity to draw.") or 1
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        _find(memory, key)
     counts = memory_graphs.entity_types(memory)
     shown = {t: n for t, n in counts}
-    picked = st.multiselect("entity types", list(shown), key=f"{key}_kg_types", placeholder="all types",
-                            format_func=lambda t: f"{t} ({shown[t]})", help="Draw only entities of these types.")
-    types = picked or None
-    graph(drawn(memory_graphs.knowledge_graph, memory, max_nodes, focus, depth=depth, types=types), 620,
-          name="knowledge-graph" + (f"-{focus}" if focus else ""))
+    picked = c2.multiselect("entity types", list(shown), key=f"{key}_kg_types", placeholder="all types",
+                            format_func=lambda t: f"{t} ({shown[t]:,})", help="Draw only entities of these types.")
+    types = tuple(sorted(picked)) or None
+    explorer = drawn(_explorer, memory, types)
+    chosen = st.session_state.get(f"{key}_kg_chosen")
+    expanded = tuple(st.session_state.get(f"{key}_kg_expanded", ()))
+    light = explorer.highlight(chosen, expanded)
+    graph_col, panel_col = st.columns([3, 2])
+    with graph_col:
+        st.plotly_chart(drawn(_map_figure, memory, types, chosen, expanded), key=f"{key}_kg_map",
+                        on_select=lambda: _clicked(key, explorer), selection_mode="points",
+                        config={"scrollZoom": True, "displaylogo": False})
+        st.caption(escape_markdown(memory_explorer.caption(explorer, light)))
+    with panel_col:
+        _entity_panel(memory, key, explorer, light)
+
+
+def _entity_panel(memory: Memory, key: str, explorer: memory_explorer.Explorer,
+                  light: memory_explorer.Highlight) -> None:
+    """What the chosen entity is, its relations and its passages: drawn here by Python."""
+    if light.chosen is None:
+        st.caption("Click an entity on the map, or find one by name, to see what the memory holds about it.")
+        return
+    facts = memory_explorer.entity_facts(memory, explorer.map.keys[light.chosen])
+    with st.container(border=True, key=f"{key}_kg_panel"):
+        st.subheader(escape_markdown(facts.name), anchor=False)
+        st.caption(escape_markdown(f"{facts.type} · {facts.mentions} mention(s) in {len(facts.passages)} "
+                                   f"passage(s) shown · {len(facts.relations)} relation(s) · "
+                                   f"{len(explorer.adjacency[light.chosen])} linked entities"))
+        row = st.container(horizontal=True, gap="small")
+        is_open = light.chosen in light.expanded
+        row.button("expand neighbours", key=f"{key}_kg_expand", disabled=is_open, on_click=_expand,
+                   args=(key, explorer, light), help="Light the neighbours of this entity's neighbours too.")
+        row.button("clear", key=f"{key}_kg_clear", on_click=_choose, args=(key, None))
+        if facts.relations:
+            st.dataframe(frame(facts.relations, ["head", "relation", "tail", "passage"]), hide_index=True,
+                         height=min(36 * (len(facts.relations) + 1), 260))
+        for cid, title, text in facts.passages:
+            with st.expander(escape_markdown(f"{title} · chunk {cid}")):
+                st.text(text)
+        if facts.candidates:
+            st.caption(escape_markdown("coreference candidates: " + ", ".join(facts.candidates)))
+
+
+def _expand(key: str, explorer: memory_explorer.Explorer, light: memory_explorer.Highlight) -> None:
+    """Expanding the chosen entity lights its neighbours' neighbours: each neighbour is expanded."""
+    keys = explorer.map.keys
+    grown = [*st.session_state.get(f"{key}_kg_expanded", ()), keys[light.chosen]]
+    st.session_state[f"{key}_kg_expanded"] = tuple(dict.fromkeys(
+        grown + [keys[i] for i in light.lit if i != light.chosen]))
 
 
 def _coref_tab(memory: Memory, key: str) -> None:

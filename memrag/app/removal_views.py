@@ -25,7 +25,7 @@ SAMPLE_REFUSAL = f"{demo.SAMPLE_FIXED} Build a memory from your own documents to
 
 def removal_panel(path: str | Path, memory: Memory, key: str = "rm") -> None:
     """Remove a document and undo the last change, for the memory open at `path`."""
-    _report(key)  # outside the expander: the outcome is seen whether or not it is open
+    take_report(key, removal.STALE_NOTE)  # outside the expander: the outcome is seen whether or not it is open
     with st.expander("Remove documents", expanded=bool(st.session_state.get(f"{key}_confirm"))):
         if memory_state.is_sample(path):
             st.info(SAMPLE_REFUSAL)
@@ -37,13 +37,16 @@ def removal_panel(path: str | Path, memory: Memory, key: str = "rm") -> None:
         _undo(Path(path), key, bool(refusal))
 
 
-def _report(key: str) -> None:
+def take_report(key: str, note: str = "") -> bool:
+    """Show (once) the outcome `run_change` left for `key`, with `note` under a success; True when
+    there was one."""
     done = st.session_state.pop(f"{key}_done", None)
     if done is not None:
         kind, message = done
         (st.success if kind == "ok" else st.error)(escape_markdown(message))
-        if kind == "ok":  # a removal or an undo: either way the chunk numbers changed
-            st.caption(escape_markdown(removal.STALE_NOTE))
+        if kind == "ok" and note:  # a removal or an undo: either way the chunk numbers changed
+            st.caption(escape_markdown(note))
+    return done is not None
 
 
 def _remove(path: Path, memory: Memory, key: str, refused: bool) -> None:
@@ -61,7 +64,7 @@ def _remove(path: Path, memory: Memory, key: str, refused: bool) -> None:
         yes, no = st.columns(2)
         if yes.button("Yes, remove it", type="primary", key=f"{key}_yes", disabled=refused):
             st.session_state.pop(f"{key}_confirm")
-            _run(key, lambda: removal.remove_documents(path, [pending], _embedder, LOCK_WAIT_S).text(), path)
+            run_change(key, lambda: removal.remove_documents(path, [pending], _embedder, LOCK_WAIT_S).text(), path)
         if no.button("Keep it", key=f"{key}_no"):
             st.session_state.pop(f"{key}_confirm")
             st.rerun()
@@ -80,17 +83,19 @@ def _undo(path: Path, key: str, refused: bool) -> None:
         st.caption("No earlier version of this memory is kept: nothing to undo.")
         return
     if st.button(escape_markdown(f"Undo the last change ({change})"), key=f"{key}_undo", disabled=refused):
-        _run(key, lambda: "Undid {}: version {} is live again.".format(change, store.undo(path, LOCK_WAIT_S)[0]),
+        run_change(key, lambda: "Undid {}: version {} is live again.".format(change, store.undo(path, LOCK_WAIT_S)[0]),
              path)
 
 
-def _run(key: str, work: Any, path: Path) -> None:
-    """Do the removal or undo (checked again here, where the work starts), then show the memory anew."""
+def run_change(key: str, work: Any, path: Path, check_builds: bool = True) -> None:
+    """Do a change of the memory at `path` — a removal, an edit, an undo (`work()` returns what it did
+    in words) — under removals' room rule, checked again here where the work starts, and not while a
+    build writes into it; then show the memory anew with the outcome (`take_report`)."""
     refusal = room.live_refusal("removals", room.current())
     if refusal:
         st.session_state[f"{key}_done"] = ("error", refusal)
-    elif any(Path(j.meta.get("path", "")).resolve() == path.resolve()
-             for j in jobs.list_jobs("build", running_only=True)):
+    elif check_builds and any(Path(j.meta.get("path", "")).resolve() == path.resolve()
+                              for j in jobs.list_jobs("build", running_only=True)):
         st.session_state[f"{key}_done"] = ("error", "A build into this memory is running: wait until it has "
                                                     "finished. Nothing was changed.")
     else:

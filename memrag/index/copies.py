@@ -43,7 +43,8 @@ def copy_memory(source: Path, dest: Path) -> Path:
                 fsync_file(f)  # the bytes are on disk before the name says the copy is there
         fsync_dir(tmp / live.name)
         write_atomic(tmp / store.CURRENT, live.name + "\n")
-        edit_log.append(tmp, edit_log.LogEntry(edit_log.now(), "copy", f"copied from {source.name} (its version "
+        named = store.version_manifest(source, live.name).get("name") or source.name
+        edit_log.append(tmp, edit_log.LogEntry(edit_log.now(), "copy", f"copied from {named} (its version "
                                                f"{live.name})", live.name, "", {"source": source.name}))
         fsync_dir(tmp)
         os.rename(tmp, dest)

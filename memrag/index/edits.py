@@ -25,8 +25,9 @@ Only the vectors of what changed are computed again; every other row keeps its v
   the passage does not mention yet (as the extraction adds missing ends); its vector, and those of
   new mentions and new nodes, are embedded.
 
-One rule for the app and the command line, as for removals: `edit_memory` refuses the shipped
-sample memory (edits go to a copy) and holds the folder's writer lock from loading to saving.
+One rule for the app and the command line: `edit_memory` refuses the shipped sample memory
+(`memrag.sample`; edits go to a copy, `memrag.index.copies`) and holds the folder's writer lock
+from loading to saving.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ from memrag.index.normalise import entity_key
 KINDS = ("merge", "split", "unlink-coref", "rename", "remove-triple", "add-triple")
 MAX_RELATION = 200
 UNCHANGED = "Nothing was changed."
+SAMPLE_REMEDY = ("Edits go to a copy: the Memory page offers to make one (or copy the folder and edit that). "
+                 + UNCHANGED)
 
 
 class EditError(store.MemoryStoreError):
@@ -76,6 +79,8 @@ class EditDone:
     triples: tuple[int, ...] = ()  # ids (in the edited memory) of triples added or changed
     embedded: int = 0  # vectors computed for the edit
     version: str = ""  # filled in by `edit_memory`
+    # the edited memory as saved, its coreference sets computed (a page may keep it open)
+    memory: Memory | None = field(default=None, compare=False, repr=False)
 
 
 # ------------------------------------------------------------------ finding what an edit names
@@ -395,6 +400,13 @@ def add_triple(memory: Memory, head: str, relation: str, tail: str, passage: int
 # ------------------------------------------------------------------ one entry point
 def apply(memory: Memory, edit: Edit, embedder: Any) -> tuple[Memory, EditDone]:
     """The edited copy of `memory` and what the edit did; EditError when it cannot be made."""
+    edited, done = _dispatch(memory, edit, embedder)
+    # the coreference sets a save writes: only those the edit can have changed are searched again
+    edited.carry_coref_sets(memory, memory.params.get("coref_top", 5), memory.params.get("coref_threshold", 0.8))
+    return edited, done
+
+
+def _dispatch(memory: Memory, edit: Edit, embedder: Any) -> tuple[Memory, EditDone]:
     a = edit.args
     try:
         if edit.kind == "merge":
@@ -415,18 +427,23 @@ def apply(memory: Memory, edit: Edit, embedder: Any) -> tuple[Memory, EditDone]:
 
 
 def edit_memory(path: Path, edit: Edit, embedder: Callable[[str], Any],
-                lock_wait_s: float = store.LOCK_WAIT_S) -> EditDone:
+                lock_wait_s: float = store.LOCK_WAIT_S, opened: Memory | None = None) -> EditDone:
     """Make `edit` on the memory folder at `path` as a new version (logged; undo goes back).
     `embedder(model_id)` (the memory's own) is opened only when something must be embedded.
-    The shipped sample memory is refused; the writer lock is held from loading to saving."""
+    `opened`, a Memory the caller holds open from this folder (the app's), lends its computed
+    coreference sets when it matches what is on disk (checked), which spares a large memory the
+    seconds of computing them all again. The shipped sample memory is refused (edits go to a copy);
+    the writer lock is held from loading to saving."""
     from memrag.sample import sample_refusal
 
     path = Path(path)
-    refusal = sample_refusal(path, "Edit a copy of it (the Memory page offers to make one).")
+    refusal = sample_refusal(path, SAMPLE_REMEDY)
     if refusal:
-        raise EditError(f"{refusal} {UNCHANGED}")
+        raise EditError(refusal)
     with store.writing(path, lock_wait_s):
         memory = store.load(path)
+        if opened is not None:
+            memory.adopt_coref_sets(opened)
         edited, done = apply(memory, edit, LazyEmbedder(lambda: embedder(memory.embedder_id)))
         version = store.save(edited, path, change=done.text, kind=edit.kind, args=dict(edit.args))
-    return replace(done, version=version.name)
+    return replace(done, version=version.name, memory=edited)

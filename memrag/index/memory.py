@@ -247,7 +247,8 @@ class Memory:
                             names=dict(r.names)) for r in self.merges]
         m.chunk_vecs, m.engram_vecs = self.chunk_vecs, self.engram_vecs
         m.entity_vecs, m.triple_vecs = self.entity_vecs, self.triple_vecs
-        m.rebuild_derived()
+        # derived structures are shared until the edit rebuilds them (rebuild_derived replaces, never mutates)
+        m.entities, m.entity_index, m.triples_of = self.entities, self.entity_index, self.triples_of
         return m
 
     # ------------------------------------------------------------ lookups
@@ -301,6 +302,58 @@ class Memory:
                 out[node.key] = members[:top]
         self._coref_cache[cache_key] = out
         return out
+
+    def adopt_coref_sets(self, other: "Memory") -> bool:
+        """Take `other`'s cached coreference sets when both hold the same nodes, name vectors and
+        removed links (another Memory object opened from the same version, e.g. the app's); True
+        when taken. Sets are derived from exactly those, so nothing is trusted that is not checked."""
+        same = ([n.key for n in self.entities] == [n.key for n in other.entities]
+                and [n.name for n in self.entities] == [n.name for n in other.entities]
+                and self.coref_unlinked == other.coref_unlinked
+                and np.array_equal(self.entity_vecs, other.entity_vecs))
+        if same:
+            for k, v in list(other._coref_cache.items()):  # a copy: another session may be adding to it
+                self._coref_cache.setdefault(k, v)
+        return same
+
+    def carry_coref_sets(self, before: "Memory", top: int, threshold: float) -> None:
+        """Fill this memory's (top, threshold) coreference sets from `before`'s (an edit's source,
+        when it has them cached), searching again only the nodes an edit can have changed: nodes
+        whose name vector is new, changed or gone, or whose removed links changed; nodes that listed
+        one of those; and nodes a new or changed vector now comes near enough to enter. The rest keep
+        their sets (all sets of a 19k-node memory take seconds; an edit touches a handful)."""
+        cache_key = (int(top), round(float(threshold), 6))
+        old = before._coref_cache.get(cache_key)
+        if old is None or cache_key in self._coref_cache:
+            return
+        now = {n.key: i for i, n in enumerate(self.entities)}
+        was = {n.key: i for i, n in enumerate(before.entities)}
+        changed = {k for k in now.keys() ^ was.keys()} | {
+            k for k, i in now.items() if k in was and not np.array_equal(self.entity_vecs[i], before.entity_vecs[was[k]])}
+        changed |= {k for pair in self.coref_unlinked ^ before.coref_unlinked for k in pair}
+        redo = {k for k in changed if k in now}
+        redo |= {k for k, members in old.items() if k in now and any(m.key in changed for m in members)}
+        moved = [now[k] for k in changed if k in now]
+        if moved:
+            sims = self.entity_vecs @ self.entity_vecs[moved].T  # every node against each moved one
+            for k, i in now.items():
+                members = old.get(k, [])
+                floor = threshold if len(members) < top else max(threshold, members[-1].similarity)
+                if (sims[i] >= floor).any():
+                    redo.add(k)
+        out = {k: old[k] for k in now if k not in redo and k in old}
+        rows = sorted(now[k] for k in now if k not in out)
+        if rows and top > 0:
+            scores, ids = self.index("entities").search(self.entity_vecs[rows], top + 1 + self.unlink_depth())
+            for r, i in enumerate(rows):
+                node = self.entities[i]
+                members = [CorefMember(self.entities[j].key, self.entities[j].name, float(s))
+                           for s, j in zip(scores[r], ids[r])
+                           if j >= 0 and j != i and s >= threshold and not self.is_unlinked(node.key, self.entities[j].key)]
+                out[node.key] = members[:top]
+        elif top <= 0:
+            out = {}
+        self._coref_cache[cache_key] = {n.key: out.get(n.key, []) for n in self.entities}
 
     def coref_of(self, key: str, top: int = 5, threshold: float = 0.8) -> list[CorefMember]:
         """One node's candidates: a single-row search unless the whole set is cached

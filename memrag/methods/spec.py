@@ -89,6 +89,10 @@ class MethodSpec:
     # beside the shared ones in Compare mode; empty = none
     ablation_facts_at: str = ""
     deviations_at: str = ""  # 'module:DEVIATIONS' (memrag.methods.deviations.Deviation tuple)
+    # 'module:function' (trace -> [(step label, [item, ...]), ...]): what its search found step by step
+    # (paths per hop, engrams per round, facts), compared by ask-again before and after a memory edit;
+    # empty = only the answer, the ranked list and the gold passages are compared
+    changes_at: str = ""
     # The dataclass of what its search records in `Trace.details` (its wing's detail.py); None: nothing.
     detail: type | None = None
     step_style: str = "plain"  # one of STEP_STYLES; its picture data is built by its wing's picture.py

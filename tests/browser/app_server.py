@@ -38,8 +38,10 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_app(home: Path, env: Mapping[str, str] | None = None, timeout_s: float = 90) -> Iterator[str]:
-    """Serve the app with MEMRAG_HOME=`home` (plus `env`) until the block ends; yields its URL.
+def running_app(home: Path, env: Mapping[str, str] | None = None, timeout_s: float = 90, *,
+                script: str = "app.py", cwd: Path = ROOT) -> Iterator[str]:
+    """Serve the app (or another Streamlit `script` run in `cwd`) with MEMRAG_HOME=`home` (plus `env`)
+    until the block ends; yields its URL.
 
     The server's output goes to `home`/streamlit.log. It leads its own process group, which is
     stopped (and nothing else) when the block ends."""
@@ -52,12 +54,12 @@ def running_app(home: Path, env: Mapping[str, str] | None = None, timeout_s: flo
     log_path = home / "streamlit.log"
     log = open(log_path, "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+        [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
          "--server.headless", "true", "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
          # no file watcher: an edit to any watched source makes Streamlit drop every memrag module on
          # the next run, the job table with them, so a running build would vanish from its page
          "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        cwd=cwd, env=full_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + timeout_s

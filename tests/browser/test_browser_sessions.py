@@ -17,6 +17,7 @@ import pytest
 
 from app_server import ROOT, AppServerError, Watched, running_app
 from fake_ollama import ChatReply, running_fake_ollama
+from plotly_probe import wait_for_map
 from test_browser import open_app, settle, wait_finished, wait_for_graphs
 
 pytestmark = pytest.mark.browser
@@ -236,7 +237,7 @@ def test_two_sessions_build_and_ask_at_once(browser, shared_server, held_ollama,
         # ---- the build finishes
         release.set()
         wait_finished(bp)
-        assert wait_for_graphs(bp, 1), "no knowledge-graph frame after the build"
+        wait_for_map(bp)  # the new memory's knowledge graph
         settle(bp)
         builder_side = sidebar_text(bp)
         assert MEMORY in builder_side and SAMPLE_LABEL not in builder_side, builder_side

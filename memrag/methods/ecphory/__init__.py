@@ -17,6 +17,7 @@ def _context_size(p: EcphoryParams) -> int:
 SPEC = wing_spec(
     __name__, detail=EcphoryDetail, step_style="rounds",
     ablation_facts_at="memrag.methods.ecphory.ablations:retrieval_facts",
+    changes_at="memrag.methods.ecphory.changes:steps",
     name="ecphory", label="EcphoryRAG", params=EcphoryParams,
     renderer_at="memrag.viz.trace_graphs:ecphory_activation_graph",
     expected_stages=_stages,

@@ -13,6 +13,7 @@ def _stages(p: HippoRAG2Params) -> tuple[str, ...]:
 SPEC = wing_spec(
     __name__, detail=HippoRAG2Detail, step_style="pagerank",
     ablation_facts_at="memrag.methods.hipporag2.ablations:retrieval_facts",
+    changes_at="memrag.methods.hipporag2.changes:steps",
     name="hipporag2", label="HippoRAG 2", params=HippoRAG2Params,
     renderer_at="memrag.viz.trace_graphs:hipporag2_overview",
     expected_stages=_stages,

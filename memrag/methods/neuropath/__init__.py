@@ -20,6 +20,7 @@ def _stages(p: NeuroPathParams) -> tuple[str, ...]:
 SPEC = wing_spec(
     __name__, detail=NeuroPathDetail, step_style="paths",
     ablation_facts_at="memrag.methods.neuropath.ablations:retrieval_facts",
+    changes_at="memrag.methods.neuropath.changes:steps",
     name="neuropath", label="NeuroPath", params=NeuroPathParams,
     renderer_at="memrag.viz.trace_graphs:neuropath_overview",
     expected_stages=_stages,

@@ -1,0 +1,115 @@
+"""The Memory page's explorer in a real browser: the whole memory on one map, a click on an entity
+reaching Python (its panel), "expand neighbours" updating every count together, words of a
+readable size, and the whole MuSiQue memory drawn (when bench/app_bench.py has built it)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from app_server import ROOT, running_app, settle, watched_page
+from plotly_probe import overlapping, wait_for_map
+from test_browser import open_app
+
+from memrag.index import store
+
+pytestmark = pytest.mark.browser
+
+MUSIQUE_MEMORY = ROOT / "data" / "musique-memory"  # built by bench/app_bench.py from ../shared/bench/musique
+MIN_WORD_PX = 11
+
+
+def lit_caption(page) -> tuple[int, int]:
+    text = page.get_by_text(re.compile(r"Lit: .* entities, \d+ links")).inner_text()
+    entities, links = re.search(r"(\d+) entities, (\d+) links", text).groups()
+    return int(entities), int(links)
+
+
+def legend_lit(page) -> int:
+    """The lit counts the legend's entries give ("person (12; 3 lit)"), added up."""
+    texts = page.locator(".js-plotly-plot .legendtext").evaluate_all("els => els.map(e => e.textContent)")
+    return sum(int(m.group(1)) for t in texts if (m := re.search(r"; (\d+) lit\)", t)))
+
+
+def test_a_click_on_the_map_reaches_python_and_expanding_updates_every_count(watched, server, sample_memory):
+    memory = store.load(sample_memory)
+    names = [e.name for e in memory.entities]
+    port = names.index("Port Alder")
+    open_app(watched, server)
+    page = watched.page
+    state = wait_for_map(page, len(names), [port])
+    hubs = state["words"]
+    assert 10 <= len(hubs) <= 30 and all(w["size"] >= MIN_WORD_PX for w in hubs), hubs
+    assert overlapping(hubs) == []
+    settle(page)
+    page.mouse.click(*state["at"][str(port)])
+    panel = page.locator(".st-key-mem_kg_panel")
+    panel.get_by_role("heading", name="Port Alder").wait_for()  # written by Python for this click
+    assert panel.get_by_text("relation(s)").count() and panel.locator("[data-testid=stDataFrame]").count()
+    entities, links = lit_caption(page)
+    state = wait_for_map(page, len(names), lit=entities)
+    assert legend_lit(page) == entities and entities > 5 and links >= entities - 1
+    words = [w for w in state["words"] if w["w"] > 0]
+    assert words and all(w["size"] >= MIN_WORD_PX for w in words), [w for w in words if w["size"] < MIN_WORD_PX]
+    assert "Port Alder" in {w["text"] for w in words} and overlapping(words) == []
+    settle(page)
+    watched.shot("memory-explorer-sample-port-alder", top=page.get_by_role("tab", name="Knowledge graph"))
+    page.get_by_role("button", name="expand neighbours").click()
+    page.get_by_text(re.compile(r"and the neighbours of \d+ expanded")).wait_for()
+    grown, grown_links = lit_caption(page)
+    assert grown > entities and grown_links > links
+    wait_for_map(page, len(names), lit=grown)
+    assert legend_lit(page) == grown  # caption, legend and the drawing agree
+    page.get_by_role("button", name="clear").click()
+    page.get_by_text(re.compile(r"most linked are named")).wait_for()
+    assert legend_lit(page) == 0
+
+
+def test_search_finds_an_entity_and_lights_it(watched, server, sample_memory):
+    open_app(watched, server)
+    page = watched.page
+    box = page.get_by_role("textbox", name="find an entity")
+    box.fill("penhalow")  # a typo still finds the Penhallows
+    box.press("Enter")
+    panel = page.locator(".st-key-mem_kg_panel")
+    panel.get_by_role("heading", name=re.compile("Penhallow")).wait_for()
+    page.locator("[data-testid=stSelectbox]").filter(has_text="matches").click()
+    options = set(page.get_by_role("option").all_inner_texts())
+    assert {"Osric Penhallow", "Corwin Penhallow"} <= options, options
+    page.get_by_role("option", name="Corwin Penhallow").click()
+    panel.get_by_role("heading", name="Corwin Penhallow").wait_for()
+    assert re.search(r"Lit: Corwin Penhallow", page.inner_text("body"))
+
+
+@pytest.fixture(scope="module")
+def musique_home(tmp_path_factory) -> Path:
+    if not store.is_memory_dir(MUSIQUE_MEMORY):
+        pytest.skip(f"{MUSIQUE_MEMORY} is not built: `python bench/app_bench.py --parts explorer` builds it "
+                    "from ../shared/bench/musique")
+    home = tmp_path_factory.mktemp("musique_home")
+    shutil.copytree(MUSIQUE_MEMORY, home / "memories" / "musique")
+    return home
+
+
+def test_the_whole_musique_memory_is_drawn_and_a_click_reaches_python(browser, musique_home):
+    memory = store.load(musique_home / "memories" / "musique")
+    names = [e.name for e in memory.entities]
+    with running_app(musique_home) as url, watched_page(browser, lambda: False, "musique",
+                                                         ROOT / "test-artifacts") as w:
+        page = w.page
+        page.set_viewport_size({"width": 1440, "height": 1100})
+        open_app(w, url)
+        page.get_by_text("Saved memory", exact=True).click()
+        page.get_by_role("button", name="Open this memory").click()
+        state = wait_for_map(page, len(names), timeout_s=300)
+        assert len(names) > 15_000 and 10 <= len(state["words"]) <= 30 and overlapping(state["words"]) == []
+        settle(page, timeout_s=300)
+        w.shot("memory-musique-whole", top=page.get_by_role("tab", name="Knowledge graph"))
+        hub = max(range(len(names)), key=lambda i: len(memory.triples_of.get(memory.entities[i].key, [])))
+        state = wait_for_map(page, len(names), [hub])
+        page.mouse.click(*state["at"][str(hub)])
+        heading = page.locator(".st-key-mem_kg_panel").get_by_role("heading")
+        heading.wait_for(timeout=120_000)
+        assert heading.inner_text() in names  # the entity under the cursor (the hub or a close neighbour)

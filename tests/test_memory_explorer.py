@@ -1,0 +1,138 @@
+"""The whole-memory explorer: the map's layout (fixed, cached per memory version), what a choice
+lights, that every count agrees, and that hostile names stay text in the figure."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.io as pio
+import pytest
+
+from memrag.config import IndexParams
+from memrag.index.build import build_memory, run_build
+from memrag.index.readers import benchmark_document
+from memrag.viz import memory_explorer as mx
+from memrag.viz import memory_map
+from scripted import HashEmbedder, ScriptedLLM
+
+HOSTILE = "<a href=\"javascript:alert(1)\">x</a> & <b>y</b>"
+
+
+def ent(name: str, kind: str = "person") -> dict:
+    return {"name": name, "type": kind, "description": "", "importance": 1}
+
+
+@pytest.fixture(scope="module")
+def memory():
+    """Two islands (Alfa's and Nox's) and a lone entity."""
+    docs = [benchmark_document("d1", "Alpha notes", "Alpha met Alfa.", "t"),
+            benchmark_document("d2", "Alfa report", "Alfa mentored Alphonse and visited Zed Vell.", "t"),
+            benchmark_document("d3", "Zed file", "Zed Vell wrote a script.", "t"),
+            benchmark_document("d4", "Nox", "Nox saw Lux. Solo stood alone.", "t")]
+    replies = [
+        {"entities": [ent("Alpha"), ent("Alfa")], "triples": [["Alpha", "met", "Alfa"]]},
+        {"entities": [ent("Alfa"), ent("Alphonse"), ent("Zed Vell", "place")],
+         "triples": [["Alfa", "mentored", "Alphonse"], ["Alfa", "visited", "Zed Vell"]]},
+        {"entities": [ent("Zed Vell", "place"), ent(HOSTILE, "work")], "triples": [["Zed Vell", "wrote", HOSTILE]]},
+        {"entities": [ent("Nox"), ent("Lux"), ent("Solo", "concept")], "triples": [["Nox", "saw", "Lux"]]},
+    ]
+    return run_build(build_memory(None, docs, ScriptedLLM({"index.extract": replies}), HashEmbedder(),
+                                  IndexParams()))
+
+
+def test_the_map_places_every_entity_once_the_same_way_each_time_and_reads_it_back(memory, tmp_path):
+    first = memory_map.memory_map(memory, cache_dir=tmp_path / "a")
+    again = memory_map.memory_map(memory, cache_dir=tmp_path / "b")  # computed afresh elsewhere
+    assert first.keys == [e.key for e in memory.entities] and len(first) == 8
+    assert np.allclose(first.x, again.x) and np.allclose(first.y, again.y)  # seeded: one picture per memory
+    assert np.abs(np.concatenate([first.x, first.y])).max() == pytest.approx(1.0)
+    assert len({(round(a, 6), round(b, 6)) for a, b in zip(first.x, first.y)}) == len(first)  # nobody on top of another
+    assert {tuple(sorted((first.keys[a], first.keys[b]))) for a, b in first.links} == {
+        tuple(sorted((t.head_key, t.tail_key))) for t in memory.triples}
+    assert first.degree[first.position["alfa"]] == 3 and first.degree[first.position["solo"]] == 0
+    cached = list((tmp_path / "a" / "layouts").glob("*.npz"))
+    assert len(cached) == 1 and memory.fingerprint() in cached[0].name
+    # a second open reads the file: prove it by changing the file and seeing the change
+    with np.load(cached[0]) as f:
+        keys, xy, links = f["keys"], f["xy"].copy(), f["links"]
+    xy[0] = [0.5, -0.5]
+    np.savez(cached[0], keys=keys, xy=xy, links=links)
+    assert tuple(memory_map.memory_map(memory, cache_dir=tmp_path / "a").x[:1]) == (0.5,)
+
+
+def test_a_damaged_cached_layout_is_laid_out_again(memory, tmp_path):
+    good = memory_map.memory_map(memory, cache_dir=tmp_path)
+    (path,) = (tmp_path / "layouts").glob("*.npz")
+    path.write_bytes(b"not a layout")
+    again = memory_map.memory_map(memory, cache_dir=tmp_path)
+    assert np.allclose(good.x, again.x)
+
+
+def test_choosing_lights_the_neighbourhood_and_expanding_grows_it(memory, tmp_path):
+    ex = mx.Explorer.of(memory_map.memory_map(memory, cache_dir=tmp_path))
+    names = lambda idx: {ex.map.names[i] for i in idx}  # noqa: E731
+    assert mx.Explorer.highlight(ex, None) == mx.Highlight() and ex.highlight("nobody").chosen is None
+    hl = ex.highlight("alpha")
+    assert names(hl.lit) == {"Alpha", "Alfa"} and len(hl.links) == 1 and hl.lit[0] == ex.map.position["alpha"]
+    grown = ex.highlight("alpha", ("alfa",))
+    assert names(grown.lit) == {"Alpha", "Alfa", "Alphonse", "Zed Vell"} and len(grown.links) == 3
+    assert "Nox" not in names(grown.lit)
+
+
+def test_counts_agree_between_caption_legend_and_what_is_lit(memory, tmp_path):
+    ex = mx.Explorer.of(memory_map.memory_map(memory, cache_dir=tmp_path))
+    hl = ex.highlight("alfa", ("zed vell",))
+    fig = mx.figure(memory, ex, hl)
+    legend = {tr.name: tr for tr in fig.data if tr.showlegend is not False and tr.name != "links"}
+    lit_total = sum(int(name.split("; ")[1].split(" lit")[0]) for name in legend)
+    drawn_total = sum(int(name.split("(")[1].split(";")[0].split(")")[0]) for name in legend)
+    assert drawn_total == len(ex.map) == sum(len(tr.x) for tr in legend.values())
+    assert lit_total == len(hl.lit) == len(next(tr for tr in fig.data if tr.name == "lit").x)
+    words = mx.caption(ex, hl)
+    assert f"{len(hl.lit)} entities, {len(hl.links)} links" in words and "neighbours of 1 expanded" in words
+    named = [a for a in fig.layout.annotations if a.name == "entity"]
+    assert len(named) == len(hl.labelled) and hl.labelled[:2] == hl.lit[:2]  # the chosen and expanded first
+    assert 3 <= len(hl.labelled) < len(hl.lit) and f"{len(hl.labelled)} of them named" in words  # one has no room
+
+
+def test_a_type_filter_draws_only_those_types_and_keeps_the_chosen_one(memory, tmp_path):
+    mmap = memory_map.memory_map(memory, cache_dir=tmp_path)
+    ex = mx.Explorer.of(mmap, ("place",))
+    assert [mmap.names[i] for i in np.flatnonzero(ex.shown)] == ["Zed Vell"]
+    hl = ex.highlight("alfa")  # a person, chosen by a click or a search before the filter
+    assert {mmap.names[i] for i in hl.lit} == {"Alfa", "Zed Vell"}
+    counts = {t: (n, lit) for t, n, lit in mx.type_counts(ex, hl)}
+    assert counts == {"place": (1, 1), "person": (1, 1)}
+    assert "2 of 8 entities (place)" in mx.caption(ex, hl)
+
+
+def test_hostile_names_stay_text_in_every_word_the_figure_writes(memory, tmp_path):
+    ex = mx.Explorer.of(memory_map.memory_map(memory, cache_dir=tmp_path))
+    fig = mx.figure(memory, ex, ex.highlight("zed vell"))
+    spec = json.loads(pio.to_json(fig))
+    words = [a["text"] for a in spec["layout"]["annotations"]]
+    words += [h for tr in spec["data"] for h in (tr.get("hovertext") or [])]
+    assert any("javascript" in w for w in words)
+    for w in words:  # plotly reads <b>, <a href>, <br> and &lt; &gt; &amp; in these: all escaped
+        assert "<" not in w and ">" not in w and "& " not in w
+    assert mx.plot_text(HOSTILE) == "&lt;a href=\"javascript:alert(1)\"&gt;x&lt;/a&gt; &amp; &lt;b&gt;y&lt;/b&gt;"
+
+
+def test_a_click_returns_the_entity_s_place_on_the_map(memory, tmp_path):
+    ex = mx.Explorer.of(memory_map.memory_map(memory, cache_dir=tmp_path))
+    fig = mx.figure(memory, ex, ex.highlight("nox"))
+    for tr in fig.data:
+        if tr.mode == "markers":  # every clickable trace: customdata is the map position of each point
+            for i, x, y in zip(tr.customdata, tr.x, tr.y):
+                assert (ex.map.x[i], ex.map.y[i]) == pytest.approx((x, y), abs=1e-6)
+
+
+def test_the_panel_facts_name_relations_passages_and_candidates(memory):
+    facts = mx.entity_facts(memory, "alfa")
+    assert facts.name == "Alfa" and facts.type == "person" and facts.mentions == 2
+    assert {(r["head"], r["relation"], r["tail"]) for r in facts.relations} == {
+        ("Alpha", "met", "Alfa"), ("Alfa", "mentored", "Alphonse"), ("Alfa", "visited", "Zed Vell")}
+    assert [title for _, title, _ in facts.passages] == ["Alpha notes", "Alfa report"]
+    with pytest.raises(KeyError):
+        mx.entity_facts(memory, "nobody")
