@@ -82,9 +82,9 @@ def ask(memory: Memory, question: str, *, llm: LLM | None, embedder: Embedder,
         raise ValueError("this memory holds passages only (built for a dense evaluation, no extraction): "
                          "it supports dense retrieval without an answer step; build it with extraction "
                          "for NeuroPath, EcphoryRAG or answers")
-    params = params or {}
+    given = registry.params_map(params)  # every shape and value checked before any work
     ctx = QueryContext(memory, llm, embedder, question, make_stamp(memory, llm, embedder, corpus))
-    return [run_method(ctx, method, params.get(method), answer=answer) for method in methods]
+    return [run_method(ctx, method, given.get(method), answer=answer) for method in methods]
 
 
 def run_method(ctx: QueryContext, method: str, params: dict[str, Any] | Any | None, *,

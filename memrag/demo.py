@@ -13,9 +13,6 @@ from memrag.llm.recordings import EXTRACTION_FILE, RecordingLLM, Recordings, Reu
 from memrag.sample import (ROOT, SAMPLE_DIR, SAMPLE_FIXED, is_sample_memory, sample_memory_dir,  # noqa: F401 (the demo's face)
                            sample_refusal)
 
-EXTRACT_COMMAND = ("python -m memrag index sample_corpus/docs --memory sample_corpus/memory "
-                   "--name 'Varrow Coast (sample)' --backend embedded")
-
 
 def sample_docs_dir() -> Path:
     return SAMPLE_DIR / "docs"

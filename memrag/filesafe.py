@@ -25,6 +25,10 @@ class UnreadableFile(ValueError):
 class NotRegularFile(UnreadableFile):
     """A name that leads to a folder, a pipe, a device or a socket (nothing was read from it)."""
 
+    def __init__(self, path: str | Path, kind: str) -> None:
+        super().__init__(f"{path}: {kind}, not a regular file; nothing was read from it")
+        self.kind = kind  # "a named pipe", "a character device", …
+
 
 class LinkRefused(UnreadableFile):
     """A symbolic link where links are not followed (nothing was read through it)."""
@@ -57,7 +61,7 @@ def open_regular(path: str | Path, *, follow_links: bool = True) -> int:
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise NotRegularFile(f"{path}: {_kind(mode)}, not a regular file; nothing was read from it")
+        raise NotRegularFile(path, _kind(mode))
     return fd
 
 

@@ -3,14 +3,15 @@ dataclass, read back as that dataclass. Everything per method comes from the reg
 
 from __future__ import annotations
 
-import types
+import math
 from dataclasses import Field, fields
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 import streamlit as st
 
 from memrag.app.session import PREFIX, WIDGET_PREFIX, bound
 from memrag.config import help_of
+from memrag.fields import bounds_of, optional, value_type
 from memrag.methods import registry
 
 PARAM_CLASSES = registry.LIVE_PARAMS  # every registered method, read now (a method registered later too)
@@ -28,9 +29,18 @@ def param_key(method: str, name: str, scope: str = "") -> str:
     return WIDGET_PREFIX + value_key(method, name, scope)
 
 
-def _optional(tp: Any) -> bool:
-    """`int | None`: a number box cannot hold None, so 0 stands for it."""
-    return get_origin(tp) in (Union, types.UnionType) and type(None) in get_args(tp)
+def _ends(cls: type, name: str, kind: type) -> tuple[Any, Any]:
+    """The widget's least and largest value: the bounds the field declares (memrag.fields), the
+    same the validator checks; an end it does not declare is left open."""
+    b = bounds_of(cls, name)
+    return tuple(kind(x) if math.isfinite(x) else None for x in (b.low, b.high))  # type: ignore[return-value]
+
+
+def _float_step(low: float | None, high: float | None) -> float:
+    """A tenth of the range's order of magnitude, at most 0.05 (a probability moves in twentieths)."""
+    if low is None or high is None or high <= low:
+        return 0.05
+    return min(0.05, 10 ** math.floor(math.log10(high - low)) / 10)
 
 
 def _widget_value(value: Any) -> Any:
@@ -61,11 +71,15 @@ def param_widgets(method: str, container: Any = None, scope: str = "") -> None:
             bound(where.selectbox, label, key, options=options, help=tip)
         elif isinstance(f.default, bool):
             bound(where.checkbox, label, key, help=tip)
-        elif isinstance(f.default, float):
-            bound(where.number_input, label, key, min_value=0.0, max_value=1.0, step=0.05, help=tip)
+        elif value_type(tp) is float:
+            low, high = _ends(cls, f.name, float)
+            bound(where.number_input, label, key, min_value=low, max_value=high, step=_float_step(low, high),
+                  help=tip)
         else:  # int, or int | None where 0 means None
-            extra = " (0 = none)" if _optional(tp) else ""
-            bound(where.number_input, label, key, min_value=0, max_value=1000, step=1, help=tip + extra)
+            low, high = _ends(cls, f.name, int)
+            extra = " (0 = none)" if optional(tp) else ""
+            bound(where.number_input, label, key, min_value=min(low, 0) if optional(tp) and low is not None
+                  else low, max_value=high, step=1, help=tip + extra)
 
 
 def method_params(method: str, scope: str = "") -> Any:
@@ -74,7 +88,7 @@ def method_params(method: str, scope: str = "") -> Any:
     values = {}
     for f, tp in _fields(method):
         v = st.session_state.get(value_key(method, f.name, scope), _widget_value(f.default))
-        values[f.name] = None if v == 0 and _optional(tp) else v
+        values[f.name] = None if v == 0 and optional(tp) else v
     return PARAM_CLASSES[method](**values)
 
 

@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from memrag.methods import registry
-from memrag.cli.common import add_backend_args, settings_from
+from memrag.cli.common import add_backend_args, json_params, settings_from
 from memrag.durable import write_atomic
 from memrag.trace import token_sum
 from memrag.tracefile import traces_json
@@ -102,7 +101,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from memrag.llm.recordings import Recordings
 
     try:
-        params = json.loads(args.params)
+        params = json_params(args.params)
         embedder = get_embedder(settings_from(args).embedder)
         memory = store.load(args.memory, embedder.model_id)
         rec = None if args.live else Recordings.open(args.memory)

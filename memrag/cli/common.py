@@ -46,3 +46,20 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
     return value
+
+
+def json_params(text: str) -> dict:
+    """`--params` as JSON, every shape and value checked by the one validator (registry.params_map);
+    a ValueError that says it is about --params."""
+    from memrag import jsonsafe
+    from memrag.methods import registry
+
+    try:
+        params = jsonsafe.loads(text)
+    except ValueError as e:
+        raise ValueError(f"--params is not JSON ({e})") from None
+    try:
+        registry.params_map(params)
+    except ValueError as e:
+        raise ValueError(f"--params: {e}") from None
+    return params

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from memrag.methods import registry
-from memrag.cli.common import add_backend_args, settings_from
+from memrag.cli.common import add_backend_args, json_params, settings_from
 from memrag.eval.datasets import DATASET_NAMES, SCOPES
 from memrag.filesafe import read_text
 
@@ -55,10 +54,7 @@ def _params(text: str) -> dict:
         return settings_preset(text.strip(), registry.names())
     source = read_text(Path(text.strip()), PARAMS_FILE_MAX_BYTES, what="parameters file") \
         if text.strip().endswith(".json") else text
-    params = json.loads(source)
-    if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
-        raise ValueError('--params must be a JSON object of objects: {"method": {"name": value}}')
-    return params
+    return json_params(source)
 
 
 def config_from_args(args: argparse.Namespace):

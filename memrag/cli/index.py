@@ -133,6 +133,10 @@ def _build(args: argparse.Namespace) -> int:
                 print(f"{'skipped' if prob.fatal else 'note'}: {prob.name}: {prob.reason}", file=sys.stderr)
             for dup in report.duplicates:
                 print(f"skipped duplicate: {dup}", file=sys.stderr)
+            if not report.documents:  # a memory of nothing is not made (nor an existing one touched)
+                print(f"error: nothing to index: every path given was skipped (the reasons are above); "
+                      f"{args.memory} was not {'changed' if args.memory.exists() else 'made'}", file=sys.stderr)
+                return 1
             llm, choice = make_llm(settings)
             print(choice.describe(), file=sys.stderr)
             events = build_memory(args.memory, report.documents, llm, embedder, params,

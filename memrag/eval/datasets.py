@@ -12,11 +12,13 @@ passage are kept in `Dataset.aliases` (source id -> pooled pid).
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from memrag import jsonsafe
+from memrag.filesafe import UnreadableFile, open_regular, read_bytes
 
 DATASET_NAMES = ("musique", "hipporag", "2wiki", "hotpotqa", "sample")
 SCOPES = ("pooled", "limit-pooled", "per-question")
@@ -108,12 +110,18 @@ class _PooledCorpus:
 # --------------------------------------------------------------------------- file reading
 
 
+# The largest benchmark file memrag reads (2WikiMultihopQA's dev set is a few hundred MB).
+BENCHMARK_MAX_BYTES = 2_000_000_000
+
+
 def _read_json(path: str | Path) -> Any:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"benchmark file not found: {path}")
     try:
-        return jsonsafe.loads(path.read_text(encoding="utf-8"))
+        return jsonsafe.loads(read_bytes(path, BENCHMARK_MAX_BYTES, what="benchmark file"))
+    except UnreadableFile:
+        raise
     except ValueError as exc:  # bad JSON or nested too deep
         raise ValueError(f"{path}: not valid JSON ({exc})") from exc
 
@@ -124,7 +132,7 @@ def _read_jsonl(path: str | Path) -> list[tuple[int, dict]]:
     if not path.is_file():
         raise FileNotFoundError(f"benchmark file not found: {path}")
     records = []
-    with path.open(encoding="utf-8") as fh:
+    with os.fdopen(open_regular(path), encoding="utf-8") as fh:  # never a pipe or a device
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue

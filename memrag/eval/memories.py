@@ -3,13 +3,14 @@ passages, else built (or extended) by extraction, a passages-only build or an Op
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
+from memrag import jsonsafe
 from memrag.config import IndexParams
+from memrag.filesafe import read_bytes
 from memrag.embed import Embedder
 from memrag.eval.config import EvalConfig, EvalEvent, dense_only
 from memrag.eval.datasets import Dataset, Passage
@@ -18,7 +19,7 @@ from memrag.eval.scoring import ChunkUnits, map_chunks
 from memrag.index import store
 from memrag.index.build import build_memory
 from memrag.index.memory import Memory
-from memrag.index.openie import import_openie
+from memrag.index.openie import OPENIE_MAX_BYTES, import_openie
 from memrag.index.passages_only import PASSAGES_ONLY, build_passages_only, is_passages_only
 from memrag.index.readers import Document, benchmark_document, read_paths
 from memrag.llm.base import LLM
@@ -67,8 +68,8 @@ def _openie_files(config: EvalConfig, passages: list[Passage], work: Path) -> tu
     """The OpenIE and corpus files for these passages: the given files when the scope is the whole
     corpus, else index-aligned subsets of both written under `work`."""
     assert config.import_openie is not None and config.corpus is not None
-    corpus = json.loads(Path(config.corpus).read_text(encoding="utf-8"))
-    openie = json.loads(Path(config.import_openie).read_text(encoding="utf-8"))
+    corpus = jsonsafe.loads(read_bytes(config.corpus, OPENIE_MAX_BYTES, what="corpus file"))
+    openie = jsonsafe.loads(read_bytes(config.import_openie, OPENIE_MAX_BYTES, what="OpenIE file"))
     docs = openie.get("docs") if isinstance(openie, dict) else None
     if not isinstance(corpus, list) or not isinstance(docs, list) or len(docs) != len(corpus):
         raise ValueError(f"{config.import_openie} and {config.corpus} are not index-aligned OpenIE and corpus files")

@@ -20,9 +20,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
+from memrag import jsonsafe
 from memrag.assets import asset_text
 from memrag.eval.stats import bootstrap_ci, mean, paired_win_loss
 from memrag.eval.rundir import REPORT_HTML, SUMMARY, SUMMARY_MD, write_json_atomic
+from memrag.filesafe import UnreadableFile, read_bytes
 from memrag.eval.gold import fate_family, fate_order
 from memrag.eval.records import (LABELS, PAIRED_SCORES, SCORES, CostPerQuery, MethodSummary, PairedScore,
                                   RunSummary, TrackerHop, TrackerPrecision)
@@ -518,6 +520,9 @@ def html_report(summary: RunSummary | dict[str, Any], records: Sequence[dict[str
 
 
 # ------------------------------------------------------------------ docs/results.md
+SUMMARY_MAX_BYTES = 20_000_000  # a summary holds figures, not traces: a few hundred KB
+
+
 def load_summary(run_dir: Path) -> dict[str, Any]:
     """A run's summary.json, checked against the schema (memrag.eval.records.RunSummary): a
     malformed file is a ValueError naming the file and the field. `read_summary` gives it typed."""
@@ -525,7 +530,9 @@ def load_summary(run_dir: Path) -> dict[str, Any]:
     if not path.is_file():
         raise FileNotFoundError(f"no summary.json in {run_dir}: give the --out folder of an evaluation run")
     try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
+        summary = jsonsafe.loads(read_bytes(path, SUMMARY_MAX_BYTES, what="run summary"))
+    except UnreadableFile:
+        raise
     except ValueError as e:
         raise ValueError(f"{path}: not valid JSON ({e})") from e
     except RecursionError:

@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 from memrag import jsonsafe
 from memrag.durable import storage_guard, write_atomic, writer_lock
+from memrag.filesafe import read_bytes
 from memrag.eval.config import EvalConfig
 from memrag.index import store
 from memrag.textsafe import slug, with_hash
@@ -47,6 +48,10 @@ def writing_run(out: Path, wait_s: float = RUN_LOCK_WAIT_S) -> Iterator[None]:
         yield
 
 
+# A results line holds one question's traces (a few hundred KB); a thousand questions stay far below this.
+RESULTS_MAX_BYTES = 1_000_000_000
+
+
 def read_results(path: Path, *, repair: bool = True) -> list[dict[str, Any]]:
     """The finished questions. A last line without its newline is a write cut short by a crash:
     it is removed from the file (that question will be done again); with `repair=False` (a viewer,
@@ -55,7 +60,7 @@ def read_results(path: Path, *, repair: bool = True) -> list[dict[str, Any]]:
     path = Path(path)
     if not path.exists():
         return []
-    data = path.read_bytes()
+    data = read_bytes(path, RESULTS_MAX_BYTES, what="results file")
     complete = data.rfind(b"\n") + 1
     if complete < len(data) and repair:
         with storage_guard(path, "repair the run's results", RECORDS_KEPT), path.open("r+b") as fh:

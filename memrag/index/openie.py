@@ -7,7 +7,6 @@ Imported mentions have no description: each gets its own triples in its chunk
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from pathlib import Path
@@ -15,7 +14,9 @@ from typing import Any, Iterator
 
 from memrag.index.build import (BuildEvent, embed_new_rows, integrate_chunk, new_memory, refresh_entity_vectors,
                           save_and_finish)
+from memrag import jsonsafe
 from memrag.config import IndexParams
+from memrag.filesafe import read_bytes
 from memrag.embed import Embedder
 from memrag.index.extract import Extraction, Mention, postprocess
 from memrag.index.memory import ChunkRow, DocRow, ExtractionLog
@@ -28,9 +29,12 @@ class OpenIEFormatError(ValueError):
     pass
 
 
+OPENIE_MAX_BYTES = 2_000_000_000  # an OpenIE file of a whole benchmark corpus is tens of MB
+
+
 def _load_json(path: Path) -> Any:
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return jsonsafe.loads(read_bytes(path, OPENIE_MAX_BYTES, what="OpenIE or corpus file"))
     except (OSError, ValueError) as e:
         raise OpenIEFormatError(f"cannot read {path}: {e}") from e
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 import io
 import os
 import re
-import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 from memrag.config import IndexParams
+from memrag.filesafe import LinkRefused, NotRegularFile, UnreadableFile, open_regular
 from memrag.index.text import (
     IngestError,
     base_name,
@@ -281,6 +281,16 @@ def _check_size(size: int, params: IndexParams) -> None:
         raise IngestError(f"over the {_size_text(limit, exact=True)} limit ({shown})")
 
 
+# <meta charset="…"> or <meta http-equiv="Content-Type" content="text/html; charset=…">, in the head.
+_META_CHARSET = re.compile(rb"<meta\b[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9._:-]{1,40})", re.I)
+
+
+def declared_charset(data: bytes) -> str:
+    """The charset an HTML page declares in its first 4 KB ('' when none)."""
+    m = _META_CHARSET.search(data[:4096])
+    return m.group(1).decode("ascii") if m else ""
+
+
 def _format_of(name: str) -> str:
     suffix = Path(name).suffix.lower()
     if suffix in SUPPORTED_SUFFIXES:
@@ -304,7 +314,9 @@ def read_bytes(name: str, data: bytes, params: IndexParams) -> Document:
     if fmt == "pdf":
         title, raw, extra = _read_pdf(data, params)
     else:
-        decoded, meta["encoding"] = decode_text(data)
+        decoded, meta["encoding"], note = decode_text(data, declared_charset(data) if fmt == "html" else "")
+        if note:
+            meta["encoding_note"] = note
         if not decoded.strip():
             raise IngestError("empty file")
         reader = {"txt": lambda t: ("", t, {}), "md": _read_markdown, "html": _read_html}[fmt]
@@ -363,8 +375,9 @@ class _Batch:
             return False
         self._seen.add(key)
         doc.doc_id = self._unique_id(doc.doc_id)
-        if doc.meta.get("truncated"):
-            self.warn(name, str(doc.meta["truncated"]))
+        for said in ("truncated", "encoding_note"):
+            if doc.meta.get(said):
+                self.warn(name, str(doc.meta[said]))
         self.report.documents.append(doc)
         return True
 
@@ -445,21 +458,17 @@ def read_paths(paths: list[Path], params: IndexParams, *, kind: str = "file") ->
 
 
 def _open_regular(path: Path, follow_links: bool) -> int:
-    """A read-only descriptor of a regular file. Without `follow_links` a link is refused at
-    open time (O_NOFOLLOW), so one swapped in after the folder walk is not followed either."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # a FIFO must not block the open
-    if not follow_links:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
+    """A read-only descriptor of a regular file (memrag.filesafe: a pipe never holds the open).
+    Without `follow_links` a link is refused at open time (O_NOFOLLOW), so one swapped in after the
+    folder walk is not followed either."""
     try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if not follow_links and path.is_symlink():
-            raise IngestError(_LINK_SKIPPED) from exc
-        raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise IngestError("not a regular file")
-    return fd
+        return open_regular(path, follow_links=follow_links)
+    except LinkRefused:
+        raise IngestError(_LINK_SKIPPED) from None
+    except NotRegularFile as e:
+        raise IngestError(f"{e.kind}, not a regular file") from None
+    except UnreadableFile as e:
+        raise IngestError(f"could not read file ({str(e).rpartition(': ')[2]})") from None
 
 
 def _read_one_path(path: Path, label: str, params: IndexParams, kind: str, batch: _Batch, *,

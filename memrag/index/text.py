@@ -148,11 +148,27 @@ def _control_share(sample: str) -> float:
     return bad / len(sample)
 
 
-def decode_text(data: bytes) -> tuple[str, str]:
-    """(text, encoding name) for bytes that hold text, else IngestError.
+# One valid UTF-8 sequence of two to four bytes (RFC 3629: no overlongs, no surrogates, at most U+10FFFF).
+_UTF8_MULTIBYTE = re.compile(
+    rb"[\xC2-\xDF][\x80-\xBF]|\xE0[\xA0-\xBF][\x80-\xBF]|[\xE1-\xEC\xEE\xEF][\x80-\xBF]{2}"
+    rb"|\xED[\x80-\x9F][\x80-\xBF]|\xF0[\x90-\xBF][\x80-\xBF]{2}|[\xF1-\xF3][\x80-\xBF]{3}"
+    rb"|\xF4[\x80-\x8F][\x80-\xBF]{2}")
+# What a page may declare that means Windows-1252 (as browsers read it: the HTML standard's labels).
+_MEANS_CP1252 = {"iso8859-1", "latin-1", "ascii", "cp1252"}
 
-    Order: a byte-order mark decides (UTF-32/UTF-16/UTF-8); then strict UTF-8; then
-    cp1252 (latin-1 for its five undefined bytes) when the bytes look like Western text.
+
+def decode_text(data: bytes, declared: str = "") -> tuple[str, str, str]:
+    """(text, encoding name, note for the build report — '' for clean UTF-8) for bytes that hold
+    text, else IngestError. The rule, in order:
+
+    1. a byte-order mark decides (UTF-32 / UTF-16 / UTF-8);
+    2. a charset the file declares (`declared`: an HTML page's meta charset) decides, when Python
+       knows it (bytes not valid in it replaced, and counted in the note);
+    3. valid UTF-8 is UTF-8;
+    4. a file holding at least one valid multi-byte UTF-8 sequence is UTF-8 whose other bytes are
+       damaged: read as UTF-8 with those bytes replaced by U+FFFD, and the note says how many;
+    5. only a file with no valid multi-byte UTF-8 sequence at all is read as Windows-1252 (cp1252;
+       latin-1 for its five undefined bytes), and the note says so — when it looks like Western text.
     """
     what = binary_format_of(data)
     if what:
@@ -165,31 +181,57 @@ def decode_text(data: bytes) -> tuple[str, str]:
         (codecs.BOM_UTF16_BE, "utf-16"),
     ):
         if data.startswith(bom):
+            label = enc.upper().replace("-SIG", "")
             try:
                 text = data.decode(enc)
             except UnicodeDecodeError:
-                label = enc.upper().replace("-SIG", "")
                 raise IngestError(f"could not decode text (starts like {label} but is not valid {label})") from None
             if "\x00" in text or _control_share(text[:20000]) > 0.05:
                 raise IngestError("binary file (many control bytes)")
-            return text, enc
+            return text, enc, "" if label == "UTF-8" else f"read as {label} (its byte-order mark says so)"
     if b"\x00" in data:
         raise IngestError("binary file (contains NUL bytes)")
     head = data[:65536]
     if _control_share(head.decode("latin-1")) > 0.05:
         raise IngestError("binary file (many control bytes)")
+    codec, unknown = _codec(declared)
+    if codec and codec != "utf-8":
+        text = data.decode(codec, errors="replace")
+        return text, codec, f"read as {codec}, the charset it declares{_replaced(text, data, 'in it')}"
     try:
-        return data.decode("utf-8"), "utf-8"
+        return data.decode("utf-8"), "utf-8", unknown
     except UnicodeDecodeError:
         pass
-    # Not UTF-8. Western single-byte text has few high bytes among mostly ASCII; a high share
+    if _UTF8_MULTIBYTE.search(data):
+        text = data.decode("utf-8", errors="replace")
+        return text, "utf-8", f"read as UTF-8{_replaced(text, data, 'UTF-8')}" + (f"; {unknown}" if unknown else "")
+    # No UTF-8 at all. Western single-byte text has few high bytes among mostly ASCII; a high share
     # means another script's code page, which cp1252 would turn into unreadable mojibake.
     high = sum(1 for b in head if b >= 0x80)
     if high / len(head) > 0.3:
         raise IngestError(
             "could not decode text (not UTF-8 and not Western-European text; save it as UTF-8)"
         )
+    note = "read as Windows-1252 (cp1252): it is not UTF-8 and holds no UTF-8 character"
     try:
-        return data.decode("cp1252"), "cp1252"
+        return data.decode("cp1252"), "cp1252", note
     except UnicodeDecodeError:
-        return data.decode("latin-1"), "latin-1"
+        return data.decode("latin-1"), "latin-1", note.replace("Windows-1252 (cp1252)", "Latin-1")
+
+
+def _codec(declared: str) -> tuple[str, str]:
+    """(Python's name for a declared charset, or ''; a note when it names none Python knows)."""
+    label = declared.strip().strip("'\"").lower()
+    if not label:
+        return "", ""
+    try:
+        name = codecs.lookup(label).name
+    except LookupError:
+        return "", f"its declared charset {label[:40]!r} is unknown, so the rule for undeclared text was used"
+    return ("cp1252" if name in _MEANS_CP1252 else name), ""
+
+
+def _replaced(text: str, data: bytes, valid_in: str) -> str:
+    """'' or '; with N byte sequence(s) not valid {valid_in} replaced by �' (U+FFFD already in the file not counted)."""
+    n = text.count("\ufffd") - data.count("\ufffd".encode())
+    return f" with {n} byte sequence(s) not valid {valid_in} replaced by \ufffd" if n > 0 else ""

@@ -74,6 +74,7 @@ class RecordedResponse:
     # LLMReplyError with this message, and a replay raises it again, so the run fails the same way
     error: str = ""
     top_logprobs: list[list[TokenLogprob]] | None = None  # the call asked for probabilities
+    line: int = 0  # where it was read (messages name it); not written
 
     def completion(self, model: str, backend: str, stage: str) -> Completion:
         return Completion(text=self.text, model=model, backend=backend, stage=stage,
@@ -83,7 +84,7 @@ class RecordedResponse:
 
     def to_json(self) -> dict[str, Any]:
         """The line's object: optional fields only where they say something."""
-        out = {k: v for k, v in self.__dict__.items() if k not in ("error", "top_logprobs")}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("error", "top_logprobs", "line")}
         if self.error:
             out["error"] = self.error
         if self.top_logprobs is not None:
@@ -139,11 +140,11 @@ def _line_problem(obj: dict[str, Any]) -> str:
     return ""
 
 
-def _response(obj: dict[str, Any]) -> RecordedResponse:
-    """A line `_line_problem` passed, as a response."""
+def _response(obj: dict[str, Any], n: int) -> RecordedResponse:
+    """Line `n`, which `_line_problem` passed, as a response."""
     if "top_logprobs" in obj:
         obj = {**obj, "top_logprobs": stored_positions(obj["top_logprobs"])}
-    return RecordedResponse(**{**obj, "seconds": float(obj["seconds"])})
+    return RecordedResponse(**{**obj, "seconds": float(obj["seconds"]), "line": n})
 
 
 class Recordings:
@@ -218,7 +219,7 @@ class Recordings:
                 broken[key] = f"line {n}: {problem}"
                 responses.pop(key, None)
             else:
-                responses[key] = _response(obj)
+                responses[key] = _response(obj, n)
                 broken.pop(key, None)
         return cls(path, identity, list(questions), responses, memory, broken, unreadable)
 
@@ -282,7 +283,7 @@ class ReplayLLM:
             raise self.rec.miss(stage, key)
         too_long = reply_problem(hit.text, hit.seconds, max_tokens=max_tokens)
         if too_long:
-            raise self.rec.broken_reply(stage, f"the reply for key {key[:12]}…: {too_long}")
+            raise self.rec.broken_reply(stage, f"line {hit.line}: {too_long}")
         c = hit.completion(self.model, self.backend, stage)
         if hit.error:
             raise LLMReplyError(hit.error, completion=c)

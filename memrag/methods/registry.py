@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from memrag.fields import from_dict
+from memrag.fields import checked
 from memrag.methods.spec import MethodSpec, resolve
 
 # Run order: dense first, so a live ask shows the baseline while the graph methods still work.
@@ -142,10 +142,26 @@ def settings_preset(preset: str, methods: tuple[str, ...] | list[str]) -> dict[s
 
 def params_of(name: str, params: Any = None) -> Any:
     """The method's parameters from None (its defaults), its dataclass or a dict (old key names
-    accepted, unknown keys refused)."""
+    accepted), checked by the one validator (`memrag.fields.checked`: unknown names, wrong kinds and
+    numbers outside a field's declared bounds are a ValueError naming them)."""
     spec = get(name)
     if params is None:
         return spec.params()
-    if isinstance(params, spec.params):
-        return params
-    return from_dict(spec.params, params, spec.renamed)
+    return checked(spec.params, params, spec.renamed, what=spec.label)
+
+
+def params_map(params: Any) -> dict[str, Any]:
+    """Parameters for several methods as `ask`, `eval --params` and the app give them — an object of
+    method names, each with its parameters (a dict or its dataclass) — every shape and value checked:
+    a ValueError naming what is wrong (`--params '[1]'`, `{"neuropath": [1]}`, an unknown method)."""
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise ValueError(f'parameters must be an object of method names, like {{"{names()[0]}": {{...}}}}; '
+                         f"got {type(params).__name__.replace('NoneType', 'null')}")
+    out = {}
+    for method, values in params.items():
+        if not isinstance(method, str) or method not in names():
+            raise ValueError(f"parameters name an unknown method {str(method)[:40]!r}; choose from {', '.join(names())}")
+        out[method] = params_of(method, values)
+    return out

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 _REPORT = Path(__file__).resolve().parents[2] / "docs" / "reliability.md"
+# Probes that live in browser tests or whole-page AppTests, kept by hand and appended to the page.
+_ELSEWHERE = Path(__file__).resolve().parent / "probes_elsewhere.md"
 _OUTCOMES: dict[str, dict] = {}
 _PARTIAL = []  # a run that deselected probes (-k, -m, a single file) must not overwrite the page
 
@@ -70,6 +72,8 @@ def pytest_sessionfinish(session, exitstatus):
     for r in rows:
         lines.append(f"| {esc(r['group'])} | {esc(r['what'])} | {esc(r['expected'])} | {r['outcome']} | "
                      f"`{esc(r['test'].split('::')[-1])}` |")
+    if _ELSEWHERE.is_file():
+        lines += ["", _ELSEWHERE.read_text(encoding="utf-8").strip()]
     try:
         _REPORT.write_text("\n".join(lines) + "\n", encoding="utf-8")
     except OSError:

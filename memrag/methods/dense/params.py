@@ -9,4 +9,4 @@ from memrag.fields import helped as _f
 
 @dataclass
 class DenseParams:
-    answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
+    answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.", low=1, high=50)

@@ -24,7 +24,7 @@ import weakref
 
 import numpy as np
 
-from memrag.fields import params_dict
+from memrag.fields import checked, params_dict
 from memrag.methods.ecphory.params import EcphoryParams
 from memrag.index.memory import Memory
 from memrag.methods.base import QueryContext, fuse_ranks, new_trace, query_entities, set_ranked
@@ -42,25 +42,9 @@ NEW_LISTED = 200  # newly activated engrams listed per round (a hub neighbour ca
 
 # ------------------------------------------------------------------ parameters
 def check_params(p: EcphoryParams) -> None:
-    """Refuse parameter values the algorithm cannot honour, naming each one."""
-    problems = []
-    for name, low in (("k_initial", 1), ("k_final", 1), ("context_chunks", 1), ("seeds", 1),
-                      ("rounds", 0), ("direct_chunks", 0), ("cue_k", 0), ("graph_neighbours", 0)):
-        v = getattr(p, name)
-        if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            problems.append(f"{name} must be a whole number ≥ {low} (got {v!r})")
-    if p.seed_policy not in ("moving", "paper"):
-        problems.append(f"seed_policy must be 'moving' or 'paper' (got {p.seed_policy!r})")
-    if p.context_source not in ("c_init", "activated", "fused"):
-        problems.append(f"context_source must be 'c_init', 'activated' or 'fused' (got {p.context_source!r})")
-    for name, low in (("fusion_k", 1), ("answer_facts", 0)):
-        v = getattr(p, name)
-        if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            problems.append(f"{name} must be a whole number ≥ {low} (got {v!r})")
-    if not isinstance(p.graph_expansion, bool):
-        problems.append(f"graph_expansion must be true or false (got {p.graph_expansion!r})")
-    if problems:
-        raise ValueError("invalid EcphoryRAG parameters: " + "; ".join(problems))
+    """Refuse parameter values the algorithm cannot honour, naming each one (the one validator,
+    `memrag.fields.checked`, against the bounds each field declares)."""
+    checked(EcphoryParams, p, what="EcphoryRAG")
 
 
 # ------------------------------------------------------------------ per-memory lookup arrays

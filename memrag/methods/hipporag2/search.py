@@ -28,7 +28,7 @@ import igraph as ig
 import numpy as np
 
 from memrag import prompts
-from memrag.fields import params_dict
+from memrag.fields import checked, params_dict
 from memrag.methods.hipporag2.params import HippoRAG2Params
 from memrag.index.memory import Memory
 from memrag.llm.jsoncall import call_json
@@ -49,23 +49,9 @@ EDGE_KINDS = ("triple", "synonymy", "context")
 
 # ------------------------------------------------------------------ parameters
 def check_params(p: HippoRAG2Params) -> None:
-    """Refuse parameter values the algorithm cannot honour, naming each one."""
-    problems = []
-    for name, low in (("linking_top_k", 1), ("synonymy_neighbours", 0), ("answer_passages", 1)):
-        v = getattr(p, name)
-        if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            problems.append(f"{name} must be a whole number ≥ {low} (got {v!r})")
-    for name, low, high in (("damping", 0.0, 1.0), ("passage_node_weight", 0.0, float("inf")),
-                            ("synonymy_threshold", -1.0, 1.0)):
-        v = getattr(p, name)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high:
-            problems.append(f"{name} must be a number in [{low}, {high}] (got {v!r})")
-    if isinstance(p.damping, float) and p.damping >= 1.0:
-        problems.append("damping must be below 1 (at 1 the seeds would not matter)")
-    if not isinstance(p.recognition, bool):
-        problems.append(f"recognition must be true or false (got {p.recognition!r})")
-    if problems:
-        raise ValueError("invalid HippoRAG 2 parameters: " + "; ".join(problems))
+    """Refuse parameter values the algorithm cannot honour, naming each one (the one validator,
+    `memrag.fields.checked`, against the bounds each field declares)."""
+    checked(HippoRAG2Params, p, what="HippoRAG 2")
 
 
 def min_max(x: np.ndarray) -> np.ndarray:

@@ -18,11 +18,13 @@ HopPrompt = Literal["carry", "paths"]
 
 @dataclass
 class NeuroPathParams:
-    max_hops: int = _f(2, "Tracking hops at most.")
-    prune_top: int | None = _f(30, "New paths kept per hop by similarity to the goal; None = no pruning.")
-    max_listed: int = _f(200, "Hard cap on paths listed in one prompt (applies when prune_top is None).")
-    coref_top: int = _f(5, "Coreference candidates per entity at query time.")
-    coref_threshold: float = _f(0.8, "Coreference cosine threshold at query time.")
+    max_hops: int = _f(2, "Tracking hops at most.", low=1, high=10)
+    prune_top: int | None = _f(30, "New paths kept per hop by similarity to the goal; None = no pruning.",
+                               low=1, high=1000)
+    max_listed: int = _f(200, "Hard cap on paths listed in one prompt (applies when prune_top is None).",
+                         low=1, high=1000)
+    coref_top: int = _f(5, "Coreference candidates per entity at query time.", low=0, high=50)
+    coref_threshold: float = _f(0.8, "Coreference cosine threshold at query time.", low=0.0, high=1.0)
     completion: bool = _f(True, "Post-retrieval completion ('replay'): fill with dense retrieval.")
     dp_position: DpPosition = _f(
         "fused", "Where the valid paths' chunks (D_p) go in the ranked list: first = the paper's and the "
@@ -33,16 +35,16 @@ class NeuroPathParams:
         "most listed paths valid).")
     dp_head: int = _f(2, "With dp_position=after_head: completion chunks placed before D_p. With fused: the "
                       "floor — the i-th chunk of D_p ranks no lower than after dp_head completion chunks and "
-                      "D_p's first i - 1 (fusion may lift it, never bury it).")
+                      "D_p's first i - 1 (fusion may lift it, never bury it).", low=0, high=50)
     dp_fusion_k: int = _f(5, "With dp_position=fused: the constant k in Σ 1/(k + rank); on the order of the "
-                          "answer's passage count, so the heads of both lists decide the top ranks.")
-    answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.")
+                          "answer's passage count, so the heads of both lists decide the top ranks.", low=1, high=1000)
+    answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.", low=1, high=50)
     seed_floor: float = _f(
         0.7, "Deviation: the least cosine similarity between a query entity and its nearest graph node for "
         "that node to seed paths (0 = the paper: every query entity seeds its nearest node). Below 0.7 the "
         "nearest node was another thing in 5 of 7 links on the selection sets ('Newspaper Editor' → "
         "'mayor' 0.37, 'Commodore' → 'bays' 0.51); from 0.7 up it was the same thing under a longer name "
-        "('LaHave' → 'LaHave River' 0.72, 'Nets' → 'New York Nets' 0.79).")
+        "('LaHave' → 'LaHave River' 0.72, 'Nets' → 'New York Nets' 0.79).", low=0.0, high=1.0)
     skip_class_words: bool = _f(
         True, "Deviation: a query entity written all in lower case ('country', 'city of birth', 'director') "
         "names a kind of thing, not an entity, and seeds nothing; its nearest graph node (often the same "
@@ -58,11 +60,11 @@ class NeuroPathParams:
         "expansion count and continue still come from the generative call. A backend that gives no "
         "probabilities falls back to generative for that hop, said in the trace.")
     keep_threshold: float = _f(0.5, "With tracker=likelihood: the least P(yes) (normalised over yes + no) for "
-                               "a path to be kept; 0.5 = the model leans to yes.")
+                               "a path to be kept; 0.5 = the model leans to yes.", low=0.0, high=1.0)
     hop_prompt: HopPrompt = _f(
         "paths", "What a tracking prompt after hop 1 holds: paths = the official code's shape (the question and "
         "the listed paths only); carry = memrag's earlier deviation: also the previous hop's reasoning chain "
         "('So far') and expansion requirement ('Still missing'), which a 1.5B model copies word for word. A hop "
         "that repeats the previous chain and requirement is flagged in the trace either way.")
     keep_top: int | None = _f(10, "With tracker=likelihood: at most this many kept paths per hop, most probable "
-                              "first (10, the generative reply's cap on valid_ids); None = no cap.")
+                              "first (10, the generative reply's cap on valid_ids); None = no cap.", low=1, high=100)
