@@ -37,11 +37,12 @@ def _params_script() -> None:
 def test_an_optional_number_shows_zero_and_reads_back_none():
     # "0 = none" comes from the field's type (int | None), not from a list of field names.
     from memrag.app import param_widgets
+    from memrag.fields import optional as is_optional
     from memrag.methods import registry
 
     at = AppTest.from_function(_params_script).run()
     assert not at.exception
-    optional = [(m, f) for m in registry.NAMES for f, tp in param_widgets._fields(m) if param_widgets._optional(tp)]
+    optional = [(m, f) for m in registry.NAMES for f, tp in param_widgets._fields(m) if is_optional(tp)]
     assert optional, "no int | None parameter registered: the rule is untested"
     for m, f in optional:
         box = at.number_input(key=param_widgets.param_key(m, f.name))
