@@ -121,6 +121,7 @@ OVERRIDES = {
     DE2: e((0, 0.1), (2, 0.2), (4, 0.9), (6, 0.3)),
     DE1: e((3, 1.0)),
     "Zed Unknown": e((0, 0.5), (15, 0.8660254)),
+    "river": unit(4),  # a class word as close to the Vell River node as a name can be (1.0)
 }
 
 
@@ -283,7 +284,11 @@ def test_class_words_seed_nothing_when_asked():
     t, _ = run(NeuroPathParams(prune_top=2), entities={"entities": ["Ada Brennick", "river"]})
     seeds = {s.query_entity: s.accepted for s in t.detail(NeuroPathDetail).seeds}
     assert seeds["Ada Brennick"] is True and seeds["river"] is False
+    river = t.detail(NeuroPathDetail).seeds[1]
+    assert river.key == "vell river" and river.similarity > NeuroPathParams().seed_floor  # not the floor's doing
     assert "1 written in lower case, a kind of thing rather than an entity: 'river'" in t.steps[0].summary
+    t, _ = run(NeuroPathParams(prune_top=2, skip_class_words=False), entities={"entities": ["Ada Brennick", "river"]})
+    assert all(s.accepted for s in t.detail(NeuroPathDetail).seeds)  # the same floor, the skip off
     t, _ = run(NeuroPathParams(prune_top=2, skip_class_words=False, seed_floor=0.0),
                entities={"entities": ["Ada Brennick", "river"]})
     assert all(s.accepted for s in t.detail(NeuroPathDetail).seeds)  # the paper's seeding
@@ -446,6 +451,13 @@ def test_seed_floor_rejects_weak_seeds_but_keeps_them_in_the_trace():
     td, _ = run(NeuroPathParams(prune_top=2), entities={"entities": ["Zed Unknown"]})  # the default floor, 0.7
     assert NeuroPathParams().seed_floor == 0.7 and not td.detail(NeuroPathDetail).seeds[0].accepted
     assert "(1 below the similarity floor 0.7)" in td.steps[0].summary
+
+
+def test_a_seed_exactly_at_the_floor_is_accepted():
+    t0, _ = run(NeuroPathParams(prune_top=2, seed_floor=0.0), entities={"entities": ["Zed Unknown"]})
+    at = t0.detail(NeuroPathDetail).seeds[0].similarity
+    t, _ = run(NeuroPathParams(prune_top=2, seed_floor=at), entities={"entities": ["Zed Unknown"]})
+    assert t.detail(NeuroPathDetail).seeds[0].accepted  # "the least cosine similarity": at it, it seeds
 
 
 def test_verbatim_seeds():
