@@ -656,3 +656,37 @@ def test_dp_takes_the_valid_paths_only_not_those_only_asked_to_expand():
     assert sorted(listed) == [1, 2, 3]
     assert t.detail(NeuroPathDetail).dp_chunk_ids == listed[1].chunk_ids
     assert not (set(listed[2].chunk_ids) | set(listed[3].chunk_ids)) & set(t.detail(NeuroPathDetail).dp_chunk_ids)
+
+
+# ---------------------------------------------------------------- seed links and reach
+def test_seed_top_links_each_query_entity_to_its_k_nearest_nodes_each_held_to_the_floor():
+    from memrag.fields import bounds_of
+
+    assert NeuroPathParams().seed_top == 1 and (bounds_of(NeuroPathParams, "seed_top").low, bounds_of(NeuroPathParams, "seed_top").high) == (1, 20)
+    t, _ = run(NeuroPathParams(prune_top=2, seed_top=2))
+    seeds = [(s.query_entity, s.key, s.link, s.accepted) for s in t.detail(NeuroPathDetail).seeds]
+    assert seeds == [("Ada Brennick", "ada brennick", 1, True), ("Ada Brennick", "a brennick", 2, True)]
+    assert "(each linked to its 2 nearest graph nodes)" in t.steps[0].summary
+    # the floor holds per link: 'a brennick' (cosine .85) falls below 0.9, the nearest node stays
+    t, _ = run(NeuroPathParams(prune_top=2, seed_top=2, seed_floor=0.9))
+    assert [(s.key, s.accepted) for s in t.detail(NeuroPathDetail).seeds] == [("ada brennick", True),
+                                                                             ("a brennick", False)]
+    assert "(1 below the similarity floor 0.9)" in t.steps[0].summary
+    # more links than the memory has nodes: every node, once
+    t, _ = run(NeuroPathParams(prune_top=2, seed_top=20, seed_floor=0.0))
+    assert len(t.detail(NeuroPathDetail).seeds) == len(world().entities)
+
+
+def test_gold_reach_counts_how_far_each_gold_passage_got():
+    from memrag.methods.neuropath.reach import gold_reach
+
+    # hop 1 lists born-in (c0) and founded (c1), prunes married (c7); hop 2 lists the Salt Fair (c3)
+    # and Vell River (c2) paths; kept: c0, c2; the Rye chunk (c5) is reachable at hop 2 but listed
+    # on no path; c4 (three hops away) and c6 (no path) are out of reach
+    t, _ = run(NeuroPathParams(prune_top=2))
+    gold = [[0], [2], [4], [5], [6], [1, 6], [7]]
+    assert gold_reach(t, gold) == {"gold": 7, "within_max_hops": 5, "on_listed_paths": 3, "kept": 2}
+    t, _ = run(NeuroPathParams(), entities={"entities": ["Zed Unknown"]})  # no seeds: nothing reached
+    assert gold_reach(t, gold) == {"gold": 7, "within_max_hops": 0, "on_listed_paths": 0, "kept": 0}
+    t.method, t.details = "dense", {}
+    assert gold_reach(t, gold) is None
