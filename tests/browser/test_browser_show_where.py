@@ -78,7 +78,7 @@ def click_first_miss(watched, server, index: int, miss: str, method: str):
     assert caption.count() == 1, f"no caption for '{miss}'"
     below = caption.bounding_box()
     assert below is not None, "the first-miss caption is not shown"
-    buttons = page.locator("button:visible").filter(has_text=re.compile(r"show where: first miss$"))
+    buttons = page.locator("button:visible").filter(has_text=re.compile(r": first miss$"))
     above = [b for b in buttons.all() if (box := b.bounding_box()) is not None and box["y"] < below["y"]
              and abs(box["x"] - below["x"]) < 40]
     assert above, "no visible 'show where: first miss' button above its caption"
