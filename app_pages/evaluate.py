@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -155,6 +156,14 @@ with st.expander("Open a finished run"):
         except ValueError as e:
             st.error(escape_markdown(str(e)))
 
+
+def _again(config: EvalConfig, llm: Any, seconds: float, label: str) -> None:
+    """Ask the shown run again on an edited memory: a new evaluation job, followed like any other."""
+    job = ev.start_again(config, llm, seconds, label)
+    state.eval_job, state.eval_shown = job.id, None
+    st.rerun()
+
+
 if state.eval_shown:
     st.divider()
     st.subheader("Results")
@@ -165,4 +174,4 @@ if state.eval_shown:
     else:
         if stale := stale_message(shown.typed_summary, ev.memory_path_of(shown, {})):
             st.warning(escape_markdown(stale))
-        ev.run_view(shown)
+        ev.run_view(shown, start=None if running else _again)

@@ -1,14 +1,20 @@
 """Finding misses on the Evaluate page (issue 36) and the committed runs (issue 35), under AppTest:
-the filter over questions, the picker's marks, and docs/runs opened read-only on any server."""
+the filter over questions, the picker's marks, docs/runs opened read-only on any server, and a run
+asked again on its edited memory, opened compared."""
 
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
-from memrag.app import eval_views as ev
+from memrag.app import eval_views as ev, jobs
 from memrag.eval import misses
+from memrag.eval.rundir import RESULTS, read_results
+from memrag.index import store
+from memrag.index.edits import Edit, edit_memory
 from memrag.methods import registry
-from test_app_evaluate import app, cli_run, click, home, no_exception, texts  # noqa: F401 (home: a fixture)
+from scripted import HashEmbedder
+from test_app_evaluate import app, cli_run, click, home, hotpot_run, no_exception, texts  # noqa: F401 (home: a fixture)
 
 
 def _opened(at, name: str):
@@ -85,3 +91,33 @@ def test_a_summary_only_folder_opens_only_as_a_committed_run(home, tmp_path):
         assert "holds no finished question" in str(e)
     else:
         raise AssertionError("a typed folder without results should say so")
+
+
+def test_a_run_asked_again_on_an_edited_memory_opens_compared(home):
+    """A pooled run, its memory edited (one triple removed), asked again from the page: the new run
+    opens with the paired comparison (intervals, wins / losses / ties) under its scores."""
+    at = hotpot_run(app().run(), scope="pooled")
+    click(at, "Run evaluation")
+    job = jobs.get_job(at.session_state[ev.EvalState.eval_job.key])
+    assert job is not None and job.wait(60) and job.status == jobs.DONE, job and job.error_detail
+    no_exception(at.run())
+    first = ev.load_run(job.meta["out"])
+    mem = first.run["indexing"]["path"]
+    assert "edit it first" in texts(at)  # the memory is still the version the run used
+    triple = store.load(mem).triples[0]
+    edit_memory(mem, Edit("remove-triple", {"triple": triple.triple_id}), lambda _id: HashEmbedder(64))
+    no_exception(at.run())
+    assert "Ask this run again" in [b.label for b in at.button], texts(at)
+    click(at, "Ask this run again")
+    again = jobs.get_job(at.session_state[ev.EvalState.eval_job.key])
+    assert again is not None and again.id != job.id and again.wait(60), "the rerun did not finish"
+    assert again.status == jobs.DONE, again.error_detail
+    no_exception(at.run())
+    shown = texts(at)
+    assert "Compared with the run it repeats" in shown and f"before: {first.folder.name}" in shown
+    paired = next(d.value for d in at.dataframe if "after − before [95% CI]" in d.value.columns)
+    assert set(paired["score"]) == {"R@2", "R@5", "EM"} and set(paired["n"]) == {2}
+    after = read_results(Path(again.meta["out"]) / RESULTS)
+    assert [r["qid"] for r in after] == [r["qid"] for r in first.records]
+    # calls whose prompts did not change were answered from the first run (cached), not asked again
+    assert any(c["cached"] for r in after for e in r["methods"].values() for c in e["trace"]["llm_calls"])

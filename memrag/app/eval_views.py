@@ -21,7 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from memrag.app import backend_state, job_owner, memory_state, ask_views, estimates, room, widgets, jobs
-from memrag.app import eval_questions as eq
+from memrag.app import eval_again, eval_questions as eq
 from memrag.index import store
 from memrag.index.memory import Memory
 from memrag.app.ask_result import AskResult
@@ -266,6 +266,12 @@ def eval_work(config: EvalConfig, llm: LLM | None, embedder: Any) -> Callable[[j
     return work
 
 
+def start_again(config: EvalConfig, llm: LLM, seconds: float, label: str) -> jobs.Job:
+    """A run asked again on an edited memory (memrag.app.eval_again), as an evaluation job."""
+    n = int(config.limit or 0)
+    return start_eval(config, llm, backend_state.embedder(), Plan(n, 0, 0, 0, 0, seconds, llm.backend), label)
+
+
 def start_eval(config: EvalConfig, llm: LLM | None, embedder: Any, plan: Plan, label: str) -> jobs.Job:
     return job_owner.start_job("eval", label, eval_work(config, llm, embedder), total=plan.todo,
                           estimate_s=plan.seconds, meta={"backend": plan.backend, "out": str(config.out)})
@@ -485,15 +491,17 @@ def _table(t: report.Table) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=header)
 
 
-def run_view(run: EvalRun, key: str = "eval") -> None:
+def run_view(run: EvalRun, key: str = "eval", start: Callable[..., None] | None = None) -> None:
     """Scores with 95% intervals, the report's charts, gold fates, paired comparison, per-question
-    table with exports, and one question's traces in the Ask page's views."""
+    table with exports, and one question's traces in the Ask page's views; under a rerun, the run
+    it repeats compared; with `start` (the page's job starter), asking the run again is offered."""
     s = run.typed_summary
     st.caption(escape_markdown(f"{len(run.records)} question(s) · {stamp_line(s)}"))
     st.caption(escape_markdown(f"folder: {run.folder}"))
     st.dataframe(_table(report.score_rows(s)), hide_index=True)
     st.caption("Percent; [95% bootstrap interval over questions]. Tokens and calls per query bill the shared "
                "query-entity call to each method.")
+    eval_again.comparison(run, load_run, typed_run_folder)
     figs = made("figures", (run,), None, lambda: report.figures(s, run.records))
     for row in range(0, len(figs), 2):
         for col, (name, fig) in zip(st.columns(2), figs[row:row + 2]):
@@ -514,6 +522,8 @@ def run_view(run: EvalRun, key: str = "eval") -> None:
         st.dataframe(_table(tracker), hide_index=True)
         st.caption(report.TRACKER_NOTE)
 
+    if start is not None:
+        eval_again.offer(run, start, key)
     if run.records:
         questions_view(run, key)
     else:
@@ -612,4 +622,4 @@ __all__ = ["Benchmark", "EvalRun", "EvalState", "Plan", "bench_dir", "bench_file
            "export_json", "load_benchmark", "load_run", "memory_path_of", "plan_run", "question_table",
            "recorded_prefix", "run_folder", "run_view", "runs_dir", "sample_benchmark", "save_upload",
            "saved_runs", "stamp_line", "start_eval", "UPLOAD_FORMATS", "SCOPE_HELP", "RUN_PATHS_ENV",
-           "RUN_PATHS_HELP", "typed_run_folder", "committed_runs", "COMMITTED_RUNS"]
+           "RUN_PATHS_HELP", "typed_run_folder", "committed_runs", "COMMITTED_RUNS", "start_again"]
