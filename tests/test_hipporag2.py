@@ -18,7 +18,7 @@ from memrag.index.normalise import entity_key
 from memrag.methods.hipporag2 import search as hipporag2
 from memrag.methods.base import QueryContext
 from memrag.trace import Trace
-from memrag.viz.legend import legend_items
+from graph_page import legend_items
 from memrag.viz.trace_graphs import hipporag2_overview
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
 

@@ -213,7 +213,7 @@ def test_the_trace_round_trips_and_an_old_trace_without_the_fields_loads():
 
 def test_the_hop_table_and_the_path_graph_show_the_probability():
     from memrag.viz import tables, trace_graphs
-    from memrag.viz.graph_html import graph_data
+    from graph_page import graph_data
 
     t, _ = run(NeuroPathParams(**ONE_HOP), BEST_LAST)
     df = tables.candidates_table(t.detail(NeuroPathDetail).hops[0])
