@@ -62,6 +62,13 @@ def test_how_to_make_it_the_default_names_the_backend_and_the_parameter():
     assert "keep the default" in TP.how_to_default(False, "--backend embedded")[1]
 
 
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    """A response cache of the test's own: a reply cached by an earlier run would answer the judge
+    calls before they reach the server under test."""
+    monkeypatch.setenv("MEMRAG_HOME", str(tmp_path / "home"))
+
+
 def _run_and_read(argv: list[str], out: Path, capsys) -> tuple[dict, str]:
     assert TP.main(argv) == 0
     printed = capsys.readouterr().out
