@@ -121,3 +121,18 @@ def test_a_run_asked_again_on_an_edited_memory_opens_compared(home):
     assert [r["qid"] for r in after] == [r["qid"] for r in first.records]
     # calls whose prompts did not change were answered from the first run (cached), not asked again
     assert any(c["cached"] for r in after for e in r["methods"].values() for c in e["trace"]["llm_calls"])
+
+
+def test_a_run_description_that_is_a_pipe_is_refused_not_waited_on(home, tmp_path):
+    import os
+
+    out = tmp_path / "run"
+    cli_run(out)
+    (out / "run.json").unlink()
+    os.mkfifo(out / "run.json")
+    try:
+        ev.load_run(out)
+    except ValueError as e:
+        assert "named pipe" in str(e)
+    else:
+        raise AssertionError("a named pipe as run.json should be refused")
