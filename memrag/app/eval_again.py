@@ -1,4 +1,4 @@
-"""The Evaluate page's "ask this run again on an edited memory" (memrag.eval.rerun) and, under a run
+"""The Evaluate page's "ask this run again on an edited memory" (memrag.explain.rerun) and, under a run
 that repeats another, the two compared question by question (memrag.eval.run_diff).
 
 A recorded run asks its changed calls of the chosen memory's recordings (a copy of the sample
@@ -18,7 +18,8 @@ import streamlit as st
 from memrag.app import backend_state, memory_state, recording_state, room
 from memrag.app import eval_questions as eq
 from memrag.app.view_cache import made
-from memrag.eval import rerun, run_diff
+from memrag.explain import rerun
+from memrag.eval import run_diff
 from memrag.eval.records import LABELS
 from memrag.index import store
 from memrag.methods import registry
