@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 
 from memrag.picture import Picture, PictureEdge, PictureNode
-from memrag.viz import label_places, layout, palette, style
+from memrag.viz import label_places, layout, style
 from memrag.viz.look import Look
 
 DESIGN_WIDTH = 840.0  # px: the focus graph's width at 1,280 × 720, sidebar open (the narrowest it is drawn)
@@ -197,17 +197,11 @@ def _node_trace(fig: go.Figure, nodes: list[PictureNode], at: dict[str, tuple[fl
 def _legend(fig: go.Figure, picture: Picture, look: Look) -> None:
     """Legend entries as empty traces, each with its mark (a node's fill and shape, an edge's line)."""
     for entry in picture.legend:
-        what, _, rest = entry.mark.partition(":")
-        if what == "edge":  # edge:<kind>[:<fate>[:bold]]
-            kind, fate, *bold = rest.split(":") + [""]
-            m = style.edge_mark(PictureEdge("", "", "", kind=kind, fate=fate, bold="bold" in bold), look)
+        m = style.legend_mark(entry.mark, look)
+        if isinstance(m, style.EdgeMark):
             fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=plot_text(entry.text),
                                      line=dict(color=m.colour, width=m.width, dash=m.dash), hoverinfo="skip"))
         else:
-            kind, _, fate = rest.partition(":")  # node:<kind or role>[:<fate>]
-            node = PictureNode("", "", kind=kind if kind in ("count", "question", "passage") else "entity",
-                               role=kind, fate=fate)
-            m = style.node_mark(node, look)
-            fill, ring, width = ("#fff", palette.GOLD, 2.5) if kind == "gold" else (m.fill, m.ring, 1)
             fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=plot_text(entry.text), hoverinfo="skip",
-                                     marker=dict(color=fill, symbol=m.symbol, size=12, line=dict(color=ring, width=width))))
+                                     marker=dict(color=m.fill, symbol=m.symbol, size=12,
+                                                 line=dict(color=m.ring, width=m.ring_width))))
