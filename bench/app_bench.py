@@ -66,6 +66,7 @@ MUSIQUE_MEMORY = C.REPO / "data" / "musique-memory"  # built once from --data-di
 MUSIQUE_FOLDER = "musique"  # its name among the bench app's saved memories
 PANEL = ".st-key-mem_kg_panel"  # the entity panel's container (memory_views.py: key f"{key}_kg_panel")
 GOLD_TAB, GOLD_TEXT = "Gold", "Where each gold passage was found or lost"
+FATE_GO_CLASS = "_fate_go"  # the "show where" buttons' containers (ask_views.fate_line: st-key-…_fate_go…)
 FOCUS_ROW_CLASS = "_focus_row"  # the highlighted row's container (app/focus.py anchor_key → st-key-…_focus_row)
 LEARN_SLIDER = "replay the trace step by step"
 EVAL_QUESTIONS = 2
@@ -216,7 +217,8 @@ def ask_once(browser, url: str, methods: int, graphs: int | None) -> dict[str, A
 def show_where(page) -> float:
     """Click the first gold line's "show where" button (whichever view it names: the ranked list, a
     hop's table, a round); seconds until that view shows the highlighted row's container."""
-    button = page.get_by_role("button", name=re.compile(r"^show where:")).first
+    # by key (ask_views.fate_line: f"{key}_{method}_fate_go…"): the label names the view, or the passage
+    button = page.locator(f"[class*='{FATE_GO_CLASS}'] button").first
     row = page.locator(f"[class*='{FOCUS_ROW_CLASS}']")
     t0 = time.perf_counter()
     button.click()
