@@ -88,6 +88,10 @@ def _map_figure(memory: Memory, types: tuple[str, ...] | None) -> Any:
     return memory_explorer.map_figure(drawn(_explorer, memory, types))
 
 
+def _map_caption(memory: Memory, types: tuple[str, ...] | None) -> str:
+    return memory_explorer.map_caption(drawn(_explorer, memory, types))
+
+
 def _lit_figure(memory: Memory, types: tuple[str, ...] | None, chosen: str, expanded: tuple[str, ...]) -> Any:
     explorer = drawn(_explorer, memory, types)
     return memory_explorer.neighbourhood_figure(memory, explorer, explorer.highlight(chosen, expanded))
@@ -103,22 +107,23 @@ def _kg_tab(memory: Memory, key: str) -> None:
                             format_func=lambda t: f"{t} ({shown[t]:,})", help="Draw only entities of these types.")
     types = tuple(sorted(picked)) or None
     explorer = drawn(_explorer, memory, types)
-    chosen = st.session_state.get(f"{key}_kg_chosen")
-    expanded = tuple(st.session_state.get(f"{key}_kg_expanded", ()))
-    light = explorer.highlight(chosen, expanded)
     graph_col, panel_col = st.columns([3, 2])
     with panel_col:  # first: a click's answer is sent before the map, which a click leaves as it is
-        _entity_panel(memory, key, explorer, light, types)
+        # its own fragment: a click in the panel (its neighbourhood, expand, clear) reruns the panel
+        # alone, and the map (18,000 points for MuSiQue) is neither rebuilt nor sent again
+        st.fragment(_entity_panel)(memory, key, types)
     with graph_col:
         st.plotly_chart(drawn(_map_figure, memory, types), key=f"{key}_kg_map",
                         on_select=lambda: _clicked(key, explorer, f"{key}_kg_map"), selection_mode="points",
                         config={"scrollZoom": True, "displaylogo": False})
-        st.caption(escape_markdown(memory_explorer.map_caption(explorer)))
+        st.caption(escape_markdown(drawn(_map_caption, memory, types)))
 
 
-def _entity_panel(memory: Memory, key: str, explorer: memory_explorer.Explorer,
-                  light: memory_explorer.Highlight, types: tuple[str, ...] | None) -> None:
+def _entity_panel(memory: Memory, key: str, types: tuple[str, ...] | None) -> None:
     """What the chosen entity is, its neighbourhood, its relations and its passages: drawn here by Python."""
+    explorer = drawn(_explorer, memory, types)
+    light = explorer.highlight(st.session_state.get(f"{key}_kg_chosen"),
+                               tuple(st.session_state.get(f"{key}_kg_expanded", ())))
     if light.chosen is None:
         st.caption("Click an entity on the map, or find one by name, to see what the memory holds about it.")
         return
