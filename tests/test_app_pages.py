@@ -24,7 +24,7 @@ from memrag import demo, sample
 from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
 from memrag.index.readers import Document
-from memrag.viz.graph_html import graph_data
+from graph_page import graph_data
 from scripted import HashEmbedder, ScriptedLLM
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")

@@ -48,6 +48,7 @@ def test_evaluate_runs_three_recorded_sample_questions_and_draws_its_charts(watc
     settle(page)
     page.wait_for_timeout(1000)
     watched.shot("evaluate", top=page.get_by_role("heading", name="Results"))
+    per_question_fits_and_filters(watched)
 
     # a row of the per-question table opens the Ask page's views of that question's stored traces
     table = page.locator("[data-testid=stDataFrame]").filter(has_text="gold answer")
@@ -61,3 +62,51 @@ def test_evaluate_runs_three_recorded_sample_questions_and_draws_its_charts(watc
     settle(page)
     page.wait_for_timeout(1000)
     watched.shot("evaluate-question-traces", top=page.get_by_text("open the traces of"))
+
+
+def scrolls_sideways(table) -> bool:
+    """Whether a dataframe needs horizontal scrolling (its grid's scroller is wider than its view)."""
+    return table.locator(".dvn-scroller").first.evaluate("e => e.scrollWidth > e.clientWidth + 1")
+
+
+def per_question_fits_and_filters(watched) -> None:
+    """At 1,440 × 900 the per-question table shows every method's column without scrolling sideways;
+    'questions where NeuroPath missed a gold passage' keeps as many questions as the picker marks
+    as missed by NeuroPath. Screenshot: docs/screenshots/evaluate-per-question-1440.png."""
+    page = watched.page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    settle(page)
+    table = page.locator("[data-testid=stDataFrame]").filter(has_text="gold answer")
+    for name in ("NeuroPath", "EcphoryRAG", "HippoRAG 2", "Dense"):
+        assert table.get_by_role("columnheader", name=name).count() == 1, name
+    assert not scrolls_sideways(table), "the per-question table scrolls sideways at 1,440 px"
+    page.get_by_test_id("stSelectbox").filter(has_text="(any outcome)").click()
+    page.get_by_role("option", name="missed a gold passage").click()
+    settle(page)
+    kept = int(page.get_by_text(re.compile(r"^\d+ of 3 question\(s\)$")).inner_text().split()[0])
+    page.get_by_test_id("stSelectbox").filter(has_text="pick a question").click()
+    options = page.get_by_role("option").all_inner_texts()
+    page.keyboard.press("Escape")
+    marked = [o for o in options if re.search(r" · missed by [^—]*NeuroPath", o)]
+    assert len(options) == 3 and len(marked) == kept, (options, kept)
+    settle(page)
+    watched.shot("evaluate-per-question-1440", top=page.get_by_text("Per question"))
+
+
+def test_evaluate_opens_a_committed_run_read_only(watched, server):
+    """Issue 35: the committed runs (docs/runs) are offered on any server; one opens with its scores,
+    charts and fates, and says it has no per-question table. Screenshot: evaluate-committed-run.png."""
+    open_app(watched, server, "Evaluate")
+    page = watched.page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.get_by_text("Open a finished run").click()
+    page.get_by_test_id("stSelectbox").filter(has_text="committed runs").click()
+    page.get_by_role("option", name=re.compile(r"^sample-pooled-20 · ")).click()
+    page.get_by_role("button", name="Open committed run").click()
+    page.get_by_text("keeps the run's summary only").wait_for()
+    assert plot_count(page, 3) >= 3
+    scores = page.locator("[data-testid=stDataFrame]").first
+    assert scores.get_by_role("columnheader", name="R@5").count() == 1
+    settle(page)
+    page.wait_for_timeout(1000)
+    watched.shot("evaluate-committed-run", top=page.get_by_role("heading", name="Results"))
