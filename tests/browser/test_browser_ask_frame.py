@@ -62,6 +62,5 @@ def test_answers_come_into_view_and_tables_fit_at_1440(watched, server, sample_r
             assert tables_cut(page, in_details=True) == [], (method, tab)
     # stages in words (the inspected call's line adds the id in brackets)
     page.get_by_role("tab", name="LLM calls", exact=True).click()
-    page.get_by_text("#0 entities in the question").first.wait_for()
     page.get_by_text("entities in the question (query.entities)").first.wait_for()
     watched.shot("ask-llm-calls-fitted", top=page.get_by_text("details of"))
