@@ -89,11 +89,12 @@ def test_memory_graphs_ship_bounded_neighbours_not_yet_drawn(people):  # noqa: F
     assert legend.listed_keys(legend_items(page)) == legend.marks_of(*graph_data(page))
 
 
-def test_the_coreference_graph_offers_every_label_and_its_passages(people):  # noqa: F811
-    page, _ = memory_graphs.coref_graph(people, top=3, threshold=0.0)
-    layer = layer_data(page)
-    assert layer["texts"] and set(layer["texts"]) == {n["id"] for n in graph_data(page)[0]}
-    assert any(d["passages"] for d in layer["details"].values())
+def test_the_coreference_picture_names_each_entity_and_its_own_candidate_set(people):  # noqa: F811
+    pic = memory_graphs.coref_picture(people, top=3, threshold=0.0)
+    assert pic.nodes and all(people.entity(n.ref).name == n.label for n in pic.nodes)
+    for n in pic.nodes:
+        own = [m.name for m in people.coref_sets(3, 0.0)[n.ref]]
+        assert "own candidate set: " + own[0] in n.tooltip
 
 
 def test_trace_graphs_say_a_nodes_fate_and_carry_its_passages():

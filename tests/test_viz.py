@@ -509,12 +509,19 @@ def test_coref_threshold_preview_counts_links_per_threshold(memory):
     assert "Alphonse" in r9["weakest links"] and "Alpha →" not in r9["weakest links"]
 
 
-def test_coref_graph_draws_arrows_and_says_it_is_an_approximation(memory):
-    page, note = memory_graphs.coref_graph(memory, top=1, threshold=0.8)
-    assert set(nodes_by_id(page)) == {"e:alpha", "e:alfa", "e:alphonse"}
-    assert {(e["from"], e["to"]) for e in graph_data(page)[1]} == {
-        ("e:alpha", "e:alfa"), ("e:alfa", "e:alphonse"), ("e:alphonse", "e:alfa")}
-    assert "3 candidate links among 3 entities" in note and "approximation" in note and "not symmetric" in note
+def test_coref_picture_links_each_pair_once_says_who_lists_whom_and_that_it_is_an_approximation(memory):
+    pic = memory_graphs.coref_picture(memory, top=1, threshold=0.8)
+    assert {n.id for n in pic.nodes} == {"e:alpha", "e:alfa", "e:alphonse"}
+    assert all(n.ref == n.id[2:] and n.fate == memory.entity(n.ref).type for n in pic.nodes)
+    pairs = {frozenset((e.source, e.target)): e for e in pic.edges}
+    assert set(pairs) == {frozenset(("e:alpha", "e:alfa")), frozenset(("e:alfa", "e:alphonse"))}
+    # alpha lists alfa; alfa and alphonse list each other: one link each, its hover says which
+    assert pairs[frozenset(("e:alpha", "e:alfa"))].tooltip.startswith("Alfa is in Alpha's candidate set")
+    assert len(pairs[frozenset(("e:alfa", "e:alphonse"))].tooltip.splitlines()) == 2
+    assert "3 candidate links among 3 entities" in pic.note and "1 of them listing each other" in pic.note
+    assert "approximation" in pic.note and "not symmetric" in pic.note
+    counts = {entry.mark: entry.count for entry in pic.legend}
+    assert counts["edge:coreference"] == 2 and sum(c for m, c in counts.items() if m.startswith("node:")) == 3
 
 
 def test_memory_tables(memory):

@@ -121,8 +121,7 @@ def pages(people):
            trace_graphs.neuropath_overview(np_t, include_pruned=True)[0],
            trace_graphs.ecphory_activation_graph(ec_t, gold_chunk_ids=[2])[0],
            trace_graphs.dense_graph(np_t, gold_chunk_ids=[1])[0],
-           memory_graphs.knowledge_graph(people, focus="Osric Penhallow", depth=3)[0],
-           memory_graphs.coref_graph(people, 3, 0.0)[0]]
+           memory_graphs.knowledge_graph(people, focus="Osric Penhallow", depth=3)[0]]
     out += [trace_graphs.step_graph(step_trace(), i, gold_chunk_ids=[7])[0] for i in range(3)]
     return out
 

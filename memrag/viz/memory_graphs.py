@@ -2,20 +2,23 @@
 
 Coreference candidate sets are per node (each node's nearest other names above a
 threshold): not symmetric, not transitive, never merges. The graph draws them
-as arrows "A lists B"; any grouping the eye sees in it is an approximation, and
+as links (a hover says which set lists which); any grouping the eye sees in it is an approximation, and
 the notes say so.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import networkx as nx
 import pandas as pd
 
 from memrag.index.memory import Memory
+from memrag.picture import LegendEntry, Picture, PictureEdge, PictureNode
 from memrag.trace import GraphEdge, GraphNode
+from memrag.viz import palette
 from memrag.viz.entity_search import resolve_entity
 from memrag.viz.graph_html import DEFAULT_NODES, MAX_NODES, Neighbours, render
 from memrag.plain_text import clip
@@ -23,8 +26,9 @@ from memrag.plain_text import clip
 Result = tuple[str, str]
 DEPTHS = (1, 2, 3)
 
-COREF_NOTE = ("Coreference candidates are per node: an arrow A → B means B is in A's own candidate set. "
-              "Sets are not symmetric and not transitive, so groups seen here are an approximation, not merges.")
+COREF_NOTE = ("Coreference candidates are per node: a link joins A and B when one is in the other's own candidate "
+              "set (its hover says which). Sets are not symmetric and not transitive, so groups seen here are an "
+              "approximation, not merges.")
 
 
 def _check_max(max_nodes: int) -> None:
@@ -211,8 +215,9 @@ def coref_threshold_preview(memory: Memory, thresholds: tuple[float, ...] = (0.7
     return pd.DataFrame(rows, columns=["threshold", "links", "nodes with candidates", "mutual pairs", "weakest links"])
 
 
-def coref_graph(memory: Memory, top: int, threshold: float, max_nodes: int = DEFAULT_NODES, *, height: int = 560) -> Result:
-    """Arrows from each node to the members of its candidate set, labelled with cosine."""
+def coref_picture(memory: Memory, top: int, threshold: float, max_nodes: int = DEFAULT_NODES) -> Picture:
+    """Entities joined when one lists the other among its coreference candidates (the most linked
+    entities first), coloured by type; a link's hover says who lists whom, with the cosine."""
     _check_max(max_nodes)
     sets = memory.coref_sets(top, threshold)
     links = [(k, m) for k, ms in sets.items() for m in ms]
@@ -228,16 +233,63 @@ def coref_graph(memory: Memory, top: int, threshold: float, max_nodes: int = DEF
     for k in keys:
         n = memory.entity(k)
         own = ", ".join(f"{m.name} ({m.similarity:.2f})" for m in sets.get(k, [])) or "none"
-        nodes.append(GraphNode(f"e:{k}", n.name, "entity", group=n.type, chunk_ids=list(n.chunk_ids),
-                               tooltip=_entity_tooltip(memory, k, titles) + f"\nown candidate set: {clip(own, 300)}"))
-    edges, edge_titles = [], {}
+        nodes.append(entity_node(k, n.name, n.type, weight=min(2.0, 0.8 + 0.1 * involvement[k]),
+                                 tooltip=_entity_tooltip(memory, k, titles) + f"\nown candidate set: {clip(own, 300)}"))
+    # one link per pair, however many of the two sets list the other (straight lines would overlap)
+    said: dict[tuple[str, str], list[str]] = {}
+    best: dict[tuple[str, str], float] = {}
     for k, m in links:
         if k in keep and m.key in keep:
-            eid = f"coref:{k}>{m.key}"
-            edges.append(GraphEdge(eid, f"e:{k}", f"e:{m.key}", "coref", f"{m.similarity:.2f}"))
-            edge_titles[eid] = f"{m.name} is in {memory.entity(k).name}'s candidate set (cosine {m.similarity:.3f})"
+            pair = (min(k, m.key), max(k, m.key))
+            said.setdefault(pair, []).append(f"{m.name} is in {memory.entity(k).name}'s candidate set "
+                                             f"(cosine {m.similarity:.3f})")
+            best[pair] = max(best.get(pair, 0.0), m.similarity)
+    edges = [PictureEdge(f"coref:{a}|{b}", f"e:{a}", f"e:{b}", kind="coreference", relation=f"{best[(a, b)]:.2f}",
+                         tooltip="\n".join(said[(a, b)])) for a, b in said]
+    mutual = sum(1 for lines in said.values() if len(lines) > 1)
+    legend = (*type_legend(nodes), LegendEntry("edge:coreference", "coreference candidates (hover a link's middle: "
+                                                                   "who lists whom)", len(edges), "links"))
     note = (f"top {top}, threshold {threshold}: {len(links)} candidate links among {len(order)} entities"
             + (f"; showing {len(keys)} of {len(order)} entities (most linked first)" if len(keys) < len(order) else "")
-            + ". " + COREF_NOTE)
-    return render(nodes, edges, height=height, edge_titles=edge_titles, group_heading="type",
-                  passages=_passages(memory, nodes, titles)), note
+            + f"; {len(edges)} linked pairs drawn, {mutual} of them listing each other. " + COREF_NOTE)
+    return Picture("coreference-graph", tuple(nodes), tuple(edges), legend, note)
+
+
+# ------------------------------------------------------------------ a build's growing graph
+def growing_picture(state: Mapping[str, Any], max_nodes: int = DEFAULT_NODES) -> Picture:
+    """The graph a build has made so far (its job state: nodes, edges, coref_links): the most
+    connected entities by type, their triples, and the coreference links among them."""
+    found, triples, links = state["nodes"], state["edges"], state.get("coref_links", [])
+    degree: Counter = Counter()
+    for e in triples:
+        degree[e["source"]] += 1
+        degree[e["target"]] += 1
+    keys = sorted(found, key=lambda k: -degree[k])[:max_nodes]  # stable: ties keep arrival order
+    keep = set(keys)
+    nodes = [entity_node(k, found[k]["name"], found[k]["type"], tooltip=f"{found[k]['name']} ({found[k]['type']})")
+             for k in keys]
+    names = {k: found[k]["name"] for k in keys}
+    edges = [PictureEdge(f"t:{i}", f"e:{e['source']}", f"e:{e['target']}", kind="triple", relation=e["relation"],
+                         tooltip=f"{names[e['source']]} {e['relation']} {names[e['target']]}")
+             for i, e in enumerate(triples) if e["source"] in keep and e["target"] in keep]
+    jumps = [PictureEdge(f"c:{i}", f"e:{c['source']}", f"e:{c['target']}", kind="coreference",
+                         relation=f"{c['similarity']:.2f}", tooltip=f"{names[c['source']]} ~ {names[c['target']]} "
+                                                                    f"(cosine {c['similarity']:.2f})")
+             for i, c in enumerate(links) if c["source"] in keep and c["target"] in keep]
+    legend = (*type_legend(nodes), LegendEntry("edge:triple", "relation (a triple; hover its middle)", len(edges), "drawn"),
+              LegendEntry("edge:coreference", "coreference candidate link", len(jumps), "drawn"))
+    note = (f"So far: {len(found)} entities, {len(triples)} triples, {len(links)} coreference links"
+            + (f" (showing the {len(keys)} most connected entities)" if len(keys) < len(found) else "") + ".")
+    return Picture("growing-graph", tuple(nodes), tuple([*edges, *jumps]), legend, note)
+
+
+def entity_node(key: str, name: str, kind: str, *, weight: float = 1.0, tooltip: str = "") -> PictureNode:
+    """An entity of a memory picture: its type is what its colour says (the legend's fill)."""
+    return PictureNode(f"e:{key}", name, "entity", role="entity", fate=kind or "other", weight=weight,
+                       tooltip=tooltip or name, ref=key)
+
+
+def type_legend(nodes: Iterable[PictureNode]) -> tuple[LegendEntry, ...]:
+    """One legend entry per entity type drawn, most common first, with how many entities carry it."""
+    return tuple(LegendEntry(f"node:entity:{kind}", palette.group_word(kind), count, "entities")
+                 for kind, count in Counter(n.fate for n in nodes).most_common())

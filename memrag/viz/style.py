@@ -64,3 +64,14 @@ def label_px(look: Look) -> int:
 
 def relation_px(look: Look) -> int:
     return max(11, round(RELATION_PX * look.scale))
+
+
+def legend_mark(mark: str, look: Look) -> NodeMark | EdgeMark:
+    """The look a legend entry's mark names: "edge:<kind>[:<fate>[:bold]]" or "node:<kind or role>[:<fate>]"."""
+    what, _, rest = mark.partition(":")
+    if what == "edge":
+        kind, fate, *bold = rest.split(":") + [""]
+        return edge_mark(PictureEdge("", "", "", kind=kind, fate=fate, bold="bold" in bold), look)
+    kind, _, fate = rest.partition(":")
+    return node_mark(PictureNode("", "", kind=kind if kind in ("count", "question", "passage") else "entity",
+                                 role=kind, fate=fate), look)
