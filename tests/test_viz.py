@@ -463,34 +463,6 @@ def memory():
                                   HashEmbedder(overrides=NAME_VECTORS), IndexParams()))
 
 
-def test_knowledge_graph_draws_entities_triples_and_provenance(memory):
-    page, note = memory_graphs.knowledge_graph(memory)
-    n, e = nodes_by_id(page), edges_by_id(page)
-    assert set(n) == {"e:alpha", "e:alfa", "e:alphonse", "e:zed vell", "e:script alert 1 script"}
-    assert n["e:script alert 1 script"]["label"] == HOSTILE[0]
-    assert n["e:zed vell"]["color"]["background"] == palette.TYPE_COLOURS["location"]  # "place" is another spelling
-    assert len(e) == 5 and e["t:4"]["label"] == "admired"
-    assert e["t:4"]["title"] == "Alfa admired Zed Vell\nZed file · chunk 2"
-    assert "2 mention(s) in 2 chunk(s)" in n["e:zed vell"]["title"] and "Alfa report" in n["e:zed vell"]["title"]
-    assert note == "Showing 5 of 5 entities and 5 of 5 triples."
-
-
-def test_knowledge_graph_caps_by_degree_or_focus(memory):
-    page, note = memory_graphs.knowledge_graph(memory, max_nodes=2)
-    assert set(nodes_by_id(page)) == {"e:alfa", "e:zed vell"}  # degrees 3 and 2
-    assert {e["label"] for e in graph_data(page)[1]} == {"visited", "admired"}
-    assert note.startswith("Showing 2 of 5 entities (the most connected ones)")
-    page, note = memory_graphs.knowledge_graph(memory, max_nodes=3, focus="Zed Vell")
-    assert set(nodes_by_id(page)) == {"e:zed vell", "e:alfa", "e:script alert 1 script"}
-    focus = nodes_by_id(page)["e:zed vell"]
-    assert focus["shape"] == "dot" and focus["color"]["border"] == graph_html.EMPHASIS  # a ring, not the seed's star
-    assert "within 1 step of Zed Vell" in note
-    with pytest.raises(ValueError, match="no entity called 'Nobody'"):
-        memory_graphs.knowledge_graph(memory, focus="Nobody")
-    with pytest.raises(ValueError, match="max_nodes"):
-        memory_graphs.knowledge_graph(memory, max_nodes=601)
-
-
 def test_coref_table_lists_per_node_sets_and_asymmetry(memory):
     df = memory_graphs.coref_table(memory, top=1, threshold=0.8)
     rows = {(r["entity"], r["candidate"]): r for r in df.to_dict("records")}

@@ -1,4 +1,5 @@
-"""Memory → pictures and tables: the knowledge graph and the coreference candidates.
+"""Memory → pictures and tables: the coreference candidates, a build's growing graph (the whole
+knowledge graph is the explorer's: memory_explorer).
 
 Coreference candidate sets are per node (each node's nearest other names above a
 threshold): not symmetric, not transitive, never merges. The graph draws them
@@ -12,19 +13,15 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import networkx as nx
 import pandas as pd
 
 from memrag.index.memory import Memory
 from memrag.picture import LegendEntry, Picture, PictureEdge, PictureNode
-from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import palette
-from memrag.viz.entity_search import resolve_entity
-from memrag.viz.graph_html import DEFAULT_NODES, MAX_NODES, Neighbours, render
 from memrag.plain_text import clip
 
-Result = tuple[str, str]
-DEPTHS = (1, 2, 3)
+DEFAULT_NODES = 40  # what a memory picture draws unless asked for more: a few dozen nodes can be read
+MAX_NODES = 600
 
 COREF_NOTE = ("Coreference candidates are per node: a link joins A and B when one is in the other's own candidate "
               "set (its hover says which). Sets are not symmetric and not transitive, so groups seen here are an "
@@ -57,128 +54,9 @@ def _entity_tooltip(memory: Memory, key: str, titles: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
-def _passages(memory: Memory, nodes: Iterable[GraphNode], titles: dict[str, str]) -> dict[int, tuple[str, str]]:
-    """(title, text) of the passages the nodes come from, for their details panels."""
-    out = {}
-    for n in nodes:
-        for cid in n.chunk_ids[:3]:
-            if 0 <= cid < len(memory.chunks) and cid not in out:
-                c = memory.chunks[cid]
-                out[cid] = (f"{titles.get(c.doc_id, c.doc_id)} · chunk {cid}", c.text)
-    return out
-
-
-NEIGHBOURS_EACH, NEIGHBOURS_MAX = 3, 24  # what "expand neighbours" may add: per node, per page (frame size)
-
-
-def _neighbours(memory: Memory, g: nx.Graph, keys: list[str], titles: dict[str, str],
-                edge_titles: dict[str, str]) -> Neighbours:
-    """For each drawn entity, its most connected neighbours not drawn (bounded), with the triples
-    that join them to what is drawn or to each other (their hover text added to `edge_titles`)."""
-    shown = set(keys)
-    degree = dict(g.degree())
-    out = Neighbours()
-    extra: dict[str, GraphNode] = {}
-    for k in keys:
-        fresh = sorted(set(g.neighbors(k)) - shown, key=lambda x: (-degree.get(x, 0), x))[:NEIGHBOURS_EACH]
-        for nb in fresh:
-            if nb not in extra and len(extra) >= NEIGHBOURS_MAX:
-                break
-            if nb not in extra:
-                e = memory.entity(nb)
-                extra[nb] = GraphNode(f"e:{nb}", e.name if e else nb, "entity", group=e.type if e else "other",
-                                      chunk_ids=list(e.chunk_ids) if e else [],
-                                      tooltip=_entity_tooltip(memory, nb, titles))
-            out.of.setdefault(f"e:{k}", []).append(f"e:{nb}")
-    out.nodes = list(extra.values())
-    near = shown | set(extra)
-    for t in memory.triples:
-        if len(out.edges) >= 2 * NEIGHBOURS_MAX:
-            break
-        if (t.head_key in extra or t.tail_key in extra) and t.head_key in near and t.tail_key in near \
-                and t.head_key != t.tail_key:
-            out.edges.append(GraphEdge(f"t:{t.triple_id}", f"e:{t.head_key}", f"e:{t.tail_key}", "triple",
-                                       t.relation, chunk_id=t.chunk_id))
-            edge_titles[f"t:{t.triple_id}"] = f"{t.head} {t.relation} {t.tail}"
-    return out
-
-
 def entity_types(memory: Memory) -> list[tuple[str, int]]:
     """The memory's entity types with how many entities have each, most common first."""
     return Counter(n.type or "other" for n in memory.entities).most_common()
-
-
-def _select(g: nx.Graph, order: list[str], max_nodes: int, focus: str | None, depth: int) -> list[str]:
-    """Highest-degree nodes, or the focus node's neighbourhood up to `depth` steps, grown ring by
-    ring (most connected first within a ring) until `max_nodes`."""
-    degree = dict(g.degree())
-    if focus is None:
-        ranked = sorted(order, key=lambda k: -degree.get(k, 0))  # stable: ties keep memory order
-        return ranked[:max_nodes]
-    position = {k: i for i, k in enumerate(order)}
-    chosen, ring = [focus], [focus]
-    seen = {focus}
-    for _ in range(depth):
-        if not ring or len(chosen) >= max_nodes:
-            break
-        nxt = sorted({nb for k in ring for nb in g.neighbors(k)} - seen,
-                     key=lambda k: (-degree.get(k, 0), position[k]))
-        take = nxt[: max_nodes - len(chosen)]
-        chosen += take
-        seen.update(take)
-        ring = take
-    return chosen
-
-
-def knowledge_graph(memory: Memory, max_nodes: int = DEFAULT_NODES, focus: str | None = None, *,
-                    depth: int = 1, types: Iterable[str] | None = None, height: int = 620) -> Result:
-    """Entities coloured by type, one arrow per triple labelled with its relation; hover shows
-    provenance (document, chunk, triple text). Big memories keep the highest-degree entities,
-    or with `focus` (a name or key; UnknownEntity with suggestions if none matches) the entities
-    within `depth` steps of it. `types` keeps only entities of those types (the focus stays)."""
-    _check_max(max_nodes)
-    if depth not in DEPTHS:
-        raise ValueError(f"depth must be one of {DEPTHS}, got {depth}")
-    focus_key = resolve_entity(memory, focus) if focus else None
-    wanted = None if types is None else {t.lower() for t in types}
-    order = [n.key for n in memory.entities
-             if wanted is None or (n.type or "other").lower() in wanted or n.key == focus_key]
-    g = nx.Graph()
-    g.add_nodes_from(order)
-    g.add_edges_from((t.head_key, t.tail_key) for t in memory.triples
-                     if t.head_key != t.tail_key and t.head_key in g and t.tail_key in g)
-    keys = _select(g, order, max_nodes, focus_key, depth)
-    keep = set(keys)
-    titles = _doc_titles(memory)
-    nodes = []
-    for k in keys:
-        n = memory.entity(k)
-        nodes.append(GraphNode(f"e:{k}", n.name if n else k, "entity", group=n.type if n else "other",
-                               chunk_ids=list(n.chunk_ids) if n else [], role="focus" if k == focus_key else "",
-                               tooltip=_entity_tooltip(memory, k, titles)))
-    edges, edge_titles = [], {}
-    for t in memory.triples:
-        if t.head_key in keep and t.tail_key in keep:
-            if len(edges) >= 4 * max_nodes:
-                continue
-            eid = f"t:{t.triple_id}"
-            c = memory.chunks[t.chunk_id]
-            edges.append(GraphEdge(eid, f"e:{t.head_key}", f"e:{t.tail_key}", "triple", t.relation,
-                                   chunk_id=t.chunk_id))
-            edge_titles[eid] = (f"{t.head} {t.relation} {t.tail}\n"
-                                f"{titles.get(c.doc_id, c.doc_id)} · chunk {t.chunk_id}")
-    total = len(memory.entities)
-    note = f"Showing {len(keys)} of {total} entities"
-    if focus_key:
-        note += (f" (those within {depth} step{'s' if depth > 1 else ''} of {memory.entity(focus_key).name}"
-                 + (f", capped at {max_nodes}" if len(keys) >= max_nodes else "") + ")")
-    elif len(keys) < total:
-        note += " (the most connected ones" + (" of the chosen types" if wanted is not None else "") + ")"
-    note += f" and {len(edges)} of {len(memory.triples)} triples."
-    more = _neighbours(memory, g, keys, titles, edge_titles)
-    candidates = {f"e:{k}": [f"{m.name} ({m.similarity:.2f})" for m in memory.coref_of(k)] for k in keys}
-    return render(nodes, edges, height=height, edge_titles=edge_titles, neighbours=more, group_heading="type",
-                  passages=_passages(memory, [*nodes, *more.nodes], titles), candidates=candidates), note
 
 
 # ------------------------------------------------------------------ coreference

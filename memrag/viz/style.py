@@ -67,11 +67,15 @@ def relation_px(look: Look) -> int:
 
 
 def legend_mark(mark: str, look: Look) -> NodeMark | EdgeMark:
-    """The look a legend entry's mark names: "edge:<kind>[:<fate>[:bold]]" or "node:<kind or role>[:<fate>]"."""
+    """The mark a legend entry shows (memrag.picture.LegendEntry.mark): "edge:<kind>[:<fate>[:bold]]",
+    "node:<role or kind>[:<fate>]", or "node:gold" (the ring a node from a gold passage wears)."""
     what, _, rest = mark.partition(":")
     if what == "edge":
         kind, fate, *bold = rest.split(":") + [""]
         return edge_mark(PictureEdge("", "", "", kind=kind, fate=fate, bold="bold" in bold), look)
     kind, _, fate = rest.partition(":")
-    return node_mark(PictureNode("", "", kind=kind if kind in ("count", "question", "passage") else "entity",
-                                 role=kind, fate=fate), look)
+    if kind == "gold":
+        return NodeMark("#ffffff", "circle", NODE_PX * look.scale, palette.GOLD, 2.5)
+    node = PictureNode("", "", kind=kind if kind in ("count", "question", "passage") else "entity", role=kind,
+                       fate=fate)
+    return node_mark(node, look)

@@ -189,14 +189,9 @@ def _assert_text_only(page: str, must_show: list[str]) -> None:
         assert text in shown, text
 
 
-@pytest.mark.probe("graph page: <script>, onerror= and src=// in entity names, descriptions and relations "
-                   "(knowledge graph)", "drawn as literal text; the page passes its safety check", group="graph pages")
-def test_knowledge_graph_page(hostile_memory):
-    page, _ = memory_graphs.knowledge_graph(hostile_memory)
-    _assert_text_only(page, HOSTILE_TEXT[:3] + ["img src=//cdn.example.org/a.png"])
-
-
-@pytest.mark.probe("graph page: the same names as coreference candidates", "drawn as literal text", group="graph pages")
+@pytest.mark.probe("coreference picture (plotly): <script>, onerror= and src=// in names as coreference candidates",
+                   "every word the figure writes (names, hover, legend) escaped; read back as the literal text",
+                   group="graph pages")
 def test_coreference_graph_page(hostile_memory):
     pic = memory_graphs.coref_picture(hostile_memory, top=5, threshold=0.5)
     assert pic.edges, "no coreference links were drawn"
