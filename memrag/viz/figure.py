@@ -20,7 +20,7 @@ from memrag.picture import Picture, PictureEdge, PictureNode
 from memrag.viz import label_places, layout, style
 from memrag.viz.look import Look
 
-DESIGN_WIDTH = 760.0  # px: the focus graph's width at 1,280 × 720 (the narrowest the Ask page draws it)
+DESIGN_WIDTH = 840.0  # px: the focus graph's width at 1,280 × 720, sidebar open (the narrowest it is drawn)
 LEGEND_ROW_PX = 24
 MAX_WORD = 30  # characters of a name written on the picture (all of it on hover and in the panel)
 NODE, EDGE = "node|", "edge|"
@@ -85,21 +85,22 @@ def _words(picture: Picture, at: dict[str, tuple[float, float]], drawn: set[str]
             if xs.get(layer):
                 heads.append(label_places.Word(f"head:{layer}", title, min(xs[layer]), 12, style.label_px(look),
                                                on_edge=True))
-    heads = [label_places.Placed(w.id, w.text, w.x + label_places.size_of(w.text, w.px)[0] / 2 - 8, 14, w.px,
-                                 (w.x - 8, 14 - w.px * 0.7, w.x - 8 + label_places.size_of(w.text, w.px)[0],
-                                  14 + w.px * 0.7)) for w in heads]
+    heads = [label_places.Placed(w.id, w.text, w.x, 14, w.px, (w.x - 8, 14 - w.px * 0.7, w.x - 8 +
+                                 label_places.size_of(w.text, w.px)[0], 14 + w.px * 0.7), "left", -8.0)
+             for w in heads]
     blocked = [h.box for h in heads] + [label_places.marker_box(*at[i], s) for i, s in marks.items()]
     px = style.label_px(look)
     names = [n for n in picture.nodes if n.id in drawn and n.id in at]
     names.sort(key=lambda n: (not n.labelled, n.kind == "count", -n.weight))
-    words = [label_places.Word(n.id, short(n.label), *at[n.id], px, marks.get(n.id, 0) / 2)
+    words = [label_places.Word(n.id, short(n.label), *at[n.id], px, marks.get(n.id, 0) / 2,
+                               leftward=n.layer == 0)
              for n in names if n.labelled]
     for e in picture.edges:
         if e.bold and e.relation and e.id in drawn and e.source in at and e.target in at:
             (x0, y0), (x1, y1) = at[e.source], at[e.target]
             arrow = f"{e.relation} →" if x1 >= x0 else f"← {e.relation}"
             words.append(label_places.Word(e.id, short(arrow), (x0 + x1) / 2, (y0 + y1) / 2, style.relation_px(look),
-                                           on_edge=True))
+                                           on_edge=True, along=(x0, y0, x1, y1)))
     words += [label_places.Word(n.id, short(n.label), *at[n.id], px, marks.get(n.id, 0) / 2)
               for n in names if not n.labelled]
     return heads + label_places.place(words, width, height, blocked)
@@ -107,7 +108,9 @@ def _words(picture: Picture, at: dict[str, tuple[float, float]], drawn: set[str]
 
 def draw(picture: Picture, look: Look, *, width: float = DESIGN_WIDTH, height: float = 600.0,
          step: int | None = None) -> Drawn:
-    """Draw `picture` (at `step`'s look, when it has one) in a `width` × `height` design box."""
+    """Draw `picture` (at `step`'s look, when it has one) in a `width` × `height` design box (less
+    height when the picture needs less: memrag.viz.layout.fitted_height)."""
+    height = layout.fitted_height(picture, height)
     at = layout.places(picture, width, height)
     drawn, faded, lit = _visible(picture, step)
     nodes = [n for n in picture.nodes if n.id in drawn and n.id in at]
@@ -119,7 +122,8 @@ def draw(picture: Picture, look: Look, *, width: float = DESIGN_WIDTH, height: f
     _node_trace(fig, nodes, at, node_marks, faded, lit)
     words = [] if look.compact else _words(picture, at, drawn, look, width, height,
                                            {i: m.size for i, m in node_marks.items()})
-    annotations = [dict(x=w.x, y=w.y, text=plot_text(w.text), showarrow=False, xanchor="center", yanchor="middle",
+    annotations = [dict(x=w.x, y=w.y, text=plot_text(w.text), showarrow=False, xanchor=w.xanchor, yanchor="middle",
+                        xshift=w.dx, yshift=-w.dy,
                         font=dict(size=w.px, color="#666" if w.id.startswith("head:") else "#111"),
                         bgcolor="rgba(255,255,255,0.8)", borderpad=1, name=w.id) for w in words]
     _legend(fig, picture, look)
@@ -193,17 +197,11 @@ def _node_trace(fig: go.Figure, nodes: list[PictureNode], at: dict[str, tuple[fl
 def _legend(fig: go.Figure, picture: Picture, look: Look) -> None:
     """Legend entries as empty traces, each with its mark (a node's fill and shape, an edge's line)."""
     for entry in picture.legend:
-        what, _, rest = entry.mark.partition(":")
-        if what == "edge":  # edge:<kind>[:<fate>[:bold]]
-            kind, fate, *bold = rest.split(":") + [""]
-            m = style.edge_mark(PictureEdge("", "", "", kind=kind, fate=fate, bold="bold" in bold), look)
+        m = style.legend_mark(entry.mark, look)
+        if isinstance(m, style.EdgeMark):
             fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=plot_text(entry.text),
                                      line=dict(color=m.colour, width=m.width, dash=m.dash), hoverinfo="skip"))
         else:
-            kind, _, fate = rest.partition(":")  # node:<kind or role>[:<fate>]
-            node = PictureNode("", "", kind=kind if kind in ("count", "question", "passage") else "entity",
-                               role=kind, fate=fate)
-            m = style.node_mark(node, look)
             fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=plot_text(entry.text), hoverinfo="skip",
                                      marker=dict(color=m.fill, symbol=m.symbol, size=12,
-                                                 line=dict(color=m.ring, width=1))))
+                                                 line=dict(color=m.ring, width=m.ring_width))))

@@ -27,16 +27,24 @@ class Word:
     px: float  # type size
     clear: float = 0.0  # px from the anchor the word keeps clear of (a node's radius)
     on_edge: bool = False
+    along: tuple[float, float, float, float] | None = None  # an edge's ends: the word may slide along it
+    leftward: bool = False  # try left of the node first (the first column's names, with room kept there)
 
 
 @dataclass(frozen=True)
 class Placed:
+    """A written word: its box in design px, and how it hangs from its anchor (a node's centre or a
+    point on its edge), so a wider drawing moves it with the anchor: `xanchor` is the side of the
+    word at the anchor, shifted `dx` px right and `dy` px down."""
     id: str
     text: str
-    x: float  # the word's centre
+    x: float  # the anchor
     y: float
     px: float
     box: Box
+    xanchor: str = "center"
+    dx: float = 0.0
+    dy: float = 0.0
 
 
 def size_of(text: str, px: float) -> tuple[float, float]:
@@ -47,15 +55,28 @@ def _overlaps(a: Box, b: Box) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def _slots(w: Word) -> Iterable[tuple[float, float]]:
-    """Candidate centres for the word, best first."""
+Slot = tuple[float, float, str, float, float]  # anchor x, y, xanchor, dx, dy
+
+
+def _slots(w: Word) -> list[Slot]:
+    """Candidate places for the word, best first."""
     tw, th = size_of(w.text, w.px)
     if w.on_edge:
-        return [(w.x, w.y - th / 2 - GAP), (w.x, w.y + th / 2 + GAP), (w.x, w.y - th * 1.5 - GAP),
-                (w.x, w.y + th * 1.5 + GAP)]
+        x0, y0, x1, y1 = w.along or (w.x, w.y, w.x, w.y)
+        on_line: list[Slot] = [(x0 + (x1 - x0) * t, y0 + (y1 - y0) * t, "center", 0.0, 0.0)
+                               for t in (0.6, 0.7, 0.5, 0.8, 0.4, 0.3)]
+        return on_line + [(w.x, w.y, "center", 0.0, -th), (w.x, w.y, "center", 0.0, th)]
     r = w.clear + GAP
-    return [(w.x + r + tw / 2, w.y), (w.x - r - tw / 2, w.y), (w.x, w.y - r - th / 2), (w.x, w.y + r + th / 2),
-            (w.x + r + tw / 2, w.y - th * 0.8), (w.x + r + tw / 2, w.y + th * 0.8)]
+    right: list[Slot] = [(w.x, w.y, "left", r, 0.0), (w.x, w.y, "left", r, -th * 0.8), (w.x, w.y, "left", r, th * 0.8)]
+    left: list[Slot] = [(w.x, w.y, "right", -r, 0.0)]
+    around: list[Slot] = [(w.x, w.y, "center", 0.0, -r - th / 2), (w.x, w.y, "center", 0.0, r + th / 2)]
+    return (left + around + right) if w.leftward else (right + left + around)
+
+
+def _box(slot: Slot, tw: float, th: float) -> Box:
+    x, y, anchor, dx, dy = slot
+    left = x + dx - (0 if anchor == "left" else tw if anchor == "right" else tw / 2)
+    return (left, y + dy - th / 2, left + tw, y + dy + th / 2)
 
 
 def place(words: Sequence[Word], width: float, height: float, blocked: Iterable[Box] = ()) -> list[Placed]:
@@ -65,14 +86,14 @@ def place(words: Sequence[Word], width: float, height: float, blocked: Iterable[
     out: list[Placed] = []
     for w in words:
         tw, th = size_of(w.text, w.px)
-        for cx, cy in _slots(w):
-            box = (cx - tw / 2, cy - th / 2, cx + tw / 2, cy + th / 2)
+        for slot in _slots(w):
+            box = _box(slot, tw, th)
             if box[0] < 0 or box[1] < 0 or box[2] > width or box[3] > height:
                 continue
             if any(_overlaps(box, b) for b in taken):
                 continue
             taken.append(box)
-            out.append(Placed(w.id, w.text, cx, cy, w.px, box))
+            out.append(Placed(w.id, w.text, slot[0], slot[1], w.px, box, slot[2], slot[3], slot[4]))
             break
     return out
 

@@ -18,7 +18,9 @@ from memrag.picture import Picture, PictureNode
 
 Places = dict[str, tuple[float, float]]
 MARGIN_X, MARGIN_TOP, MARGIN_BOTTOM = 24.0, 34.0, 16.0  # px kept free (the top for column heads)
-LABEL_ROOM = 0.22  # of a column's width kept right of the last column, for its nodes' names
+LABEL_ROOM = 0.22  # of the width kept right of a free layout, for names
+NAME_PX, NAME_EM, NAME_CHARS = 13, 0.62, 30  # a written name: type size, character width (em), length
+NAME_ROOM = 0.26  # of the width, at most, kept beside the first and the last column for names
 SEED = 7
 ROW_PX = 64.0  # the most room a node of a short column gets
 
@@ -30,12 +32,25 @@ def places(picture: Picture, width: float, height: float) -> Places:
     return _free(picture, width, height)
 
 
+def fitted_height(picture: Picture, height: float) -> float:
+    """The height a picture needs, at most `height`: a layered one's tallest column at ROW_PX a node
+    (a short route does not float in a tall empty box); any other, all of it."""
+    if not picture.nodes or any(n.layer is None for n in picture.nodes):
+        return height
+    tallest = max(sum(1 for n in picture.nodes if n.layer == layer) for layer in {n.layer for n in picture.nodes})
+    return min(height, MARGIN_TOP + MARGIN_BOTTOM + tallest * ROW_PX)
+
+
 def _layered(picture: Picture, width: float, height: float) -> Places:
     columns: dict[int, list[PictureNode]] = defaultdict(list)
     for n in picture.nodes:
         columns[n.layer or 0].append(n)
     last = max(columns)
-    span = (width - 2 * MARGIN_X) / (last + 1 + LABEL_ROOM) if last else (width - 2 * MARGIN_X) / 2
+    # room for the first column's names on its left and the last column's on its right (their size
+    # at the normal look: a presenter's larger names find another slot or show on hover)
+    left = MARGIN_X + _names_width(columns[min(columns)], width)
+    right = MARGIN_X + _names_width(columns[last], width)
+    span = (width - left - right) / last if last else 0.0
     links: dict[str, list[str]] = defaultdict(list)
     for e in picture.edges:
         links[e.source].append(e.target)
@@ -51,15 +66,21 @@ def _layered(picture: Picture, width: float, height: float) -> Places:
             ys = [row[m] for m in links[n.id] if m in row]
             return (sum(ys) / len(ys) if ys else float(order[n.id]) / max(1, len(members)), order[n.id])
 
-        ranked = sorted(members, key=anchor)
+        ranked = _attached(sorted(members, key=anchor), picture)
         top, bottom = MARGIN_TOP, height - MARGIN_BOTTOM
         step = min((bottom - top) / len(ranked), ROW_PX)
         first = top + ((bottom - top) - step * len(ranked)) / 2  # a short column sits in the middle
         for i, n in enumerate(ranked):
             y = first + step * (i + 0.5)
             row[n.id] = i / max(1, len(ranked) - 1) if len(ranked) > 1 else 0.5
-            out[n.id] = (MARGIN_X + span * (layer + 0.15) if last else width / 2, y)
+            out[n.id] = (left + span * layer if last else width / 2, y)
     return out
+
+
+def _names_width(nodes: list[PictureNode], width: float) -> float:
+    """About how wide the widest written name of a column is, at most NAME_ROOM of the width."""
+    widest = max((len(n.label[:NAME_CHARS]) for n in nodes if n.labelled), default=0)
+    return min(widest * NAME_EM * NAME_PX + 16, NAME_ROOM * width)
 
 
 def _free(picture: Picture, width: float, height: float) -> Places:
@@ -87,3 +108,28 @@ def _fitted(ids: Sequence[str], coords: Sequence[Sequence[float]], width: float,
     return {nid: (MARGIN_X + (x - x0) / ((x1 - x0) or 1) * w if x1 > x0 else width / 2,
                   MARGIN_TOP + (y - y0) / ((y1 - y0) or 1) * h if y1 > y0 else height / 2)
             for nid, x, y in zip(ids, xs, ys)}
+
+
+def _attached(ranked: list[PictureNode], picture: Picture) -> list[PictureNode]:
+    """A node joined only to a node of its own column (a coreference jump's far end) right under
+    that node, so the jump is a short step down, not a line across the column."""
+    layer_of = {n.id: n.layer for n in picture.nodes}
+    here = {n.id for n in ranked}
+    parent: dict[str, str] = {}
+    for e in picture.edges:
+        if e.kind == "coreference" and e.source in here and e.target in here and e.target not in parent:
+            parent[e.target] = e.source
+    earlier = {n.id for n in ranked if any(layer_of.get(o) is not None and layer_of[o] < layer_of[n.id]
+                                           for e in picture.edges for o in (e.source, e.target)
+                                           if n.id in (e.source, e.target) and o != n.id)}
+    loose = [n for n in ranked if n.id in parent and n.id not in earlier]
+    out = [n for n in ranked if n not in loose]
+    for n in loose:  # in rank order, each after its parent and the ones already hung there
+        if parent[n.id] not in {m.id for m in out}:
+            out.append(n)
+            continue
+        at = [m.id for m in out].index(parent[n.id]) + 1
+        while at < len(out) and parent.get(out[at].id) == parent[n.id] and out[at] in loose:
+            at += 1
+        out.insert(at, n)
+    return out

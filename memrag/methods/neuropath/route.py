@@ -167,8 +167,9 @@ def _picture(trace: Trace, detail: NeuroPathDetail, b: _Build, paths: list[Route
         layer = b.nodes[anchor]["layer"] + 1
         count = len(members)
         label = (f"− fold {count} not kept" if cid in opened else f"+{count} listed, not kept")
+        holds_gold = any(t.chunk_id in gold for p in members for t in p.cand.triples[-1:])
         nodes.append(PictureNode(cid, label, "count", role="count", fate="dropped", weight=1.0, step=layer,
-                                 layer=layer, labelled=True, ref=",".join(p.pid for p in members),
+                                 layer=layer, labelled=True, ref=",".join(p.pid for p in members), gold=holds_gold,
                                  tooltip=f"{count} path(s) shown to the model at hop {layer} and not kept; "
                                          f"click to {'fold' if cid in opened else 'open'} them"))
     edges = _joined([PictureEdge(eid, e["source"], e["target"], e["kind"], relation=e["relation"], fate=e["fate"],
@@ -190,6 +191,8 @@ def _picture(trace: Trace, detail: NeuroPathDetail, b: _Build, paths: list[Route
                                   "path" if folded_paths == 1 else "paths"))
     if jumps:
         legend.append(LegendEntry("edge:coreference", "coreference jump", jumps, ""))
+    if any(n.gold for n in nodes):
+        legend.append(LegendEntry("node:gold", "ring: from a gold passage"))
     note = route_note(detail, fates, folded_paths)
     titles = tuple(["seeds"] + [f"hop {h.hop}" for h in detail.hops])
     return Picture("neuropath-route", tuple(nodes), tuple(edges), tuple(legend), note, layer_titles=titles)
