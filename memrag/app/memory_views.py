@@ -9,11 +9,11 @@ import pandas as pd
 import streamlit as st
 
 from memrag.app.view_cache import drawn
-from memrag.app.widgets import frame, graph
+from memrag.app.widgets import frame, picture
 from memrag.index.memory import Memory
 from memrag.trace import CallCost
 from memrag.plain_text import clip, escape_markdown
-from memrag.viz import entity_search, graph_html, memory_explorer, memory_graphs, memory_map, tables
+from memrag.viz import entity_search, memory_explorer, memory_graphs, memory_map, tables
 
 
 # ------------------------------------------------------------------ memories
@@ -35,7 +35,7 @@ def memory_tabs(memory: Memory, key: str = "mem") -> None:
 
 
 def _size_slider(container: Any, key: str) -> int:
-    return container.slider("nodes drawn at most", 10, graph_html.MAX_NODES, graph_html.DEFAULT_NODES, step=10,
+    return container.slider("nodes drawn at most", 10, memory_graphs.MAX_NODES, memory_graphs.DEFAULT_NODES, step=10,
                             key=key, help="A few dozen nodes can be read; more draws a denser picture.")
 
 
@@ -173,8 +173,7 @@ def _coref_tab(memory: Memory, key: str) -> None:
         st.caption(f"No entity has a candidate at cosine ≥ {threshold}.")
         return
     max_nodes = _size_slider(st, f"{key}_coref_max")
-    graph(memory_graphs.coref_graph(memory, int(top), float(threshold), max_nodes), 560,
-          name=f"coreference-top{int(top)}-{threshold}")
+    picture(memory_graphs.coref_picture(memory, int(top), float(threshold), max_nodes), 560, key=f"{key}_coref_graph")
     who = st.text_input("show the candidate set of (name contains)", key=f"{key}_coref_who")
     if who.strip():
         df = df[df["entity"].str.contains(who.strip(), case=False, regex=False)]
