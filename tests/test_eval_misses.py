@@ -41,8 +41,8 @@ def test_each_missed_passage_is_named_with_its_fate_and_rank():
                                                                 ("osric", "Osric Penhallow", 9)]
     assert np_.missed[0].fate == "shown to the model, not kept"  # the answer card's words
     assert np_.wrong is True and np_.gold == 3
-    assert np_.text() == ("1/3 · EM ✗ · missed Corwin Penhallow (shown to the model, not kept); "
-                          "Osric Penhallow (shown to the model, not kept)")
+    assert np_.text() == ("1/3 · EM ✗ — Corwin Penhallow: shown to the model, not kept; "
+                          "Osric Penhallow: shown to the model, not kept")
     assert [m.unit for m in out["dense"].missed] == ["osric"]
     # k decides: with k = 10 NeuroPath ranked Osric's passage inside
     assert [m.unit for m in misses.question_outcomes(RECORDS[0], METHODS, k=10)["neuropath"].missed] == ["corwin"]

@@ -19,8 +19,10 @@ from memrag.methods import registry
 
 ALL = "every question"
 Outcomes = dict[str, dict[str, MethodOutcome]]  # qid → method → outcome
-ROW_PX = 74  # above 4 rem a dataframe wraps its text: three lines per cell
-METHOD_PX = 175  # four methods, the id, question and gold answer fit a 1,440 px window with the sidebar
+ROW_PX = 96  # above 4 rem a dataframe wraps its text: four lines per cell
+# the page's column at 1,440 px with the sidebar is ~980 px: selection 35, id 45, question 215,
+# gold answer 85, and four methods of 145 px
+METHOD_PX = 145
 
 
 def fate_k(summary_stamp: dict[str, Any]) -> int:
@@ -49,9 +51,9 @@ def compact_config(methods: Sequence[str], k: int) -> dict[str, Any]:
     """Column widths that keep the table inside the page at 1,440 px (its text wraps instead)."""
     help_ = (f"gold passages in the top {k} of all gold passages · EM ✓ right / ✗ wrong (none: no answer step) · "
              "each missed passage with its fate")
-    return {"id": st.column_config.TextColumn("id", width=48),
-            "question": st.column_config.TextColumn("question", width=280),
-            "gold answer": st.column_config.TextColumn("gold answer", width=110),
+    return {"id": st.column_config.TextColumn("id", width=45),
+            "question": st.column_config.TextColumn("question", width=215),
+            "gold answer": st.column_config.TextColumn("gold answer", width=85),
             **{registry.label_of(m): st.column_config.TextColumn(registry.label_of(m), width=METHOD_PX, help=help_)
                for m in methods}}
 

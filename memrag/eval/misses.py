@@ -36,11 +36,12 @@ class MethodOutcome:
     gold: int  # gold passages of the question
 
     def text(self) -> str:
-        """'R@k 1/3 · EM ✗ · missed Corwin Penhallow (shown, not kept); …' for a compact table cell."""
+        """'1/3 · EM ✗ — Corwin Penhallow: shown to the model, not kept; …' for a compact table cell:
+        gold passages in the top k of all, the answer, then each missed passage with its fate."""
         found = self.gold - len(self.missed)
         em = "" if self.wrong is None else f" · EM {'✗' if self.wrong else '✓'}"
-        missed = "; ".join(f"{m.title} ({m.fate})" for m in self.missed)
-        return f"{found}/{self.gold}{em}" + (f" · missed {missed}" if missed else "")
+        missed = "; ".join(f"{m.title}: {m.fate}" for m in self.missed)
+        return f"{found}/{self.gold}{em}" + (f" — {missed}" if missed else "")
 
 
 def _titles(entry: dict[str, Any]) -> dict[str, str]:
