@@ -133,7 +133,9 @@ def test_a_scripted_evaluation_runs_as_a_job_and_shows_scores_charts_and_traces(
     no_exception(at)
     assert "When did the periodical edited by T.S. Arthur end?" in texts(at)
     assert sum("**Answer:**" in m.value for m in at.markdown) == 4
-    assert len(at.get("iframe")) >= 4  # one graph per graph method side by side, and a detail graph
+    # pyvis frames: EcphoryRAG's and HippoRAG 2's side by side and NeuroPath's Retrieval tab (its route
+    # beside the others is a plotly chart since the typed pictures)
+    assert len(at.get("iframe")) >= 3
 
 
 def test_the_first_questions_graphs_are_made_before_they_are_opened(home, monkeypatch):
@@ -157,14 +159,15 @@ def test_the_first_questions_graphs_are_made_before_they_are_opened(home, monkey
         if t.name == "memrag-prefetch":
             t.join(60)
     ahead = list(layouts)
-    # NeuroPath, EcphoryRAG and HippoRAG 2 side by side and NeuroPath's Retrieval tab, of hp1 and hp2
-    assert ahead.count("memrag-prefetch") == 2 * 4, ahead
+    # the pyvis layouts of hp1 and hp2: EcphoryRAG and HippoRAG 2 side by side and NeuroPath's Retrieval
+    # tab (NeuroPath's route beside them is plotly, laid out by no graph_html.layout)
+    assert ahead.count("memrag-prefetch") == 2 * 3, ahead
     for qid in ("hp1", "hp2"):
         before = len(layouts)
         at.selectbox(key="eval_q").set_value(qid).run()
         no_exception(at)
         assert [who for who in layouts[before:] if who != "memrag-prefetch"] == [], (qid, layouts[before:])
-    assert sum("**Answer:**" in m.value for m in at.markdown) == 4 and len(at.get("iframe")) >= 4
+    assert sum("**Answer:**" in m.value for m in at.markdown) == 4 and len(at.get("iframe")) >= 3
 
 
 def test_a_finished_out_folder_opens_without_rerunning(home, tmp_path, monkeypatch):

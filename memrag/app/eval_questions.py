@@ -72,7 +72,7 @@ def filter_controls(records: Sequence[dict[str, Any]], methods: Sequence[str], o
     rules = [ALL, *misses.RULES]
     c1, c2, c3, c4 = st.columns([2, 2, 2, 2])
     method = c1.selectbox("questions where", methods, format_func=registry.label_of, key=f"{key}_filter_method")
-    rule = c2.selectbox("filter", rules, key=f"{key}_filter_rule", label_visibility="hidden",
+    rule = c2.selectbox("outcome", rules, key=f"{key}_filter_rule",
                         format_func=lambda r: "(any outcome)" if r == ALL else r)
     others = [m for m in methods if m != method]
     other = None
@@ -80,8 +80,7 @@ def filter_controls(records: Sequence[dict[str, Any]], methods: Sequence[str], o
         if not others:
             c3.caption("one method only: nothing to differ from")
             return [r["qid"] for r in records]
-        other = c3.selectbox("other method", others, format_func=registry.label_of, key=f"{key}_filter_other",
-                             label_visibility="hidden")
+        other = c3.selectbox("than", others, format_func=registry.label_of, key=f"{key}_filter_other")
     if rule == ALL:
         kept = [r["qid"] for r in records]
     else:

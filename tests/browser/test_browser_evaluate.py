@@ -88,7 +88,7 @@ def per_question_fits_and_filters(watched) -> None:
     assert not scrolls_sideways(table), "the per-question table scrolls sideways at 1,440 px"
     for name in ("NeuroPath", "EcphoryRAG", "HippoRAG 2", "Dense"):  # a grid draws the columns in view only
         assert table.get_by_text(name, exact=True).count() >= 1, name
-    page.get_by_test_id("stSelectbox").filter(has_text="(any outcome)").click()
+    page.get_by_test_id("stSelectbox").filter(has_text="outcome").click()
     page.get_by_role("option", name="missed a gold passage").click()
     settle(page)
     kept = int(page.get_by_text(re.compile(r"^\d+ of 3 question\(s\)$")).inner_text().split()[0])
@@ -114,7 +114,7 @@ def test_evaluate_opens_a_committed_run_read_only(watched, server):
     page.get_by_role("button", name="Open committed run").click()
     page.get_by_text("keeps the run's summary only").wait_for()
     assert plot_count(page, 3) >= 3
-    scores = page.locator("[data-testid=stDataFrame]").first
+    scores = page.locator("[data-testid=stDataFrame]").filter(has_text="raw EM").first  # not the sidebar's
     in_view(page, scores)
     assert scores.get_by_text("R@5", exact=True).count() >= 1 and not scrolls_sideways(scores)
     settle(page)
