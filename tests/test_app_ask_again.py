@@ -9,7 +9,7 @@ from memrag.ask import ask
 from memrag.index import edits, store
 from memrag.index.edits import Edit
 from test_app_pages import QUESTION, embedder, no_exception, plain, scripted
-from test_app_pages import home, tiny  # noqa: F401 (fixtures)
+from test_app_pages import home, recorded, tiny  # noqa: F401 (fixtures)
 
 
 def _page(path: str, shown) -> None:

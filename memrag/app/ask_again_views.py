@@ -25,12 +25,13 @@ from memrag.explain import ask_again
 from memrag.explain.trace_diff import MethodDiff, diff_traces
 from memrag.index.memory import Memory
 from memrag.index.stale import stale_message
-from memrag.plain_text import escape_markdown
+from memrag.plain_text import clip, escape_markdown
 from memrag.trace import Trace
 
 STATE = "ask_again"  # session key: {"job": the ask-again job's id, "before": the traces it re-ran}
 ESTIMATES = "ask_again_estimates"  # session key: estimates already made, by what they were made of
 K = 5
+STEP_ITEMS = 4  # paths, engrams or facts shown per step and sign
 
 
 def _engine(rec: Any, live: bool) -> tuple[Any, str]:
@@ -132,5 +133,16 @@ def under_answers(shown: AskResult, memory: Memory, path: str | Path, rec: Any, 
 def _method(d: MethodDiff) -> None:
     lines = d.lines()
     st.markdown(f"**{escape_markdown(lines[0])}**")
+    steps = {f"{s.label}: " for s in d.steps if s.changed}
     for line in lines[1:]:  # the gold passages first (rank and fate before → now), as text a reader can copy
-        st.markdown(escape_markdown(line))
+        if not any(line.startswith(p) for p in steps):
+            st.markdown(escape_markdown(line))
+    for s in d.steps:  # what each step found that appeared or disappeared, a few of each (hop 2 lists dozens)
+        if s.changed:
+            st.markdown(escape_markdown(f"{s.label}: {_few('+', s.appeared)}{_few('-', s.disappeared)}".rstrip("; ")))
+
+
+def _few(sign: str, items: list[str]) -> str:
+    shown = "; ".join(f"{sign} {clip(x, 120)}" for x in items[:STEP_ITEMS])
+    more = f" (and {len(items) - STEP_ITEMS} more)" if len(items) > STEP_ITEMS else ""
+    return f"{shown}{more}; " if items else ""

@@ -114,12 +114,13 @@ def _groups(path: str, known: Guide) -> None:
 
 
 # ------------------------------------------------------------------ the recorded showcase of editing
-SHOWCASE_STEPS = ("1. **Ask** replays the question from the recordings. 2. On the **Memory** page the explorer's "
-                  "panel shows the triple's head: open 'Edit this entity or one of its triples', choose the "
-                  "triple, **Apply**. 3. Back on **Ask**, **Ask again on this version**: the calls the edit "
-                  "changed are answered from the showcase's recordings (offline), and the page lists what changed "
-                  "per method. 4. Undo: the Memory page's edit log, **Make this version live** on the first "
-                  "version.")
+SHOWCASE_STEPS = "\n".join((
+    "1. **Ask** replays the question from the recordings.",
+    "2. On the **Memory** page the explorer's panel shows the triple's head: open 'Edit this entity or one of its "
+    "triples', choose the triple, **Apply**.",
+    "3. Back on **Ask**, **Ask again on this version**: the calls the edit changed are answered from the "
+    "showcase's recordings (offline), and the page lists what changed per method.",
+    "4. To undo: the Memory page's **Edit entities and triples**, **Make this version live** on the first version."))
 
 
 def showcase_section() -> None:
@@ -139,7 +140,7 @@ def showcase_section() -> None:
     st.markdown(escape_markdown(f"{show.qid}: {record['question']} — {show.title}"))
     st.caption(escape_markdown(show.why))
     for line in lines:
-        st.markdown(escape_markdown(f"- recorded: {line}"))
+        st.markdown("- " + escape_markdown(f"recorded: {line}"))
     st.caption(SHOWCASE_STEPS)
     if st.button("Open the showcase on an editable copy", key="guide_showcase"):
         if _open_showcase(show):

@@ -171,6 +171,7 @@ def record(show: Showcase, live: LLM, embedder: Any, workdir: Path) -> Run:
             raise ValueError(f"the sample was recorded by {rec.backend} / {rec.model}, not {live.backend} / "
                              f"{live.model}: record the showcase with the sample's engine")
         kept.append(RecordingLLM(live))
+        kept[0].question = show.record["question"]  # each reply says which question it answered
         return kept[0]
 
     r = run(show, copy, embedder, recorder)
