@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -133,30 +134,44 @@ elif job is not None:
     if state.eval_seen_job != job.id:  # show its results once; opening another run later wins
         state.eval_seen_job = job.id
         if (Path(out) / SUMMARY).is_file():
-            state.eval_shown = out
+            state.eval_shown, state.eval_summary_only = out, False
 
 with st.expander("Open a finished run"):
     saved = ev.saved_runs()
     if saved:
         i = st.selectbox("runs made here", range(len(saved)), format_func=lambda n: saved[n][1], key="eval_saved")
         if st.button("Open this run"):
-            state.eval_shown = str(saved[i][0])
+            state.eval_shown, state.eval_summary_only = str(saved[i][0]), False
+    committed = ev.committed_runs()
+    if committed:
+        j = st.selectbox("committed runs (docs/runs: summaries, read only)", range(len(committed)),
+                         format_func=lambda n: committed[n][1], key="eval_committed")
+        if st.button("Open committed run"):
+            state.eval_shown, state.eval_summary_only = str(committed[j][0]), True
     folder = st.text_input("or the --out folder of `python -m memrag eval` (a path on this machine)",
                            key="eval_folder", help=ev.RUN_PATHS_HELP)
     if st.button("Open folder", disabled=not folder.strip()):
         try:
-            state.eval_shown = str(ev.typed_run_folder(folder))
+            state.eval_shown, state.eval_summary_only = str(ev.typed_run_folder(folder)), False
         except ValueError as e:
             st.error(escape_markdown(str(e)))
+
+
+def _again(config: EvalConfig, llm: Any, seconds: float, label: str) -> None:
+    """Ask the shown run again on an edited memory: a new evaluation job, followed like any other."""
+    job = ev.start_again(config, llm, seconds, label)
+    state.eval_job, state.eval_shown = job.id, None
+    st.rerun()
+
 
 if state.eval_shown:
     st.divider()
     st.subheader("Results")
     try:
-        shown = ev.load_run(state.eval_shown)
+        shown = ev.load_run(state.eval_shown, summary_only=state.eval_summary_only)
     except (OSError, ValueError) as e:
         st.error(escape_markdown(f"Cannot open {state.eval_shown}: {e}"))
     else:
         if stale := stale_message(shown.typed_summary, ev.memory_path_of(shown, {})):
             st.warning(escape_markdown(stale))
-        ev.run_view(shown)
+        ev.run_view(shown, start=None if running else _again)

@@ -120,6 +120,11 @@ def test_a_scripted_evaluation_runs_as_a_job_and_shows_scores_charts_and_traces(
     assert "Recall@k" in titles and "Answers" in titles
     per_q = next(d.value for d in at.dataframe if "question" in d.value.columns)
     assert list(per_q["id"]) == ["hp1", "hp2"]
+    # compact: one column per method (gold found, EM, each missed passage with its fate)
+    assert list(per_q.columns) == ["id", "question", "gold answer", "NeuroPath", "EcphoryRAG", "HippoRAG 2", "Dense"]
+    assert all(re.match(r"^\d/\d( · EM [✓✗])?( · missed .+)?$", v) for v in per_q["Dense"]), list(per_q["Dense"])
+    at.toggle(key="eval_full").set_value(True).run()  # every column, as the export holds them
+    per_q = next(d.value for d in no_exception(at).dataframe if "question" in d.value.columns)
     assert {"NeuroPath R@5", "EcphoryRAG F1", "HippoRAG 2 R@5", "HippoRAG 2 gold fates", "Dense answer",
             "Dense gold fates"} <= set(per_q.columns)
     assert len(at.get("download_button")) == 2

@@ -194,7 +194,7 @@ def test_lessons_name_the_kept_facts_seeded_phrases_mass_and_winning_passages():
 
 def test_the_learn_step_graph_uses_the_pagerank_colours_and_mass_sizes():
     t = hipporag2.retrieve(ctx(world(), keep(1, 3)), P3)
-    from memrag.viz.graph_html import graph_data
+    from graph_page import graph_data
 
     nodes, _ = graph_data(trace_graphs.step_graph(t, len(t.steps) - 1)[0])
     colour = {n["id"]: n["color"]["background"] if isinstance(n["color"], dict) else n["color"] for n in nodes}

@@ -24,7 +24,7 @@ from memrag import demo, sample
 from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
 from memrag.index.readers import Document
-from memrag.viz.graph_html import graph_data
+from graph_page import graph_data
 from scripted import HashEmbedder, ScriptedLLM
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -104,6 +104,12 @@ def no_exception(at: AppTest) -> AppTest:
 
 def frames(at: AppTest) -> list[tuple[list[dict], list[dict]]]:
     return [graph_data(f.proto.srcdoc) for f in at.get("iframe")]
+
+
+def route_charts(at: AppTest) -> list[list[str]]:
+    """The hover texts of the nodes of every typed picture drawn by plotly (memrag.viz.figure)."""
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return [t.get("hovertext", []) for spec in specs for t in spec["data"] if t.get("name") == "nodes"]
 
 
 def wait_for(at: AppTest, job_key: str) -> jobs.Job:
@@ -368,18 +374,21 @@ def test_ask_shows_four_methods_with_graphs_tables_and_costs(tiny):
     answers = [m.value for m in at.markdown if m.value.startswith("**Answer:**")]
     assert answers == ["**Answer:** Vell River"] * 4
     graphs = frames(at)
-    # NeuroPath, EcphoryRAG and HippoRAG 2 side by side (dense: a table), NeuroPath's hop graph
-    assert len(graphs) == 4
-    assert any(n["label"] == "Vell River" for n in graphs[0][0])  # NeuroPath's paths reach the river
+    # EcphoryRAG and HippoRAG 2 beside the focused NeuroPath route (dense: a table), NeuroPath's hop graph
+    assert len(graphs) == 3
+    routes = route_charts(at)
+    assert len(routes) == 1  # NeuroPath's route: a plotly chart whose clicks reach Python
+    # the kept paths go through Port Alder; the listed path that reached the river is folded into a count
+    assert any(n.startswith("Port Alder") for n in routes[0]) and any("not kept" in n for n in routes[0]), routes
     stages = [c["stage"] for c in llm.calls]
     assert stages.count("query.entities") == 1 and stages.count("answer") == 4
     assert stages.count("hipporag2.recognition") == 1
     totals = table_with(at, "recorded calls")
     assert totals["method"].tolist()[-1].startswith("all methods")
-    assert not at.get("plotly_chart")  # the cost chart is drawn only when its tab is opened
+    assert len(at.get("plotly_chart")) == 1  # the cost chart is drawn only when its tab is opened
     at.session_state["res_cost_tabs"] = "As a chart"
     at = no_exception(at.run())
-    assert len(at.get("plotly_chart")) == 1
+    assert len(at.get("plotly_chart")) == 2
     assert_nothing_raw(at)
 
 

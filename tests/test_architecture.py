@@ -152,7 +152,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "memrag.fields", "memrag.trace_legacy", "memrag.plain_text", "memrag.words", "memrag.sample",
      "memrag.filesafe"),
     ("memrag.config",),
-    ("memrag.trace",),
+    ("memrag.trace", "memrag.picture"),
     ("memrag.llm",),
     ("memrag.served_embedders", "memrag.embed"),
     ("memrag.index",),

@@ -375,6 +375,24 @@ def test_memory_without_engrams_uses_direct_chunks():
     assert trace.detail(EcphoryDetail).rounds[0].note.startswith("round 1 not run")
 
 
+def test_default_fusion_k_lets_the_head_of_either_ranking_lead():
+    # World W with the chunk vectors moved so dense ranks c0 .95, c2 .9, c3 .8, c5 .7, c4 .5, c1 .2;
+    # activation is unchanged (c1 1, c2 2, c3 3, c4 4, c5 5, c0 past the end: 6). With the default
+    # k 5: c2 2/7; c1 1/6 + 1/11 = c0 (tie, activation's first); c3 2/8; c4 1/9 + 1/10 = c5.
+    # With k 60 c3 (3, 3) would beat c1 (1, 6): 2/63 > 1/61 + 1/66, and take c1's context slot.
+    chunks = [(t, v) for t, v in W_CHUNKS]
+    chunks[1] = ("Brennick family", vec(d0=.2, d5=.98))
+    chunks[3] = ("The quay", vec(d0=.8, d7=.6))
+    chunks[4] = ("Harrow river", vec(d0=.5, d4=.866))
+    chunks[5] = ("Lantern Guild hall", vec(d0=.7, d5=.714))
+    ctx = QueryContext(make_memory(chunks, W_ENGRAMS), cue_llm("Lantern Guild"),
+                       embedder(**{"Lantern Guild": vec(d3=1.0)}), QUESTION)
+    trace = ecphory.retrieve(ctx, w_params(context_source="fused", fusion_k=EcphoryParams().fusion_k))
+    assert EcphoryParams().fusion_k == 5
+    assert [r.chunk_id for r in trace.ranked] == [2, 1, 0, 3, 4, 5]
+    assert trace.detail(EcphoryDetail).context_chunk_ids == [2, 1]
+
+
 def test_bad_parameters_are_refused_by_name():
     memory = make_memory(W_CHUNKS, W_ENGRAMS)
     ctx = QueryContext(memory, cue_llm(), embedder(), QUESTION)

@@ -140,9 +140,15 @@ def test_sample_run_scores_records_and_summarises(tmp_path):
 
     on_disk = json.loads((out / SUMMARY).read_text())
     assert set(on_disk) == SUMMARY_KEYS
-    # a method with a path tracker also carries its precision (memrag.eval.tracker_precision)
-    assert all(set(e) == METHOD_KEYS | ({"tracker_precision"} if m == "neuropath" else set())
+    # a method with a path tracker also carries its precision (memrag.eval.tracker_precision) and
+    # how far it got towards the gold passages (memrag.methods.neuropath.reach)
+    assert all(set(e) == METHOD_KEYS | ({"tracker_precision", "reach"} if m == "neuropath" else set())
                for m, e in on_disk["methods"].items())
+    reach = on_disk["methods"]["neuropath"]["reach"]
+    assert list(reach) == ["gold", "within_max_hops", "on_listed_paths", "kept"]
+    assert reach["gold"] == sum(len(r["gold_units"]) for r in records)
+    assert reach["gold"] >= reach["within_max_hops"] >= reach["on_listed_paths"] >= reach["kept"]
+    assert reach == {k: sum(r["methods"]["neuropath"]["reach"][k] for r in records) for k in reach}
     # …counted on the real traces: the scripted tracker keeps path 1, the top of the list, every time
     for r in records:
         assert "tracker" not in r["methods"]["dense"]

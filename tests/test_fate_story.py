@@ -27,6 +27,16 @@ def _leads(trace, cid, p):
     return cid in p.chunk_ids or (p.kept_from is None and p.frontier in ends)
 
 
+def _could_have_kept(trace, cid):
+    """(hop, path) pairs that could have kept the passage: listed or cut and not kept, or kept and not
+    extended though a later hop ran (the docstring's rules, written out again here)."""
+    d = trace.detail(NeuroPathDetail)
+    last = d.hops[-1].hop if d.hops else 0
+    return [(h.hop, p) for h in d.hops for p in h.candidates if _leads(trace, cid, p)
+            and (p.fate in NOT_KEPT or (p.fate == "valid" and cid not in p.chunk_ids and not h.failed
+                                        and (h.hop < last or d.stop_reason != "max_hops reached")))]
+
+
 def test_the_first_miss_is_the_earliest_listing_that_could_have_kept_the_passage(neuropath_sample):
     memory, asked = neuropath_sample
     checked = 0
@@ -36,12 +46,11 @@ def test_the_first_miss_is_the_earliest_listing_that_could_have_kept_the_passage
             if r.clean:
                 assert r.first_miss is None and r.final_loss is None
                 continue
-            could = [(h.hop, p) for h in np.detail(NeuroPathDetail).hops for p in h.candidates
-                     if p.fate in NOT_KEPT and _leads(np, r.chunk_id, p)]
-            if not could:
-                assert r.first_miss is None
-                continue
+            could = _could_have_kept(np, r.chunk_id)
             m = r.first_miss
+            if not could:  # no path came near: the memory graph's reach says why
+                assert m.path_id is None and m.text.startswith(("no listed path came near", "no path started")), m
+                continue
             assert m is not None and m.hop == min(h for h, _ in could), (q["id"], r)
             p = next(p for h, p in could if p.pid == m.path_id)
             assert f"hop {m.hop}: path #{p.listed_as}" in m.text or p.listed_as is None
@@ -51,6 +60,19 @@ def test_the_first_miss_is_the_earliest_listing_that_could_have_kept_the_passage
             elif r.rank is None or r.rank > 5:
                 assert r.final_loss is not None
     assert checked, "the sample should have a NeuroPath gold passage with a first miss"
+
+
+def test_q14_first_miss_on_the_sample_names_each_passage(neuropath_sample):
+    """Issue 36 on the recorded q14: Corwin Penhallow's passage was lost by not extending the kept
+    path #1 (hop 1 extended only #17); Osric Penhallow's by not keeping #28, a fact of his own passage."""
+    memory, asked = neuropath_sample
+    q, (_, np) = next((q, t) for q, t in asked if q["id"] == "q14")
+    line = gold_fate_line(np, gold_of(q, memory), memory)
+    first = {w.passage: w.text for w in line.moments if w.label == "first miss"}
+    assert first["Corwin Penhallow"].startswith("hop 1: path #1 kept, not extended"), first
+    assert "Corwin Penhallow, is in the passage; the model extended only #17" in first["Corwin Penhallow"]
+    assert first["Osric Penhallow"].startswith("hop 1: path #28 listed, not kept"), first
+    assert {w.passage for w in line.moments if w.label == "finally lost"} == {"Corwin Penhallow", "Osric Penhallow"}
 
 
 def test_the_answer_card_offers_both_moments_with_their_rows(neuropath_sample):

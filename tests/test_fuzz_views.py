@@ -19,7 +19,8 @@ from memrag.index.readers import Document, SUPPORTED_SUFFIXES, read_bytes
 from memrag.index.text import IngestError, safe_file_name
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import graph_html
-from memrag.viz.graph_html import graph_data, render, script_json
+from memrag.viz.graph_html import render, script_json
+from graph_page import graph_data
 
 PARAMS = replace(IndexParams(), max_file_bytes=200_000, pdf_max_seconds=2.0)
 SUFFIXES = sorted(SUPPORTED_SUFFIXES)

@@ -14,7 +14,8 @@ from memrag.app import focus_layout, widgets
 from memrag.assets import asset_text
 from memrag.trace import GraphEdge, GraphNode, Trace
 from memrag.viz import export, graph_html, legend, look, memory_graphs, palette, trace_graphs
-from memrag.viz.graph_html import Neighbours, UnsafeGraphHTML, graph_data, layer_data, render
+from memrag.viz.graph_html import Neighbours, UnsafeGraphHTML, render
+from graph_page import graph_data, layer_data, legend_items, legend_rows
 from test_viz import neuropath_trace
 from test_viz_graphs import people  # noqa: F401 (the module's memory fixture)
 
@@ -85,7 +86,7 @@ def test_memory_graphs_ship_bounded_neighbours_not_yet_drawn(people):  # noqa: F
         want = [f"{m.name} ({m.similarity:.2f})" for m in people.coref_of(nid[2:])]
         assert layer_data(page)["details"][nid]["coref"] == want
     # the neighbours' marks are not in the legend: it lists what is drawn
-    assert legend.listed_keys(legend.legend_items(page)) == legend.marks_of(*graph_data(page))
+    assert legend.listed_keys(legend_items(page)) == legend.marks_of(*graph_data(page))
 
 
 def test_the_coreference_graph_offers_every_label_and_its_passages(people):  # noqa: F811
@@ -121,11 +122,11 @@ def test_looks_set_label_size_node_size_and_fold_the_legend():
 def test_legends_never_take_more_than_a_third_of_the_frame():
     nodes = [GraphNode(f"n{i}", f"N{i}", "entity", group=f"a rather long type name, number {i}") for i in range(20)]
     page = render(nodes, [])
-    assert legend.legend_rows(page) > 420 // 3 // widgets.LEGEND_ROW_PX
-    assert widgets.legend_height_rows(page, 420) == 420 // 3 // widgets.LEGEND_ROW_PX
+    assert legend_rows(page) > 420 // 3 // widgets.LEGEND_ROW_PX
+    assert widgets.legend_height_rows(page.drawing, 420) == 420 // 3 // widgets.LEGEND_ROW_PX
     assert "max-height: 33vh" in graph_html._PAGE_CSS  # and the page scrolls the rest
     with look.drawing(look.Look(compact=True)):
-        assert widgets.legend_height_rows(page, 170) == 1
+        assert widgets.legend_height_rows(page.drawing, 170) == 1
 
 
 def test_the_layer_data_is_checked_like_the_graph_data():
@@ -148,7 +149,7 @@ def test_png_export_keeps_arrows_and_relation_labels(people):  # noqa: F811
     from matplotlib.patches import FancyArrowPatch
 
     page, _ = memory_graphs.knowledge_graph(people)
-    fig = export.figure(page)
+    fig = export.figure(page.drawing)
     ax = fig.axes[0]
     arrows = [t.arrow_patch for t in ax.texts if isinstance(getattr(t, "arrow_patch", None), FancyArrowPatch)]
     heads = [a for a in arrows if a.get_arrowstyle().__class__.__name__ != "Curve"]

@@ -18,7 +18,7 @@ from memrag.index.normalise import entity_key
 from memrag.methods.hipporag2 import search as hipporag2
 from memrag.methods.base import QueryContext
 from memrag.trace import Trace
-from memrag.viz.legend import legend_items
+from graph_page import legend_items
 from memrag.viz.trace_graphs import hipporag2_overview
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
 
@@ -123,6 +123,17 @@ def test_seed_weights_without_recognition():
     assert [p.chunk_id for p in d.passage_seeds] == [0, 1, 2, 3, 4]
     assert [p.weight for p in d.passage_seeds] == near([0.05, 0.04375, 0.025, 0.0125, 0.0])
     assert d.passage_seed_total == pytest.approx(0.13125, abs=1e-5)
+
+
+def test_phrase_seeds_use_the_min_max_score_not_the_raw_cosine():
+    # q = .8 d0 + .6 d3: fact cosines T0 .8, T1 .48, T2 .16, T3 .6 → min-max 1, .5, 0, .6875; the top 3
+    # are T0, T3, T1. Ada Brenick (1 passage) .6875; Ada Brennick 1/2 = .5; Harrow River .5/1 = .5;
+    # Tollmere (1/2 + .5/2)/2 = .375. From raw cosines the weights would be .6, .4, .48, .32.
+    q = vec(d0=.8, d3=.6)
+    c = QueryContext(world(), None, HashEmbedder(dim=DIM, overrides={QUESTION: q}), QUESTION)
+    t = hipporag2.retrieve(c, HippoRAG2Params(linking_top_k=3, recognition=False))
+    assert [f.cosine for f in t.detail(HippoRAG2Detail).facts] == near([0.8, 0.6, 0.48])
+    assert seeds(t) == near({"Ada Brenick": 0.6875, "Ada Brennick": 0.5, "Harrow River": 0.5})
 
 
 def test_recognition_verdicts_change_the_seeds():

@@ -121,6 +121,7 @@ OVERRIDES = {
     DE2: e((0, 0.1), (2, 0.2), (4, 0.9), (6, 0.3)),
     DE1: e((3, 1.0)),
     "Zed Unknown": e((0, 0.5), (15, 0.8660254)),
+    "river": unit(4),  # a class word as close to the Vell River node as a name can be (1.0)
 }
 
 
@@ -283,7 +284,11 @@ def test_class_words_seed_nothing_when_asked():
     t, _ = run(NeuroPathParams(prune_top=2), entities={"entities": ["Ada Brennick", "river"]})
     seeds = {s.query_entity: s.accepted for s in t.detail(NeuroPathDetail).seeds}
     assert seeds["Ada Brennick"] is True and seeds["river"] is False
+    river = t.detail(NeuroPathDetail).seeds[1]
+    assert river.key == "vell river" and river.similarity > NeuroPathParams().seed_floor  # not the floor's doing
     assert "1 written in lower case, a kind of thing rather than an entity: 'river'" in t.steps[0].summary
+    t, _ = run(NeuroPathParams(prune_top=2, skip_class_words=False), entities={"entities": ["Ada Brennick", "river"]})
+    assert all(s.accepted for s in t.detail(NeuroPathDetail).seeds)  # the same floor, the skip off
     t, _ = run(NeuroPathParams(prune_top=2, skip_class_words=False, seed_floor=0.0),
                entities={"entities": ["Ada Brennick", "river"]})
     assert all(s.accepted for s in t.detail(NeuroPathDetail).seeds)  # the paper's seeding
@@ -446,6 +451,13 @@ def test_seed_floor_rejects_weak_seeds_but_keeps_them_in_the_trace():
     td, _ = run(NeuroPathParams(prune_top=2), entities={"entities": ["Zed Unknown"]})  # the default floor, 0.7
     assert NeuroPathParams().seed_floor == 0.7 and not td.detail(NeuroPathDetail).seeds[0].accepted
     assert "(1 below the similarity floor 0.7)" in td.steps[0].summary
+
+
+def test_a_seed_exactly_at_the_floor_is_accepted():
+    t0, _ = run(NeuroPathParams(prune_top=2, seed_floor=0.0), entities={"entities": ["Zed Unknown"]})
+    at = t0.detail(NeuroPathDetail).seeds[0].similarity
+    t, _ = run(NeuroPathParams(prune_top=2, seed_floor=at), entities={"entities": ["Zed Unknown"]})
+    assert t.detail(NeuroPathDetail).seeds[0].accepted  # "the least cosine similarity": at it, it seeds
 
 
 def test_verbatim_seeds():
@@ -644,3 +656,37 @@ def test_dp_takes_the_valid_paths_only_not_those_only_asked_to_expand():
     assert sorted(listed) == [1, 2, 3]
     assert t.detail(NeuroPathDetail).dp_chunk_ids == listed[1].chunk_ids
     assert not (set(listed[2].chunk_ids) | set(listed[3].chunk_ids)) & set(t.detail(NeuroPathDetail).dp_chunk_ids)
+
+
+# ---------------------------------------------------------------- seed links and reach
+def test_seed_top_links_each_query_entity_to_its_k_nearest_nodes_each_held_to_the_floor():
+    from memrag.fields import bounds_of
+
+    assert NeuroPathParams().seed_top == 1 and (bounds_of(NeuroPathParams, "seed_top").low, bounds_of(NeuroPathParams, "seed_top").high) == (1, 20)
+    t, _ = run(NeuroPathParams(prune_top=2, seed_top=2))
+    seeds = [(s.query_entity, s.key, s.link, s.accepted) for s in t.detail(NeuroPathDetail).seeds]
+    assert seeds == [("Ada Brennick", "ada brennick", 1, True), ("Ada Brennick", "a brennick", 2, True)]
+    assert "(each linked to its 2 nearest graph nodes)" in t.steps[0].summary
+    # the floor holds per link: 'a brennick' (cosine .85) falls below 0.9, the nearest node stays
+    t, _ = run(NeuroPathParams(prune_top=2, seed_top=2, seed_floor=0.9))
+    assert [(s.key, s.accepted) for s in t.detail(NeuroPathDetail).seeds] == [("ada brennick", True),
+                                                                             ("a brennick", False)]
+    assert "(1 below the similarity floor 0.9)" in t.steps[0].summary
+    # more links than the memory has nodes: every node, once
+    t, _ = run(NeuroPathParams(prune_top=2, seed_top=20, seed_floor=0.0))
+    assert len(t.detail(NeuroPathDetail).seeds) == len(world().entities)
+
+
+def test_gold_reach_counts_how_far_each_gold_passage_got():
+    from memrag.methods.neuropath.reach import gold_reach
+
+    # hop 1 lists born-in (c0) and founded (c1), prunes married (c7); hop 2 lists the Salt Fair (c3)
+    # and Vell River (c2) paths; kept: c0, c2; the Rye chunk (c5) is reachable at hop 2 but listed
+    # on no path; c4 (three hops away) and c6 (no path) are out of reach
+    t, _ = run(NeuroPathParams(prune_top=2))
+    gold = [[0], [2], [4], [5], [6], [1, 6], [7]]
+    assert gold_reach(t, gold) == {"gold": 7, "within_max_hops": 5, "on_listed_paths": 3, "kept": 2}
+    t, _ = run(NeuroPathParams(), entities={"entities": ["Zed Unknown"]})  # no seeds: nothing reached
+    assert gold_reach(t, gold) == {"gold": 7, "within_max_hops": 0, "on_listed_paths": 0, "kept": 0}
+    t.method, t.details = "dense", {}
+    assert gold_reach(t, gold) is None

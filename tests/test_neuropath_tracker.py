@@ -100,6 +100,13 @@ def test_threshold_and_top_m():
     assert kept(keep_threshold=0.95) == []
 
 
+def test_a_path_exactly_at_the_threshold_is_kept():
+    at = {p.text: p.probability for p in run(NeuroPathParams(**ONE_HOP), BEST_LAST)[0]
+          .detail(NeuroPathDetail).hops[0].candidates}[BORN]
+    h = run(NeuroPathParams(**ONE_HOP, keep_threshold=at), BEST_LAST)[0].detail(NeuroPathDetail).hops[0]
+    assert h.valid_ids == [3, 1]  # "at or above keep_threshold": the born-in path, at it exactly, stays
+
+
 def test_a_reply_naming_neither_label_counts_as_no_evidence():
     def first(messages, stage):
         if path_of(messages) == MARRIED:
@@ -130,6 +137,17 @@ def test_carried_paths_keep_their_probability_and_are_not_judged_again():
     assert listed == {1: BORN, 2: RIVER, 3: FAIR}
     assert (h2.valid_ids, h2.generated_valid_ids) == ([2, 1], [3])
     assert t.detail(NeuroPathDetail).dp_chunk_ids == [0, 2]
+
+
+def test_a_carried_path_is_never_expanded_however_probable():
+    # hop 2 lists the carried born-in path (P .95, the most probable) and two new ones; the
+    # generative call asks to expand one, so the one expanded is the most probable *new* kept path
+    probs = {BORN: 0.95, FOUNDED: 0.3, RIVER: 0.9, FAIR: 0.1}
+    t, _ = run(NeuroPathParams(tracker="likelihood", prune_top=2, dp_position="first"), probs,
+               hop1=[r1(valid_ids=[2], expand_ids=[2])], hop2=[r2(valid_ids=[3], expand_ids=[3])])
+    h2 = t.detail(NeuroPathDetail).hops[1]
+    assert h2.valid_ids == [1, 2]
+    assert h2.expand_ids == [2]
 
 
 def test_the_generative_tracker_is_the_default_and_judges_nothing():
@@ -195,7 +213,7 @@ def test_the_trace_round_trips_and_an_old_trace_without_the_fields_loads():
 
 def test_the_hop_table_and_the_path_graph_show_the_probability():
     from memrag.viz import tables, trace_graphs
-    from memrag.viz.graph_html import graph_data
+    from graph_page import graph_data
 
     t, _ = run(NeuroPathParams(**ONE_HOP), BEST_LAST)
     df = tables.candidates_table(t.detail(NeuroPathDetail).hops[0])

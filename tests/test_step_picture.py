@@ -21,7 +21,8 @@ from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.methods.neuropath.detail import NeuroPathDetail
 from memrag.explain import lessons, step_picture
 from memrag.viz import legend, palette, trace_graphs
-from memrag.viz.graph_html import DEFAULT_NODES, graph_data, layer_data
+from memrag.viz.graph_html import DEFAULT_NODES
+from graph_page import graph_data, layer_data, legend_items, legend_rows
 from sample_replay import replay_sample
 
 POISON = "from a later step"
@@ -108,7 +109,7 @@ def test_a_node_keeps_its_place_from_one_step_to_the_next(sample_traces):
         for page, place in zip(pages, places):
             assert place == {i: fixed.positions[i] for i in place}  # made once, for every step
             assert layer_data(page)["fixed"] == {"w": fixed.width, "h": fixed.height}
-            assert legend.legend_rows(page) == fixed.legend_rows > 0
+            assert legend_rows(page) == fixed.legend_rows > 0
         # inside the box, with room for its label: no two nodes of the layout on one spot
         spots = list(fixed.positions.values())
         assert all(0 < x < fixed.width and 0 < y < fixed.height for x, y in spots)
@@ -185,4 +186,4 @@ def test_one_vocabulary_for_a_hop_on_the_step_text_the_note_and_the_legend(sampl
     assert "listed, not judged" not in here + note  # the reply of the sample's hops was read
     if counts.get("dropped"):
         assert words.PATH_FATES["dropped"].label in here
-        assert any(words.PATH_FATES["dropped"].label in item["text"] for item in legend.legend_items(html))
+        assert any(words.PATH_FATES["dropped"].label in item["text"] for item in legend_items(html))

@@ -12,7 +12,7 @@ from memrag.eval import report
 from memrag.eval.records import MethodResult, RunSummary, TrackerHop
 from memrag.eval.tracker_precision import ALL_HOPS, aggregate, question_counts
 from memrag.trace import Trace
-from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, PathCandidate
+from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, PathCandidate, PathTriple
 
 GOLD = {7, 8}  # chunk ids of the question's gold passages
 
@@ -67,6 +67,19 @@ def test_carried_paths_are_left_out_and_the_top_of_the_list_starts_after_them():
     assert rows["2"].precision == 1.0 and rows["2"].top_precision == 0.0
     # over all hops: hop 1 kept b (gold; the top of the list, a, is not), hop 2 kept h
     assert (rows[ALL_HOPS].kept_new, rows[ALL_HOPS].precision, rows[ALL_HOPS].top_precision) == (2, 1.0, 0.0)
+
+
+def test_at_hop_two_only_the_passage_of_the_new_triple_counts():
+    # two hop-2 paths grown from hop-1 paths: "inherits" reaches gold only through its hop-1 prefix
+    # (chunk 7), "finds" adds a triple from gold chunk 8 to a non-gold prefix
+    def grown(pid: str, chunks: list[int], listed_as: int) -> PathCandidate:
+        p = path(pid, chunks, listed_as)
+        p.hop, p.triples = 2, [PathTriple(i, "h", "r", "t", c) for i, c in enumerate(chunks)]
+        return p
+    inherits, finds = grown("inherits", [7, 3], 1), grown("finds", [4, 8], 2)
+    counts = question_counts(trace(hop(1, five_listed(), valid=[2]), hop(2, [inherits, finds], valid=[1])), GOLD)
+    assert counts[1] == TrackerHop(2, listed_new=2, kept_new=1, gold_listed=1, gold_kept=0, gold_top=0)
+    assert aggregate([counts])[1].random_precision == pytest.approx(1 / 2)
 
 
 def test_a_hop_with_no_new_paths_counts_nothing_and_a_failed_hop_is_left_out():

@@ -20,7 +20,8 @@ from memrag.trace import AnswerResult, ChunkRef, CorefMember, GraphEdge, GraphNo
 from memrag.methods.ecphory.detail import ActivatedEngram, EcphoryDetail, EcphoryRound
 from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, NeuroPathSeed, PathCandidate, PathTriple
 from memrag.viz import charts, graph_html, memory_graphs, palette, tables, trace_graphs
-from memrag.viz.graph_html import graph_data, render
+from memrag.viz.graph_html import render
+from graph_page import graph_data
 from memrag.plain_text import escape_markdown
 from scripted import HashEmbedder, ScriptedLLM
 

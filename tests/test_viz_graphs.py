@@ -19,7 +19,8 @@ from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import export, labels, legend, memory_graphs, palette, trace_graphs
 from memrag.viz.entity_search import UnknownEntity, match_score, suggest_entities
 from memrag.viz import graph_html
-from memrag.viz.graph_html import DEFAULT_NODES, graph_data, layer_data, render
+from memrag.viz.graph_html import DEFAULT_NODES, render
+from graph_page import graph_data, layer_data, legend_items, legend_rows
 from scripted import HashEmbedder, ScriptedLLM
 from test_viz import ecphory_trace, neuropath_trace, step_trace
 
@@ -99,7 +100,7 @@ def test_ask_and_learn_colour_a_retrieval_by_fate():
 
 # ================================================================== legend from the marks drawn
 def _legend_keys(page):
-    return legend.listed_keys(legend.legend_items(page))
+    return legend.listed_keys(legend_items(page))
 
 
 def _marks_in(page):
@@ -129,12 +130,12 @@ def pages(people):
 def test_the_legend_lists_exactly_the_marks_drawn(people):
     for page in pages(people):
         assert _legend_keys(page) == _marks_in(page)
-        assert all(item["text"] for item in legend.legend_items(page))
+        assert all(item["text"] for item in legend_items(page))
 
 
 def test_legend_names_square_nodes_coreference_edges_rings_and_gold():
     page = trace_graphs.neuropath_hop_graph(neuropath_trace(), 1, gold_chunk_ids=[0])[0]
-    texts = {item["key"]: item["text"] for item in legend.legend_items(page)}
+    texts = {item["key"]: item["text"] for item in legend_items(page)}
     # a coreference candidate is an entity with a ring; a square would say "passage"
     assert "coreference candidate" in texts[f"ring:{graph_html.NODE_ROLES['coref']['border']}"]
     assert "shape:square" not in texts
@@ -142,8 +143,8 @@ def test_legend_names_square_nodes_coreference_edges_rings_and_gold():
     assert "gold" in texts[f"ring:{palette.GOLD}"]
     assert "seed" in texts["shape:star"]
     ec = trace_graphs.ecphory_activation_graph(ecphory_trace())[0]
-    assert "final engram" in {i["key"]: i["text"] for i in legend.legend_items(ec)}["ring:#111111"]
-    fills = {i["text"]: i["count"] for i in legend.legend_items(ec) if i["mark"] == "fill"}
+    assert "final engram" in {i["key"]: i["text"] for i in legend_items(ec)}["ring:#111111"]
+    fills = {i["text"]: i["count"] for i in legend_items(ec) if i["mark"] == "fill"}
     assert fills["the question"] == 1  # each fill says how many nodes carry it
 
 
@@ -153,7 +154,7 @@ def test_the_legend_says_each_meaning_once():
     for page in [trace_graphs.neuropath_overview(neuropath_trace())[0],
                  trace_graphs.ecphory_activation_graph(ecphory_trace())[0],
                  *(trace_graphs.step_graph(step_trace(), i)[0] for i in range(3))]:
-        items = legend.legend_items(page)
+        items = legend_items(page)
         texts = [i["text"] for i in items]
         assert len(texts) == len(set(texts)), texts
         if "shape:diamond" not in _marks_in(page):
@@ -164,14 +165,14 @@ def test_the_legend_says_each_meaning_once():
         assert 'data-mark="' + " ".join(question["keys"]) + '"' in page
     # a fill and a shape that mean different things stay two entries
     nodes = [GraphNode("a", "A", "entity", group="person"), GraphNode("b", "B", "entity", group="person")]
-    assert len(legend.legend_items(render(nodes, []))) == 2
+    assert len(legend_items(render(nodes, []))) == 2
 
 
 def test_a_mark_not_drawn_is_not_listed():
     nodes = [GraphNode("a", "A", "entity", group="person"), GraphNode("b", "B", "entity", group="person")]
     page = render(nodes, [GraphEdge("e", "a", "b", "triple", "knows")])
     assert _legend_keys(page) == {f"fill:{palette.TYPE_COLOURS['person']}", "shape:dot", "edge:#7a7a7a:solid"}
-    assert legend.legend_items(render(nodes, [], legend=False)) == []
+    assert legend_items(render(nodes, [], legend=False)) == []
 
 
 # ================================================================== labels
@@ -256,7 +257,7 @@ def test_an_unknown_focus_says_what_it_could_mean(people):
 # ================================================================== export
 def test_graphml_holds_the_drawn_nodes_and_edges(people):
     page, _ = memory_graphs.knowledge_graph(people)
-    g = nx.read_graphml(io.BytesIO(export.graphml_bytes(page)))
+    g = nx.read_graphml(io.BytesIO(export.graphml_bytes(page.drawing)))
     nodes, edges = graph_data(page)
     assert set(g.nodes) == {n["id"] for n in nodes} and g.number_of_edges() == len(edges)
     assert g.nodes["e:tin"]["label"] == "tin" and g.nodes["e:tin"]["colour"] == drawn(page)["e:tin"]["color"]["background"]
@@ -266,10 +267,10 @@ def test_graphml_holds_the_drawn_nodes_and_edges(people):
 def test_png_is_drawn_on_the_server(people):
     pytest.importorskip("matplotlib")
     page, _ = memory_graphs.knowledge_graph(people)
-    png = export.png_bytes(page)
+    png = export.png_bytes(page.drawing)
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
     hostile = render([GraphNode("a", "$x^2$ <b>", "entity")], [])
-    assert export.png_bytes(hostile)[:4] == b"\x89PNG"  # "$" is not mathtext
+    assert export.png_bytes(hostile.drawing)[:4] == b"\x89PNG"  # "$" is not mathtext
 
 
 def test_graph_download_names_are_safe():

@@ -92,12 +92,15 @@ def fate_line(trace: Trace, gold: Gold, memory: Memory | None, key: str | None) 
     # 1,440 px cut the two together)
     shown = [] if any((m.tab, m.step) == (line.tab, line.step) for m in line.moments) else [
         (f"show where: {line.tab}", line, "", f"at {_step_name(trace, line.step)}" if line.step is not None else "")]
-    shown += [(f"show where: {m.label}", m, f"_{i}", m.text) for i, m in enumerate(line.moments)]
+    # one pair per named passage, each button naming its passage (titles come from documents: escaped)
+    shown += [(f"{escape_markdown(m.passage)}: {m.label}" if m.passage else f"show where: {m.label}", m, f"_{i}",
+               m.text) for i, m in enumerate(line.moments)]
     for label, target, tail, under in shown:
         st.button(label, key=f"{key}_{trace.method}_fate_go{tail}", on_click=_open_step,
                   args=(key, trace.method, target), icon=":material/search:",
                   help=escape_markdown(f"opens {METHOD_LABELS.get(trace.method, trace.method)}'s details at the "
-                                       f"view that shows what happened to '{line.passage}'"))
+                                       f"view that shows what happened to "
+                                       f"'{getattr(target, 'passage', '') or line.passage}'"))
         if under:
             st.caption(escape_markdown(under))
 

@@ -21,6 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from memrag.app import backend_state, job_owner, memory_state, ask_views, estimates, room, widgets, jobs
+from memrag.app import eval_again, eval_questions as eq
 from memrag.index import store
 from memrag.index.memory import Memory
 from memrag.app.ask_result import AskResult
@@ -59,6 +60,7 @@ class EvalState(AppState):
     eval_job: _Key[str | None] = _Key(lambda: None)  # the evaluation job this session follows
     eval_shown: _Key[str | None] = _Key(lambda: None)  # folder of the run shown under the form
     eval_seen_job: _Key[str | None] = _Key(lambda: None)  # the finished job whose run was put on show
+    eval_summary_only: _Key[bool] = _Key(lambda: False)  # the shown run is a committed one (no results lines)
 
 
 # ------------------------------------------------------------------ benchmarks
@@ -262,6 +264,12 @@ def eval_work(config: EvalConfig, llm: LLM | None, embedder: Any) -> Callable[[j
     return work
 
 
+def start_again(config: EvalConfig, llm: LLM, seconds: float, label: str) -> jobs.Job:
+    """A run asked again on an edited memory (memrag.app.eval_again), as an evaluation job."""
+    n = int(config.limit or 0)
+    return start_eval(config, llm, backend_state.embedder(), Plan(n, 0, 0, 0, 0, seconds, llm.backend), label)
+
+
 def start_eval(config: EvalConfig, llm: LLM | None, embedder: Any, plan: Plan, label: str) -> jobs.Job:
     return job_owner.start_job("eval", label, eval_work(config, llm, embedder), total=plan.todo,
                           estimate_s=plan.seconds, meta={"backend": plan.backend, "out": str(config.out)})
@@ -330,26 +338,28 @@ def typed_run_folder(text: str) -> Path:
     return folder
 
 
-def load_run(folder: str | Path) -> EvalRun:
+def load_run(folder: str | Path, *, summary_only: bool = False) -> EvalRun:
     """An `eval --out` folder, read without changing it (a run may still be writing there); read
     again only when its files change (a results file holds every trace: megabytes). Every file is
-    checked against the schema (memrag.eval.records): a damaged one raises ValueError saying what is wrong."""
+    checked against the schema (memrag.eval.records) and read through the bounded reader: a damaged
+    one raises ValueError saying what is wrong. `summary_only`: a folder without results.jsonl (a
+    committed run keeps its summary only) opens with no questions."""
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder")
     files = (folder / SUMMARY, folder / RESULTS, folder / RUN)
-    return _load_run(str(folder.resolve()), tuple(_mtime(f) for f in files))
+    return _load_run(str(folder.resolve()), tuple(_mtime(f) for f in files), summary_only)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _load_run(folder_name: str, stamp: tuple[float, ...]) -> EvalRun:
+def _load_run(folder_name: str, stamp: tuple[float, ...], summary_only: bool = False) -> EvalRun:
     folder = Path(folder_name)
     summary = report.load_summary(folder)
     typed = RunSummary.from_json(summary, str(folder / SUMMARY))
     lines = _parse(folder / RESULTS, lambda: read_results(folder / RESULTS, repair=False))
     seen: set[str] = set()
     records = [r for r in lines if not (r["qid"] in seen or seen.add(r["qid"]))]  # the first line of a qid wins
-    if not records:
+    if not records and not (summary_only and not (folder / RESULTS).exists()):
         raise ValueError(f"{folder / RESULTS} holds no finished question")
     # A rerun with a smaller N keeps the earlier lines; the summary counts the first N, as the runner does.
     n = int(typed.stamp.get("questions") or len(records))
@@ -357,11 +367,21 @@ def _load_run(folder_name: str, stamp: tuple[float, ...]) -> EvalRun:
     for i, r in enumerate(records, start=1):
         QuestionRecord.from_json(r, f"results line {i}", list(typed.methods))
     run_file = folder / RUN
-    run = _parse(run_file, lambda: json.loads(run_file.read_text(encoding="utf-8"))) if run_file.is_file() else {}
+    run = _parse(run_file, lambda: rundir.read_run_file(run_file)) if run_file.exists() else {}
     if not isinstance(run, dict):
         run = {}
     check_indexing(run.get("indexing"), f"{run_file}: not a run description")
     return EvalRun(folder, summary, typed, records, run)
+
+
+COMMITTED_RUNS = ROOT / "docs" / "runs"  # the runs docs/results.md reads: summaries only, opened read-only
+
+
+def committed_runs(root: Path | None = None) -> list[tuple[Path, str]]:
+    """(folder, label) of the committed runs, by name: offered on every server, room mode too (a
+    fixed list, nothing typed; read only)."""
+    return [(p, f"{p.name} · {label}") for p, label in
+            sorted(saved_runs(COMMITTED_RUNS if root is None else root), key=lambda x: x[0].name)]
 
 
 def saved_runs(root: Path | None = None) -> list[tuple[Path, str]]:
@@ -465,15 +485,20 @@ def _table(t: report.Table) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=header)
 
 
-def run_view(run: EvalRun, key: str = "eval") -> None:
+def run_view(run: EvalRun, key: str = "eval", start: Callable[..., None] | None = None) -> None:
     """Scores with 95% intervals, the report's charts, gold fates, paired comparison, per-question
-    table with exports, and one question's traces in the Ask page's views."""
+    table with exports, and one question's traces in the Ask page's views; under a rerun, the run
+    it repeats compared; with `start` (the page's job starter), asking the run again is offered."""
     s = run.typed_summary
     st.caption(escape_markdown(f"{len(run.records)} question(s) · {stamp_line(s)}"))
     st.caption(escape_markdown(f"folder: {run.folder}"))
-    st.dataframe(_table(report.score_rows(s)), hide_index=True)
-    st.caption("Percent; [95% bootstrap interval over questions]. Tokens and calls per query bill the shared "
-               "query-entity call to each method.")
+    scores = _table(report.score_rows(s))
+    cut = list(scores.columns).index("capped answers")  # two tables, each inside the page at 1,440 px
+    st.dataframe(scores.iloc[:, :cut], hide_index=True)
+    st.caption("Percent; [95% bootstrap interval over questions].")
+    st.dataframe(scores.iloc[:, [0, *range(cut, len(scores.columns))]], hide_index=True)
+    st.caption("Per query; tokens and calls bill the shared query-entity call to each method.")
+    eval_again.comparison(run, load_run, typed_run_folder)
     figs = made("figures", (run,), None, lambda: report.figures(s, run.records))
     for row in range(0, len(figs), 2):
         for col, (name, fig) in zip(st.columns(2), figs[row:row + 2]):
@@ -494,7 +519,13 @@ def run_view(run: EvalRun, key: str = "eval") -> None:
         st.dataframe(_table(tracker), hide_index=True)
         st.caption(report.TRACKER_NOTE)
 
-    questions_view(run, key)
+    if start is not None:
+        eval_again.offer(run, start, key)
+    if run.records:
+        questions_view(run, key)
+    else:
+        st.caption("This folder keeps the run's summary only (a committed run: summary.json without the "
+                   "per-question results and their traces), so there is no per-question table.")
 
 
 PREFETCH_QUESTIONS = 2  # made ahead: the first questions, then the ones either side of the open one
@@ -533,8 +564,17 @@ def questions_view(run: EvalRun, key: str = "eval") -> None:
     """The per-question table with its exports, and one question's traces in the Ask page's views.
     A fragment: picking a question reruns this part, not the scores and charts above it."""
     st.markdown("**Per question** — select a row (or pick below) to open its traces")
-    df = made("question_table", (run,), None, lambda: question_table(run))
-    qids = [r["qid"] for r in run.records]
+    k = eq.fate_k(run.typed_summary.stamp)
+    outcomes = made("question_outcomes", (run,), k, lambda: eq.outcomes_of(run.records, run.methods, k))
+    qids = eq.filter_controls(run.records, run.methods, outcomes, key)
+    full = st.toggle("every column (scores, tokens, seconds, answers)", key=f"{key}_full",
+                     help="Off: one compact column per method, which fits the page.")
+    if full:
+        whole = made("question_table", (run,), None, lambda: question_table(run))
+        df, config, row_px = whole[whole["id"].isin(qids)].reset_index(drop=True), None, None
+    else:
+        df = eq.compact_table(run.records, run.methods, outcomes, qids)
+        config, row_px = eq.compact_config(run.methods, k), eq.ROW_PX
     pick_key = f"{key}_q"
 
     def picked() -> None:  # a row selected in the table opens that question
@@ -542,17 +582,20 @@ def questions_view(run: EvalRun, key: str = "eval") -> None:
         if rows:
             st.session_state[pick_key] = qids[rows[0]]
 
-    st.dataframe(df, hide_index=True, on_select=picked, selection_mode="single-row", key=f"{key}_table")
+    st.dataframe(df, hide_index=True, on_select=picked, selection_mode="single-row", key=f"{key}_table",
+                 column_config=config, row_height=row_px)
     c1, c2, _ = st.columns([1, 1, 5])
-    # callables: the files are made when clicked, not on every rerun
-    c1.download_button("Export CSV", lambda: df.to_csv(index=False), file_name=f"{run.folder.name}.csv", mime="text/csv",
-                       key=f"{key}_csv")
+    # callables: the files are made when clicked, not on every rerun (the export holds every column)
+    c1.download_button("Export CSV", lambda: question_table(run).to_csv(index=False),
+                       file_name=f"{run.folder.name}.csv", mime="text/csv", key=f"{key}_csv")
     c2.download_button("Export JSON", lambda: export_json(run), file_name=f"{run.folder.name}.json",
                        mime="application/json", key=f"{key}_json")
-    if st.session_state.get(pick_key) not in qids:
+    every = [r["qid"] for r in run.records]
+    if st.session_state.get(pick_key) not in every:
         st.session_state.pop(pick_key, None)  # a question of another run
-    qid = st.selectbox("open the traces of", qids, index=None, key=pick_key, placeholder="pick a question…",
-                       format_func=lambda q: f"{q}: {next(r['question'] for r in run.records if r['qid'] == q)}")
+    labels = {r["qid"]: eq.pick_label(r, outcomes) for r in run.records}
+    qid = st.selectbox("open the traces of", every, index=None, key=pick_key, placeholder="pick a question…",
+                       format_func=labels.__getitem__)
     if qid is not None:
         question_traces(run, qid, key)
     prefetch_questions(run, qid)  # after this question's own draw, which it would slow down
@@ -576,4 +619,4 @@ __all__ = ["Benchmark", "EvalRun", "EvalState", "Plan", "bench_dir", "bench_file
            "export_json", "load_benchmark", "load_run", "memory_path_of", "plan_run", "question_table",
            "recorded_prefix", "run_folder", "run_view", "runs_dir", "sample_benchmark", "save_upload",
            "saved_runs", "stamp_line", "start_eval", "UPLOAD_FORMATS", "SCOPE_HELP", "RUN_PATHS_ENV",
-           "RUN_PATHS_HELP", "typed_run_folder"]
+           "RUN_PATHS_HELP", "typed_run_folder", "committed_runs", "COMMITTED_RUNS", "start_again"]

@@ -68,14 +68,16 @@ class Where:
     tab: str | None
     step: str | int | None = None
     row: str | int | None = None
+    passage: str = ""  # the gold passage whose story this is (its title)
 
 
 @dataclass
 class FateLine:
     """The answer card's gold line and the detail view that shows where a passage was lost:
     `tab` is a detail tab's label, `step` a step of the Retrieval tab (NeuroPath's "Hop 2" or
-    "Completion", EcphoryRAG's activation step index) or None; `moments` the passage's first miss
-    and final loss, each with its own view."""
+    "Completion", EcphoryRAG's activation step index) or None, for the first passage named;
+    `moments` every named passage's first miss and final loss, in the order the passages are
+    named, each with its own view and its passage's title."""
     text: str
     tab: str | None = None
     step: str | int | None = None
@@ -98,7 +100,8 @@ def gold_fate_line(trace: Trace, gold: Gold, memory: Memory | None, k: int = 5) 
     first one of them."""
     unit = _unit_of(trace, memory)
     best = best_by_doc(gold_fate_records(trace, gold.chunk_ids, k=k, unit_of=unit), unit)
-    titles = {d.doc_id: d.title for d in memory.documents} if memory is not None else {}
+    titles = ({d.doc_id: d.title for d in memory.documents} if memory is not None
+              else {c.doc_id: c.title for c in trace.chunks})  # a run's traces without their memory
     found = [d for d in gold.gold_docs if d in best and best[d].clean]
     in_top = [d for d in gold.gold_docs if d in best and best[d].rank is not None and best[d].rank <= k]
     text = f"{len(in_top)} of {len(gold.gold_docs)} gold passages in the top {k}"
@@ -110,11 +113,11 @@ def gold_fate_line(trace: Trace, gold: Gold, memory: Memory | None, k: int = 5) 
         first = caveats[0]
         line.passage = titles.get(first, first)
         line.tab, line.step = _lost_at(trace, best.get(first, missing))
-        line.moments = moments(trace, best.get(first, missing))
+        line.moments = [w for d in caveats for w in moments(trace, best.get(d, missing), titles.get(d, d))]
     return line
 
 
-def moments(trace: Trace, record: FateRecord) -> list[Where]:
+def moments(trace: Trace, record: FateRecord, passage: str = "") -> list[Where]:
     """The record's first miss and final loss, each with the view that shows it and the row there:
     the passage's in the ranked list, else the method's own row (a path, a fact, the passage)."""
     at = registry.get(trace.method).views.moment_at
@@ -123,6 +126,6 @@ def moments(trace: Trace, record: FateRecord) -> list[Where]:
         if m is not None:
             tab, step = at(m, trace)
             ranked = (tab, step) == ranked_moment(m, trace)
-            out.append(Where(label, m.text, tab, step, m.chunk_id if ranked else m.own_row))
+            out.append(Where(label, m.text, tab, step, m.chunk_id if ranked else m.own_row, passage))
     return out
 

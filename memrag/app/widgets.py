@@ -17,7 +17,7 @@ from memrag.app.estimates import seconds_text  # noqa: F401 (pages format times 
 from memrag.textsafe import download_name
 from memrag.viz import export
 from memrag.viz import look as looks
-from memrag.viz.legend import legend_rows
+from memrag.viz.drawing import Drawing
 from memrag.plain_text import clip, escape_markdown
 
 LEGEND_ROW_PX = 22  # one line of the legend above a graph
@@ -31,31 +31,36 @@ def text(body: str, *, limit: int | None = None, prefix: str = "") -> None:
 
 
 def graph(result: tuple[str, str], height: int, name: str = "graph") -> None:
-    """A `memrag.viz` (html, note) pair: the graph in an iframe, its note as a caption, and buttons
-    that download it as PNG and GraphML (made on the server only when clicked, from the same data
-    the frame draws; `name` names the files)."""
-    html, note = result
-    st.iframe(html, height=height + LEGEND_ROW_PX * (legend_height_rows(html, height) + 1))
+    """A `memrag.viz` (page, note) pair (the page a `graph_html.GraphPage`): the graph in an iframe,
+    its note as a caption, and its download buttons."""
+    page, note = result
+    drawn: Drawing = page.drawing  # type: ignore[attr-defined]
+    st.iframe(page, height=height + LEGEND_ROW_PX * (legend_height_rows(drawn, height) + 1))
     if note:
         st.caption(escape_markdown(note))
-    ident = hashlib.sha1(f"{name}|{html}".encode("utf-8")).hexdigest()[:12]
+    downloads(drawn, name, ident=hashlib.sha1(f"{name}|{page}".encode("utf-8")).hexdigest()[:12])
+
+
+def downloads(drawn: Drawing, name: str, ident: str) -> None:
+    """Buttons that download a drawn graph as PNG and GraphML, made on the server only when clicked
+    from the Drawing its renderer kept (`name` names the files, `ident` keys the buttons)."""
     # a row that wraps and buttons sized to their words: fixed columns cut "GraphML" in narrow ones
     row = st.container(horizontal=True, gap="small")
-    row.download_button("PNG", lambda: export.png_bytes(html), file_name=download_name(name, ext="png"),
+    row.download_button("PNG", lambda: export.png_bytes(drawn), file_name=download_name(name, ext="png"),
                         mime="image/png", key=f"png_{ident}", on_click="ignore", icon=":material/image:",
                         width="content", help="The graph as a picture, drawn on the server.")
-    row.download_button("GraphML", lambda: export.graphml_bytes(html), file_name=download_name(name, ext="graphml"),
+    row.download_button("GraphML", lambda: export.graphml_bytes(drawn), file_name=download_name(name, ext="graphml"),
                         mime="application/graphml+xml", key=f"graphml_{ident}", on_click="ignore",
                         icon=":material/share:", width="content",
                         help="The nodes and edges drawn, for Gephi, yEd or networkx.")
 
 
-def legend_height_rows(html: str, height: int) -> int:
+def legend_height_rows(drawn: Drawing, height: int) -> int:
     """Lines the frame makes room for above the graph: the legend's, but never more than a third of
     the graph's height (the page scrolls a longer legend; a small multiple folds it into one line)."""
     if looks.current().compact:
         return 1
-    return min(legend_rows(html), max(1, height // 3 // LEGEND_ROW_PX))
+    return min(drawn.rows(), max(1, height // 3 // LEGEND_ROW_PX))
 
 
 def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:

@@ -176,6 +176,10 @@ def _tracker_hops(v: Any) -> bool:
     return v is None or isinstance(v, list)
 
 
+def _reach_counts(v: Any) -> bool:
+    return isinstance(v, dict) and all(isinstance(k, str) and _count(n) for k, n in v.items())
+
+
 @dataclass(frozen=True)
 class MethodResult:
     """One method on one question: scores, gold fates, cost, answer, and its trace (kept as JSON;
@@ -191,6 +195,7 @@ class MethodResult:
     top_passages: list[str] = field(default_factory=list)
     ranked_total: int | None = None
     tracker: list[TrackerHop] | None = None  # a tracking method's judgements; absent from older runs
+    reach: dict[str, int] | None = None  # NeuroPath's gold_reach counts; absent from older runs
 
     @classmethod
     def from_json(cls, obj: Any, where: str) -> MethodResult:
@@ -201,6 +206,7 @@ class MethodResult:
             raise f.fail(f"metrics.{bad[0]}", "not a number")
         fates = f.get("gold_fate", lambda v: isinstance(v, list), "a list")
         hops = f.get("tracker", _tracker_hops, "a list", optional=True)
+        reach = f.get("reach", _reach_counts, "a set of counts", optional=True)
         return cls(metrics=metrics,
                    gold_fate=[GoldFate.from_json(x, f"{where}, gold_fate[{i}]") for i, x in enumerate(fates)],
                    tokens=CallTotals.from_json(f.object("tokens"), f"{where}, tokens"),
@@ -211,7 +217,8 @@ class MethodResult:
                    top_passages=f.get("top_passages", _texts, "a list of texts", optional=True, default=[]),
                    ranked_total=f.count("ranked_total", optional=True),
                    tracker=None if hops is None else [TrackerHop.from_json(x, f"{where}, tracker[{i}]")
-                                                      for i, x in enumerate(hops)])
+                                                      for i, x in enumerate(hops)],
+                   reach=None if reach is None else dict(reach))
 
     def to_json(self) -> dict[str, Any]:
         out = {"metrics": self.metrics, "gold_fate": [g.to_json() for g in self.gold_fate],
@@ -220,6 +227,8 @@ class MethodResult:
                "top_passages": list(self.top_passages), "ranked_total": self.ranked_total}
         if self.tracker is not None:
             out["tracker"] = [h.to_json() for h in self.tracker]
+        if self.reach is not None:
+            out["reach"] = dict(self.reach)
         return out | {"trace": self.trace}
 
 
@@ -359,6 +368,9 @@ class MethodSummary:
     answers_capped: int | None = None
     # per hop, then "all"; None: not a tracking method, or a run made before the figure existed
     tracker_precision: list[TrackerPrecision] | None = None
+    # NeuroPath's gold passages by how far it got: {"gold", "within_max_hops", "on_listed_paths",
+    # "kept"}, summed over questions; None: another method, or a run made before the figure existed
+    reach: dict[str, int] | None = None
 
     @classmethod
     def from_json(cls, obj: Any, where: str) -> MethodSummary:
@@ -372,6 +384,7 @@ class MethodSummary:
         if not all(_is_number(v) for v in fates.values()):
             raise f.fail("gold_fate", "not a set of counts")
         tracker = f.get("tracker_precision", _tracker_hops, "a list", optional=True)
+        reach = f.get("reach", _reach_counts, "a set of counts", optional=True)
         return cls(n=n, scores={k: f.number(k) for k in SCORES},
                    prompt_tokens_per_query=f.number("prompt_tokens_per_query"),
                    completion_tokens_per_query=f.number("completion_tokens_per_query"),
@@ -381,7 +394,8 @@ class MethodSummary:
                    answers_capped=f.count("answers_capped", optional=True),
                    tracker_precision=None if tracker is None else [
                        TrackerPrecision.from_json(x, f"{where}, tracker_precision[{i}]")
-                       for i, x in enumerate(tracker)])
+                       for i, x in enumerate(tracker)],
+                   reach=None if reach is None else dict(reach))
 
     def figure(self, key: str) -> float | None:
         """A score (SCORES) or a per-query figure, by its name in summary.json."""
@@ -399,6 +413,8 @@ class MethodSummary:
                "answers_capped": self.answers_capped, "ci95": {k: list(v) for k, v in self.ci95.items()}}
         if self.tracker_precision is not None:  # absent, not null, so older summaries write back byte for byte
             out["tracker_precision"] = [r.to_json() for r in self.tracker_precision]
+        if self.reach is not None:
+            out["reach"] = dict(self.reach)
         return out
 
 

@@ -29,6 +29,7 @@ from memrag.eval.gold import fate_family, fate_order
 from memrag.eval.records import (LABELS, PAIRED_SCORES, SCORES, CostPerQuery, MethodSummary, PairedScore,
                                   RunSummary, TrackerHop, TrackerPrecision)
 from memrag.eval.tracker_precision import aggregate as tracker_aggregate
+from memrag.methods.neuropath.reach import REACH_KEYS
 from memrag.methods import registry
 
 
@@ -62,6 +63,13 @@ def _tracker_precision(rows: list[dict[str, Any]]) -> list[TrackerPrecision] | N
     return tracker_aggregate([[TrackerHop.from_json(h, "tracker") for h in r["tracker"]] for r in rows])
 
 
+def _reach(rows: list[dict[str, Any]]) -> dict[str, int] | None:
+    """NeuroPath's reach counts summed over the questions, when every question recorded them."""
+    if not rows or any(not isinstance(r.get("reach"), dict) for r in rows):
+        return None
+    return {k: sum(int(r["reach"].get(k, 0)) for r in rows) for k in REACH_KEYS}
+
+
 def _method_summary(method: str, rows: list[dict[str, Any]]) -> MethodSummary:
     scores: dict[str, float | None] = {}
     ci: dict[str, tuple[float, float]] = {}
@@ -78,7 +86,7 @@ def _method_summary(method: str, rows: list[dict[str, Any]]) -> MethodSummary:
         seconds_per_query=_mean_or_none([r["seconds"] for r in rows]),
         llm_seconds_per_query=_mean_or_none([r["tokens"].get("llm_seconds") for r in rows]),
         gold_fate=_fate_counts(method, rows), answers_capped=sum(1 for r in rows if r.get("answer_capped")), ci95=ci,
-        tracker_precision=_tracker_precision(rows))
+        tracker_precision=_tracker_precision(rows), reach=_reach(rows))
 
 
 def _same_top5_as_dense(methods: list[str], records: list[dict[str, Any]]) -> dict[str, int]:
@@ -269,7 +277,8 @@ def paired_rows(summary: RunSummary | dict[str, Any]) -> Table:
 NOT_BETTER = "not better than list order"
 NOT_RECORDED = "not recorded"
 TRACKER_NOTE = ("New paths only (paths carried from the previous hop left out); kept = the tracker's valid "
-                "paths; a path counts when it touches a gold passage. Top of list and random keep as many new "
+                "paths; a path counts when the passage of the triple its hop added is gold (a grown path's inherited "
+                "passages count at the hop that found them). Top of list and random keep as many new "
                 "paths as the tracker did (random: its exact expectation); recall = gold-touching listed new "
                 "paths the tracker kept. Sums over questions, then the ratio; [95% paired bootstrap interval "
                 f"over questions]. Flagged \"{NOT_BETTER}\" when tracker − top of list is ≤ 0 or its interval "
@@ -308,6 +317,14 @@ def _tracker_section(s: RunSummary, heading: str) -> list[str]:
     if all(e.tracker_precision is None for e in s.methods.values()):
         return [f"Tracker precision (new paths): {NOT_RECORDED} (this run's summary predates the figure).", ""]
     return [f"{heading}# Tracker precision (new paths)", "", _markdown(tracker), "", TRACKER_NOTE, ""]
+
+
+def _reach_section(s: RunSummary) -> list[str]:
+    """One line per method with reach counts: its gold passages by how far it got towards them."""
+    lines = [f"{_name(m)} reach: of {e.reach['gold']} gold passages, {e.reach['within_max_hops']} within max_hops "
+             f"of a seed, {e.reach['on_listed_paths']} on a listed path, {e.reach['kept']} in a kept path's passages."
+             for m, e in s.methods.items() if e.reach is not None]
+    return lines + [""] if lines else []
 
 
 def markdown_table(summary: RunSummary | dict[str, Any]) -> str:
@@ -379,6 +396,7 @@ def summary_markdown(summary: RunSummary | dict[str, Any], title: str | None = N
              _indexing_line(s.indexing), "",
              f"{heading}# Gold passage fates (k = {stamp.get('fate_k')})", "", fate_table(s), ""]
     parts += _tracker_section(s, heading)
+    parts += _reach_section(s)
     if any(s.paired.values()):
         parts += [f"{heading}# Paired comparison", "", paired_table(s), ""]
     dev = deviations_table(s) if deviations else ""

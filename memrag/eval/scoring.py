@@ -13,6 +13,7 @@ from memrag.eval.metrics import exact_match, f1_score, raw_exact_match, recall_a
 from memrag.index.memory import Memory
 from memrag.eval.records import CallTotals
 from memrag.eval.tracker_precision import question_counts
+from memrag.methods.neuropath.reach import gold_reach
 from memrag.trace import LLMCallRecord, Trace
 from memrag.trace import calls_counted_once
 
@@ -133,5 +134,8 @@ def score_question(q: Question, traces: list[Trace], units: ChunkUnits, fate_k: 
         tracked = question_counts(t, gold_chunks)
         if tracked is not None:  # a method with a path tracker: its judgements, counted for precision
             methods[t.method]["tracker"] = [h.to_json() for h in tracked]
+        reach = gold_reach(t, [units.chunks_of_unit.get(u, []) for u in q.gold_units])
+        if reach is not None:  # a method with seeds and paths: how far towards each gold passage it got
+            methods[t.method]["reach"] = reach
     return {"qid": q.qid, "question": q.question, "answers": q.answers, "gold_units": q.gold_units,
             "hops": q.meta.get("hops"), "methods": methods, "all_methods": across.to_json()}

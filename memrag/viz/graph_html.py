@@ -46,6 +46,7 @@ from pyvis.network import Network
 from memrag.assets import asset_text
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import look as looks
+from memrag.viz.drawing import Drawing, drawing
 from memrag.viz.fixed_layout import FixedLayout
 from memrag.viz import palette
 from memrag.viz.labels import label_order
@@ -489,9 +490,9 @@ def render(
     page = _EMPTY_HEADING.sub("", page)
     page = _DEAD_COMMENT.sub("", page)
     page = _slim_assets(page)
-    if legend and seen:
-        items = marks.items()
-        page = page.replace("<body>", "<body>" + legend_html(items, script_json(items), folded=look.compact,
+    items = marks.items() if legend and seen else []
+    if items:
+        page = page.replace("<body>", "<body>" + legend_html(items, folded=look.compact,
                                                              rows=fixed.legend_rows if fixed else 0), 1)
     extra = _layer_data(list(seen.values()), list(edges), marked, look, passages or {}, neighbours, fills,
                         edge_titles or {}, group_heading)
@@ -504,7 +505,32 @@ def render(
     page = page.replace("</body>", f'<script type="application/json" id="memrag-graph-extra">{script_json(extra)}'
                                    f"</script>{layer}</body>", 1)
     check_safe(page)
-    return page
+    return GraphPage(page, _drawing(node_opts, edges, edge_opts, pos, items, fixed.legend_rows if fixed else 0))
+
+
+class GraphPage(str):
+    """A page `render` made, carrying the Drawing it was made from: its downloads and its legend's
+    height read that data, never the page (the page stays a plain string to every other reader)."""
+
+    drawing: Drawing
+
+    def __new__(cls, page: str, drawn: Drawing) -> GraphPage:
+        made = super().__new__(cls, page)
+        made.drawing = drawn
+        return made
+
+
+def _drawing(node_opts: Mapping[str, Mapping[str, Any]], edges: Sequence[GraphEdge],
+             edge_opts: Sequence[Mapping[str, Any]], pos: Mapping[str, tuple[float, float]],
+             items: Sequence[Mapping[str, Any]], legend_rows: int) -> Drawing:
+    """The vis-network records a page draws, as a Drawing (the same words, looks and places)."""
+    nodes = [{"id": nid, "label": o["label"].strip(), "title": o["title"], "shape": o["shape"],
+              "colour": o["color"]["background"], "border": o["color"]["border"], "border_width": o["borderWidth"],
+              "size": o["size"], "x": pos[nid][0], "y": pos[nid][1]} for nid, o in node_opts.items()]
+    lines = [{"id": e.id, "source": e.source, "target": e.target, "label": o["label"], "title": o["title"],
+              "colour": o["color"]["color"], "dashed": bool(o["dashes"]), "width": o["width"],
+              "arrow": o["arrows"]["to"]["enabled"]} for e, o in zip(edges, edge_opts)]
+    return drawing(nodes, lines, items, legend_rows)
 
 
 def _styled(nodes: Sequence[GraphNode], edges: Sequence[GraphEdge], marked: set[str], fills: Mapping[str, str],
@@ -605,14 +631,6 @@ def _details(n: GraphNode, edges: Sequence[GraphEdge], names: Mapping[str, str],
             "coref": [clip(x, 200) for x in coref[:PANEL_LINES]], "passages": cited}
 
 
-def layer_data(page: str) -> dict[str, Any]:
-    """The label layer's and details panel's data embedded in a page made by `render` (for tests)."""
-    found = _EXTRA.search(page)
-    if not found:
-        raise ValueError("not a graph page made by memrag.viz.graph_html.render")
-    return json.loads(found.group(1))
-
-
 def strip_remote_loads(page: str) -> str:
     """Remove every <link href="http(s)://…"> and <script src="http(s)://…"></script> tag."""
     return _REMOTE_TAG.sub("", page)
@@ -671,11 +689,3 @@ def check_safe(page: str) -> None:
             raise UnsafeGraphHTML("the label layer's data contains a raw angle bracket")
     if "popup.innerHTML" in page:
         raise UnsafeGraphHTML("pyvis link-tooltip mode (innerHTML) is on")
-
-
-def graph_data(page: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The node and edge records embedded in a page made by `render` (for tests and checks)."""
-    found = dict(_DATASET.findall(page))
-    if "nodes" not in found or "edges" not in found:
-        raise ValueError("not a graph page made by memrag.viz.graph_html.render")
-    return json.loads(found["nodes"]), json.loads(found["edges"])

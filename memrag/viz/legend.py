@@ -13,7 +13,6 @@ drawn in that colour; its `keys` name both marks.
 from __future__ import annotations
 
 import html as html_lib
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -25,7 +24,6 @@ _ORDER = {FILL: 0, SHAPE: 1, RING: 2, EDGE: 3}
 _GLYPHS = {"dot": "●", "square": "■", "diamond": "◆", "triangle": "▲", "triangleDown": "▼", "star": "★",
            "hexagon": "⬢", "box": "▬", "ellipse": "⬬"}
 _COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
-_DATA = re.compile(r'<script type="application/json" id="memrag-legend-data">(.*?)</script>', re.DOTALL)
 
 
 def mark_key(kind: str, colour: str = "", shape: str = "", dashed: bool = False) -> str:
@@ -123,12 +121,10 @@ LEGEND_TEXT_MAX = 120
 
 
 ROW_PX = 19.2  # one line of the legend: 12 px type, line-height 1.6
-_ROWS = re.compile(r'<div id="memrag-legend" data-rows="(\d+)"')
 
 
-def legend_html(items: Sequence[Mapping[str, Any]], data_json: str, *, folded: bool = False, rows: int = 0) -> str:
-    """The legend line above a graph, and its items as JSON for exports (`data_json` is the items
-    already encoded by the page's one script encoder). Never taller than a third of its frame (it
+def legend_html(items: Sequence[Mapping[str, Any]], *, folded: bool = False, rows: int = 0) -> str:
+    """The legend line above a graph. Never taller than a third of its frame (it
     scrolls beyond); `folded` (a small multiple) shows it only when opened; `rows` > 0 makes it
     exactly that many lines tall (pictures of one sequence keep their graph's box: fixed_layout)."""
     parts = []
@@ -145,26 +141,10 @@ def legend_html(items: Sequence[Mapping[str, Any]], data_json: str, *, folded: b
     pinned = f"height:{rows * ROW_PX + 6:.0f}px;box-sizing:border-box;" if rows > 0 and not folded else ""
     return (f'<div id="memrag-legend" data-rows="{rows if pinned else 0}" '
             f'style="font:12px/1.6 sans-serif;color:#333;padding:2px 2px 4px;{pinned}">'
-            + body + "</div>"
-            + f'<script type="application/json" id="memrag-legend-data">{data_json}</script>')
-
-
-def legend_items(page: str) -> list[dict[str, Any]]:
-    """The legend items embedded in a page made by graph_html.render ([] when it has none)."""
-    found = _DATA.search(page)
-    return json.loads(found.group(1)) if found else []
+            + body + "</div>")
 
 
 def rows_of(items: Sequence[Mapping[str, Any]], chars_per_row: int = 110) -> int:
     """About how many lines these legend items take in a frame as wide as a Streamlit column."""
     chars = sum(len(i["text"]) + 8 for i in items)
     return max(1, -(-chars // chars_per_row)) if chars else 0
-
-
-def legend_rows(page: str, chars_per_row: int = 110) -> int:
-    """How many lines the legend takes in a page: the lines it was pinned to, or about as many as
-    its items take in a frame as wide as a Streamlit column."""
-    pinned = _ROWS.search(page)
-    if pinned and int(pinned.group(1)) > 0:
-        return int(pinned.group(1))
-    return rows_of(legend_items(page), chars_per_row)

@@ -78,7 +78,7 @@ def click_first_miss(watched, server, index: int, miss: str, method: str):
     assert caption.count() == 1, f"no caption for '{miss}'"
     below = caption.bounding_box()
     assert below is not None, "the first-miss caption is not shown"
-    buttons = page.locator("button:visible").filter(has_text=re.compile(r"show where: first miss$"))
+    buttons = page.locator("button:visible").filter(has_text=re.compile(r": first miss$"))
     above = [b for b in buttons.all() if (box := b.bounding_box()) is not None and box["y"] < below["y"]
              and abs(box["x"] - below["x"]) < 40]
     assert above, "no visible 'show where: first miss' button above its caption"
@@ -101,6 +101,23 @@ def test_show_where_lands_on_the_hop_1_row_highlighted_and_in_view(watched, serv
     grid = row.get_by_test_id("stDataFrame")
     assert grid.count() == 1 and path_no
     watched.shot("show-where-first-miss")
+
+
+def test_q14_first_miss_buttons_name_their_passage(watched, server, sample_recordings):
+    """Issue 36: on q14 NeuroPath missed two gold passages; each has its own pair of buttons named
+    after it, and Corwin Penhallow's first miss opens hop 1 at the kept path that was not extended.
+    Screenshots: docs/screenshots/show-where-q14-each-passage.png (the landing) and -card.png (the buttons)."""
+    index = next(i for i, q in enumerate(sample_questions()) if q["id"] == "q14")
+    miss = "hop 1: path #1 kept, not extended (its end, Corwin Penhallow, is in the passage; the model extended only #17)"
+    page = watched.page
+    row = click_first_miss(watched, server, index, miss, "neuropath")
+    for passage in ("Corwin Penhallow", "Osric Penhallow"):
+        for moment in ("first miss", "finally lost"):
+            assert page.get_by_role("button", name=f"{passage}: {moment}").count() >= 1, (passage, moment)
+    assert page.get_by_text(re.compile(r"^hop 1: path #28 listed, not kept")).count() == 1  # Osric's direct miss
+    assert row.get_by_test_id("stDataFrame").count() == 1
+    watched.shot("show-where-q14-each-passage")
+    watched.shot("show-where-q14-card", top=page.get_by_text(re.compile(r"gold passages in the top 5")))
 
 
 def test_show_where_lands_on_the_ecphory_step_with_the_passages_engrams(watched, server, sample_recordings):

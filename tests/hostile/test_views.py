@@ -21,7 +21,8 @@ from memrag.index.readers import read_bytes, read_paths, read_uploads
 from memrag.index.text import IngestError
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import graph_html, memory_graphs, trace_graphs
-from memrag.viz.graph_html import graph_data, render
+from memrag.viz.graph_html import render
+from graph_page import graph_data
 from memrag.methods.neuropath.detail import NeuroPathDetail
 
 PARAMS = IndexParams()

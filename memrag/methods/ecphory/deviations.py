@@ -41,4 +41,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "the released code weights every seed equally and ignores some of its own k parameters",
               "weights are similarities to the question; every parameter is used and recorded",
               "follows the paper's text; no silently ignored settings"),
+    Deviation("ecphory", "Associative depth (rounds)",
+              "the released code's default depth is 1 associative round (the paper's ablation varies it)",
+              "rounds=2 by default",
+              "with seed_policy='moving' a second round reaches engrams the first did not; rounds=1 is the "
+              "released code's setting"),
 )

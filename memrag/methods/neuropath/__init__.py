@@ -29,7 +29,7 @@ SPEC = wing_spec(
     # the paper's and the official code's settings (the others are memrag deviations)
     paper_settings={"dp_position": "first", "coref_top": 4, "seed_floor": 0.0, "verbatim_seeds": False,
                     "force_hops": False, "tracker": "generative", "hop_prompt": "paths",
-                    "skip_class_words": False},
+                    "skip_class_words": False, "seed_top": 1},
     start_line=("**NeuroPath** — entities are place cells and triples their place fields: from the question's "
                "entities it plans a route through the graph (preplay), keeps only the paths that serve the "
                "goal, then goes back over them to fill the gaps (replay)."),

@@ -35,6 +35,10 @@ PRESETS: list[Preset] = [
            "completion also ranks high leads) or first, as the paper and the official code place them.",
            {"dp_position": "fused"}, {"dp_position": "first"}, "path passages by evidence",
            "path passages first"),
+    Preset("seed links 1 / 3 per query entity",
+           "How many graph nodes each query entity seeds: its nearest (the paper) or its 3 nearest, each "
+           "held to seed_floor; more links reach gold named under a neighbouring node, and list more paths.",
+           {"seed_top": 1}, {"seed_top": 3}, "nearest node", "3 nearest nodes"),
     Preset("tracker by likelihood / generative",
            "Who keeps the listed paths: each new path judged on its own by the model's probability of 'yes' "
            "(memrag's option, pending measurement), or the paper's generated list of valid ids, which a 1.5B "

@@ -52,6 +52,7 @@ class NeuroPathSeed:
     origin: str = "query-entity"  # query-entity | verbatim
     accepted: bool = True
     coref: list[CorefMember] = field(default_factory=list)
+    link: int = 1  # which nearest node of its query entity (1 = the nearest; seed_top links per entity)
 
 
 @dataclass

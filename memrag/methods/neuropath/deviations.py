@@ -76,4 +76,33 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "listed paths reaches R@2 63.3 (dense 55.0). Off by default: on hop 1 (bench/tracker_hop1_probe.py) "
               "the 1.5B model's P('yes') puts gold-touching paths above the others at 0.54 / 0.64 (sample / "
               "MuSiQue 31-60) against the listing order's 0.81 / 0.72"),
+    Deviation("neuropath", "New paths always listed by similarity to the goal",
+              "the official code sorts a hop's new paths by similarity to the goal only when there are more "
+              "than 30 to prune; 30 or fewer are listed in the order they were made",
+              "every hop's new paths are listed best first by similarity to the goal (ties in creation order), "
+              "whatever their number",
+              "one listing rule, so list position means one thing in the trace and in tracker precision; "
+              "~80 % of hops on MuSiQue have 30 or fewer new paths, so the tracker sees an ordered list the "
+              "paper's would not (its 'top of the list' baseline is a pruning-score baseline)"),
+    Deviation("neuropath", "The tracker's prompt and schema",
+              "the paper's and the official code's path-tracking prompt and JSON reply format",
+              "memrag's own words for the tracking prompt and its JSON schema (reasoning_chain, valid_ids, "
+              "expansion_requirement, expand_ids, continue), and for the likelihood tracker's one-path "
+              "yes/no question; all in memrag/prompts.py",
+              "a schema-constrained reply a 1.5B model can fill; the fields carry the paper's meaning, "
+              "the wording is not the paper's"),
+    Deviation("neuropath", "Kept paths capped at 10 (keep_top)",
+              "the paper's tracker keeps whatever valid_ids it writes",
+              "with tracker='likelihood', at most keep_top (10) kept paths per hop, most probable first; "
+              "keep_top=None lifts the cap",
+              "10 is the generative reply's own cap on valid_ids, so both trackers keep at most as many; the "
+              "cap bound in 6 of 28, 10 of 42 and 12 of 40 likelihood judgements (sample, MuSiQue 31-60, 1-30)"),
+    Deviation("neuropath", "Seed links per query entity (seed_top; an option, 1 = the paper)",
+              "every query entity seeds its one nearest graph node",
+              "seed_top=k links each query entity to its k nearest graph nodes; each link is held to "
+              "seed_floor on its own and recorded in the seed table with its rank (link 1..k)",
+              "on MuSiQue 1-30 20 of 69 gold passages were out of 2-hop reach of the seeds: the gold was "
+              "often named under a node next to the nearest one ('Nets' -> 'New York Nets'); 3 links per "
+              "entity would bring gold within 2-hop reach from 45 to 57 of 69 (replayed traces), at about "
+              "twice the median reach in passages"),
 )

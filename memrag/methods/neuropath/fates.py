@@ -1,4 +1,26 @@
-"""NeuroPath's gold fates: found by a path, recovered by completion, or lost at a hop (and which)."""
+"""NeuroPath's gold fates: found by a path, recovered by completion, or lost at a hop (and which).
+
+Each gold passage not found by a path has its own story, two moments read from the trace:
+
+First miss — the earliest hop at which the tracker could have kept a path to the passage and did
+not. At one hop, the closest miss wins, in this order:
+  1. a path through the passage (one of its facts) listed and not kept;
+  2. a kept path not extended whose growing end is an entity of the passage (extended, it would
+     have reached the passage); only where extending was possible: a later hop ran, or the model
+     stopped of its own accord (not at max_hops, not at a hop whose reply could not be read);
+  3. a path listed and not kept whose growing end is an entity of the passage;
+  4. a path through the passage pruned, or left out by the listing cap;
+  5. a path pruned or left out whose growing end is an entity of the passage.
+Ties: the lowest listing number, then the best score rank. "An entity of the passage" is a head or
+tail of the passage's facts that some path of the trace carried (the trace holds no other facts).
+A passage no path came near has the memory graph's reach as its first miss: the hop at which a
+path from the seeds reaches it, or that none does within max_hops, or that no path started (no
+seeds); a trace written before the reach was recorded says so.
+
+Final loss — where the passage was lost for good: for a passage on a valid path, the merge's rank
+beyond k; for one shown or pruned, the last hop that listed it (or cut it) without keeping it after
+any hop that kept it; otherwise (fate_kit) its place in the ranked list beyond k.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +30,7 @@ from memrag.methods.fate_kit import (FateInfo, FateKind, FateRecord, FateRules, 
                                      rank_of, where)
 from memrag.index.normalise import entity_key
 from memrag.trace import Trace
-from memrag.methods.neuropath.detail import NeuroPathDetail, PathCandidate
+from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, PathCandidate
 from memrag import words
 
 
@@ -38,10 +60,13 @@ def _new_count(trace: Trace, hop: int) -> int:
     return next((h.new_count for h in detail.hops if h.hop == hop), 0)
 
 
+def _number(p: PathCandidate) -> str:
+    return f"#{p.listed_as}" if p.listed_as is not None else f"'{p.pid}'"
+
+
 def _listing(hop: int, p: PathCandidate) -> Moment:
     """'hop 1: path #2 listed, not kept, score 0.735, rank 2' (the hop table's row for the path)."""
-    number = f"#{p.listed_as}" if p.listed_as is not None else f"'{p.pid}'"
-    said = f"hop {hop}: path {number} {words.path_fate(p.fate)}"
+    said = f"hop {hop}: path {_number(p)} {words.path_fate(p.fate)}"
     if p.score is not None:
         said += f", score {p.score:.3f}"
     if p.rank is not None:
@@ -50,6 +75,11 @@ def _listing(hop: int, p: PathCandidate) -> Moment:
 
 
 _NOT_KEPT = ("dropped", "shown", "pruned", "unlisted")  # listed and not kept, or never listed
+_SEEN_NOT_KEPT = ("dropped", "shown")
+_HIDDEN = ("pruned", "unlisted")
+
+# A first miss's kinds within one hop, the closest to keeping the passage first (module docstring).
+THROUGH_NOT_KEPT, KEPT_NOT_EXTENDED, END_NOT_KEPT, THROUGH_HIDDEN, END_HIDDEN = range(5)
 
 
 def _leads_to(trace: Trace, chunk_id: int) -> set[str]:
@@ -61,25 +91,74 @@ def _leads_to(trace: Trace, chunk_id: int) -> set[str]:
             if t.chunk_id == chunk_id for x in (t.head, t.tail)}
 
 
+def _could_extend(detail: NeuroPathDetail, h: NeuroPathHop) -> bool:
+    """Whether the model could have extended a path it kept at hop `h`: a later hop ran, or tracking
+    stopped by the model's own choice; not at max_hops, and not a hop whose reply was unreadable."""
+    if h.failed:
+        return False
+    return h is not detail.hops[-1] or detail.stop_reason in ("model said stop", "no expandable paths")
+
+
+def miss_kind(detail: NeuroPathDetail, h: NeuroPathHop, p: PathCandidate, chunk_id: int,
+              ends: set[str]) -> int | None:
+    """How path `p` of hop `h` missed the chunk (a kind above), or None when it did not: a path
+    through the passage not kept, or one whose growing end is an entity of the passage (kept and
+    extended, it would have reached the passage) left unextended or not kept."""
+    through = chunk_id in p.chunk_ids
+    end = not through and p.kept_from is None and p.frontier in ends
+    if p.fate in _SEEN_NOT_KEPT:
+        return THROUGH_NOT_KEPT if through else END_NOT_KEPT if end else None
+    if p.fate == "valid" and end and _could_extend(detail, h):
+        return KEPT_NOT_EXTENDED
+    if p.fate in _HIDDEN:
+        return THROUGH_HIDDEN if through else END_HIDDEN if end else None
+    return None
+
+
+def _miss_moment(h: NeuroPathHop, p: PathCandidate, kind: int, chunk_id: int) -> Moment:
+    end = f"its end, {p.frontier_name}, is in the passage"
+    if kind == KEPT_NOT_EXTENDED:
+        extended = ", ".join(f"#{n}" for n in h.expand_ids)
+        said = (f"hop {h.hop}: path {_number(p)} kept, not extended ({end}; the model extended "
+                + (f"only {extended})" if extended else "none)"))
+        return Moment(said, hop=h.hop, path_id=p.pid, chunk_id=chunk_id)
+    m = _listing(h.hop, p)
+    return replace(m, text=m.text + (f" ({end})" if kind in (END_NOT_KEPT, END_HIDDEN) else ""), chunk_id=chunk_id)
+
+
+def _reach_moment(trace: Trace, detail: NeuroPathDetail, chunk_id: int) -> Moment:
+    """No listed path came near the passage: what the memory graph's reach says of it."""
+    if detail.stop_reason == "no seeds":
+        said = "no path started: no query entity matched an entity of the memory (no seeds)"
+    elif detail.unlisted_reach is None:
+        said = "no listed path came near it (this trace predates the recorded reach)"
+    else:
+        reach = {r.chunk_id: r.hop for r in detail.unlisted_reach}
+        ran = detail.hops[-1].hop if detail.hops else 0
+        if chunk_id in reach:
+            said = (f"no listed path came near it; the memory graph's reach: a path from the seeds reaches it "
+                    f"at hop {reach[chunk_id]}" + (f", after the {ran} hop(s) run" if reach[chunk_id] > ran else ""))
+        else:
+            said = (f"no listed path came near it, and no path from the seeds reaches it within max_hops = "
+                    f"{trace.params.get('max_hops', '?')} (the memory graph's reach: {len(reach)} more passage(s))")
+    return Moment(said, chunk_id=chunk_id)
+
+
 def first_miss(trace: Trace, chunk_id: int) -> Moment | None:
-    """The earliest hop where a path to the chunk could have been kept and was not: a path through
-    the passage, or one whose growing end is an entity of it (keeping and extending it reaches the
-    passage). Listed and not kept first, else pruned or left out of the listing."""
+    """The earliest hop where the tracker could have kept a path to the chunk and did not (the
+    module's rules); with none, the memory graph's reach (None: the trace has no NeuroPath detail)."""
     detail = trace.detail(NeuroPathDetail)
-    assert detail is not None
+    if detail is None:
+        return None
     ends = _leads_to(trace, chunk_id)
     for h in detail.hops:
-        mine = [p for p in h.candidates if p.fate in _NOT_KEPT
-                and (chunk_id in p.chunk_ids or (p.kept_from is None and p.frontier in ends))]
+        mine = [(kind, p) for p in h.candidates
+                if (kind := miss_kind(detail, h, p, chunk_id, ends)) is not None]
         if mine:
-            seen = [p for p in mine if p.fate in ("dropped", "shown")]
-            p = min(seen or mine, key=lambda c: (c.listed_as is None, c.listed_as or 0,
-                                                 c.rank if c.rank is not None else 1 << 30))
-            m = _listing(h.hop, p)
-            if chunk_id not in p.chunk_ids:
-                m = replace(m, text=f"{m.text} (its end, {p.frontier_name}, is in the passage)")
-            return replace(m, chunk_id=chunk_id)
-    return None
+            kind, p = min(mine, key=lambda x: (x[0], x[1].listed_as is None, x[1].listed_as or 0,
+                                                x[1].rank if x[1].rank is not None else 1 << 30))
+            return _miss_moment(h, p, kind, chunk_id)
+    return _reach_moment(trace, detail, chunk_id)
 
 
 def _final_loss(trace: Trace, chunk_id: int, kind: NeuroPathFate, rank: int | None) -> Moment | None:
@@ -178,7 +257,8 @@ def _judge(trace: Trace, chunk_id: int, pos: Position | None, k: int) -> FateRec
         return FateRecord(chunk_id, NeuroPathFate.NOT_FOLLOWED,
                           f"a path from the seeds could reach it at hop {at}, but {said}; {where(pos)}",
                           rank, hop=last_hop)  # "show where" opens the hop where tracking ended
-    unknown = " (this trace predates the recorded reach)" if detail.unlisted_reach is None else ""
+    unknown = ("" if detail.unlisted_reach is not None else " (no seeds: no path could start)"
+               if detail.stop_reason == "no seeds" else " (this trace predates the recorded reach)")
     return FateRecord(chunk_id, NeuroPathFate.NO_PATH,
                       f"no candidate path touches it ({len(detail.hops)} hop(s) run, stop: {why}){unknown}; "
                       f"{where(pos)}", rank, hop=last_hop)

@@ -4,11 +4,15 @@ path touched was lost to tracking (it stopped, or never expanded a path that way
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from memrag.index.memory import Memory
 from memrag.methods.neuropath.paths import far_end
-from memrag.methods.neuropath.detail import ReachedChunk
+from memrag.methods.neuropath.detail import NeuroPathDetail, ReachedChunk
+from memrag.trace import Trace
+
+# The counts of `gold_reach`, in the order each narrows the one before.
+REACH_KEYS = ("gold", "within_max_hops", "on_listed_paths", "kept")
 
 
 def first_reach(memory: Memory, seed_keys: Iterable[str], max_hops: int, coref_top: int,
@@ -40,3 +44,23 @@ def unlisted_reach(memory: Memory, seed_keys: Iterable[str], max_hops: int, core
     """The reach minus the chunks some candidate path touched, in chunk order (for the trace)."""
     reach = first_reach(memory, seed_keys, max_hops, coref_top, coref_threshold)
     return [ReachedChunk(cid, hop) for cid, hop in sorted(reach.items()) if cid not in listed_chunks]
+
+
+def gold_reach(trace: Trace, gold: Sequence[Iterable[int]]) -> dict[str, int] | None:
+    """How far NeuroPath got towards each gold passage (`gold`: each passage's chunk ids): how many
+    there are, how many a path from the seeds could reach within max_hops (the memory graph's
+    reach: a listed or pruned candidate's chunk, or `unlisted_reach`), how many some listed path
+    touched, and how many the kept paths' passages (D_p) hold. None for another method, or a trace
+    written before the reach was recorded. A question without seeds reaches nothing."""
+    detail = trace.detail(NeuroPathDetail)
+    if detail is None:
+        return None
+    if detail.unlisted_reach is None and detail.hops:
+        return None
+    candidates = [p for h in detail.hops for p in h.candidates]
+    within = {c for p in candidates for c in p.chunk_ids} | {r.chunk_id for r in detail.unlisted_reach or []}
+    listed = {c for p in candidates if p.listed_as is not None for c in p.chunk_ids}
+    kept = set(detail.dp_chunk_ids)
+    units = [set(u) for u in gold]
+    return {"gold": len(units), "within_max_hops": sum(bool(u & within) for u in units),
+            "on_listed_paths": sum(bool(u & listed) for u in units), "kept": sum(bool(u & kept) for u in units)}

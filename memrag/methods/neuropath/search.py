@@ -166,12 +166,14 @@ def _seeds(ctx: QueryContext, trace: Trace, params: NeuroPathParams) -> list[str
     assert detail is not None
     step = trace.add_step("seeds", "Seeds")
     if len(memory.entities):
-        scores, ids = memory.index("entities").search(ctx.embed(detail.query_entities), 1)
-        for qe, s, i in zip(detail.query_entities, scores[:, 0], ids[:, 0]):
-            node = memory.entities[int(i)]
-            accepted = (params.seed_floor <= 0 or float(s) >= params.seed_floor) and \
-                not (params.skip_class_words and is_class_word(qe))
-            detail.seeds.append(NeuroPathSeed(qe, node.key, node.name, float(s), accepted=accepted))
+        k = min(params.seed_top, len(memory.entities))
+        scores, ids = memory.index("entities").search(ctx.embed(detail.query_entities), k)
+        for qe, row_s, row_i in zip(detail.query_entities, scores, ids):
+            for link, (s, i) in enumerate(zip(row_s[:k], row_i[:k]), start=1):
+                node = memory.entities[int(i)]
+                accepted = (params.seed_floor <= 0 or float(s) >= params.seed_floor) and \
+                    not (params.skip_class_words and is_class_word(qe))
+                detail.seeds.append(NeuroPathSeed(qe, node.key, node.name, float(s), accepted=accepted, link=link))
         if params.verbatim_seeds:
             taken = {s.key for s in detail.seeds if s.accepted}
             for span, key in verbatim_keys(ctx.question, memory.entity_index):
@@ -193,6 +195,7 @@ def _seeds(ctx: QueryContext, trace: Trace, params: NeuroPathParams) -> list[str
     kinds = [s for s in detail.seeds if not s.accepted and params.skip_class_words and is_class_word(s.query_entity)]
     low = len(detail.seeds) - len(accepted) - len(kinds)
     step.summary = (f"{len(detail.query_entities)} query entities → {len(accepted)} seeds"
+                    + (f" (each linked to its {params.seed_top} nearest graph nodes)" if params.seed_top > 1 else "")
                     + (f" ({low} below the similarity floor {params.seed_floor})" if low else "")
                     + (f" ({len(kinds)} written in lower case, a kind of thing rather than an entity: "
                        f"{', '.join(repr(s.query_entity) for s in kinds)})" if kinds else "")

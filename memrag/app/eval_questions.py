@@ -1,0 +1,88 @@
+"""The Evaluate page's per-question part: which questions a method missed (memrag.eval.misses), a
+filter over them, a compact table that fits 1,440 px (one column per method, wrapped text), and
+the question picker's labels, which mark the methods that missed a gold passage.
+
+Text from a run (questions, answers, passage titles) goes into dataframes and selectbox options
+only, never into markdown.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from memrag.eval import misses
+from memrag.eval.misses import MethodOutcome
+from memrag.methods import registry
+
+ALL = "every question"
+Outcomes = dict[str, dict[str, MethodOutcome]]  # qid → method → outcome
+ROW_PX = 74  # above 4 rem a dataframe wraps its text: three lines per cell
+METHOD_PX = 175  # four methods, the id, question and gold answer fit a 1,440 px window with the sidebar
+
+
+def fate_k(summary_stamp: dict[str, Any]) -> int:
+    return int(summary_stamp.get("fate_k") or 5)
+
+
+def outcomes_of(records: Sequence[dict[str, Any]], methods: Sequence[str], k: int) -> Outcomes:
+    return {r["qid"]: misses.question_outcomes(r, methods, k) for r in records}
+
+
+def compact_table(records: Sequence[dict[str, Any]], methods: Sequence[str], outcomes: Outcomes,
+                  qids: Sequence[str]) -> pd.DataFrame:
+    """One row per question in `qids`: id, question, gold answer, and per method its gold passages
+    in the top k, EM, and each missed passage with its fate."""
+    by_qid = {r["qid"]: r for r in records}
+    rows = []
+    for q in qids:
+        r = by_qid[q]
+        row: dict[str, Any] = {"id": q, "question": r["question"], "gold answer": " / ".join(r["answers"])}
+        row.update({registry.label_of(m): outcomes[q][m].text() if m in outcomes[q] else None for m in methods})
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["id", "question", "gold answer", *(registry.label_of(m) for m in methods)])
+
+
+def compact_config(methods: Sequence[str], k: int) -> dict[str, Any]:
+    """Column widths that keep the table inside the page at 1,440 px (its text wraps instead)."""
+    help_ = (f"gold passages in the top {k} of all gold passages · EM ✓ right / ✗ wrong (none: no answer step) · "
+             "each missed passage with its fate")
+    return {"id": st.column_config.TextColumn("id", width=48),
+            "question": st.column_config.TextColumn("question", width=280),
+            "gold answer": st.column_config.TextColumn("gold answer", width=110),
+            **{registry.label_of(m): st.column_config.TextColumn(registry.label_of(m), width=METHOD_PX, help=help_)
+               for m in methods}}
+
+
+def pick_label(record: dict[str, Any], outcomes: Outcomes) -> str:
+    """'q14 · missed by NeuroPath, Dense — By what nickname…': the picker's option for a question."""
+    missed = [registry.label_of(m) for m, o in outcomes.get(record["qid"], {}).items() if o.missed]
+    mark = f" · missed by {', '.join(missed)}" if missed else " · all gold found"
+    return f"{record['qid']}{mark} — {record['question']}"
+
+
+def filter_controls(records: Sequence[dict[str, Any]], methods: Sequence[str], outcomes: Outcomes,
+                    key: str) -> list[str]:
+    """The filter's widgets ('questions where [method] [missed a gold passage / answered wrong /
+    differs from] [method]') and the qids it keeps, in run order."""
+    rules = [ALL, *misses.RULES]
+    c1, c2, c3, c4 = st.columns([2, 2, 2, 2])
+    method = c1.selectbox("questions where", methods, format_func=registry.label_of, key=f"{key}_filter_method")
+    rule = c2.selectbox("filter", rules, key=f"{key}_filter_rule", label_visibility="hidden",
+                        format_func=lambda r: "(any outcome)" if r == ALL else r)
+    others = [m for m in methods if m != method]
+    other = None
+    if rule == misses.DIFFERS:
+        if not others:
+            c3.caption("one method only: nothing to differ from")
+            return [r["qid"] for r in records]
+        other = c3.selectbox("other method", others, format_func=registry.label_of, key=f"{key}_filter_other",
+                             label_visibility="hidden")
+    if rule == ALL:
+        kept = [r["qid"] for r in records]
+    else:
+        kept = [r["qid"] for r in records if misses.matches(outcomes[r["qid"]], rule, method, other)]
+    c4.caption(f"{len(kept)} of {len(records)} question(s)")
+    return kept
