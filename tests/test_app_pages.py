@@ -103,7 +103,27 @@ def no_exception(at: AppTest) -> AppTest:
 
 
 def frames(at: AppTest) -> list[tuple[list[dict], list[dict]]]:
-    return [graph_data(f.proto.srcdoc) for f in at.get("iframe")]
+    """The graph frames (a zero-height frame holding only a scroll script is not one: memrag.app.focus)."""
+    return [graph_data(f.proto.srcdoc) for f in at.get("iframe") if not f.proto.srcdoc.startswith("<script>")]
+
+
+def pictures(at: AppTest) -> list[dict[str, str]]:
+    """The typed pictures (memrag.viz.figure) on the page as the browser receives them: each clickable
+    point's customdata ("node|<id>", "edge|<id>") → its hover text."""
+    out = []
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        points = {c: h for t in spec["data"] for c, h in zip(t.get("customdata") or [], t.get("hovertext") or [])
+                  if isinstance(c, str) and c.startswith(("node|", "edge|"))}
+        if points:
+            out.append(points)
+    return out
+
+
+def route_charts(at: AppTest) -> list[list[str]]:
+    """The hover texts of the nodes of every typed picture drawn by plotly (memrag.viz.figure)."""
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return [t.get("hovertext", []) for spec in specs for t in spec["data"] if t.get("name") == "nodes"]
 
 
 def wait_for(at: AppTest, job_key: str) -> jobs.Job:
@@ -199,13 +219,14 @@ def test_coreference_threshold_slider_changes_the_links(tiny):
     at = app(tiny).run()
     at.session_state["mem_tabs"] = "Coreference candidates"
     at = no_exception(at.run())
-    (_, edges), = frames(at)
-    assert {(e["from"], e["to"]) for e in edges} >= {("e:ada brennick", "e:ada brenick")}
+    (drawn,) = pictures(at)
+    assert {"node|e:ada brennick", "node|e:ada brenick"} <= set(drawn)
+    assert any("Ada Brenick is in Ada Brennick's candidate set" in h for c, h in drawn.items() if c.startswith("edge|"))
     preview = table_with(at, "weakest links")
     assert preview["threshold"].tolist() == [0.7, 0.8, 0.9]
     assert preview.set_index("threshold").loc[0.9, "links"] < preview.set_index("threshold").loc[0.8, "links"]
     at.select_slider(key="mem_coref_th").set_value(0.9).run()
-    assert frames(no_exception(at)) == []  # no links at 0.9: no empty picture, a sentence instead
+    assert pictures(no_exception(at)) == []  # no links at 0.9: no empty picture, a sentence instead
     assert "No entity has a candidate at cosine ≥ 0.9." in plain(at)
 
 
@@ -319,9 +340,11 @@ def test_a_running_build_shows_the_chunk_being_read_failures_and_the_growing_gra
         at = no_exception(at.run())
         assert any(t.value == "Port Alder lies on the Vell River." for t in at.text)  # the chunk being read
         assert any("not JSON" in c.value for c in at.code)  # the failed chunk's raw reply, as code
-        (nodes, edges), = frames(at)
-        assert {n["label"] for n in nodes} == {"Ada Brennick", "Ada Brenick", "Port Alder"}
-        assert any(e["label"] == "born in" for e in edges) and any(e["label"] == "0.87" for e in edges)
+        (drawn,) = pictures(at)
+        assert {c for c in drawn if c.startswith("node|")} == {"node|e:ada brennick", "node|e:ada brenick",
+                                                                "node|e:port alder"}
+        links = [h for c, h in drawn.items() if c.startswith("edge|")]
+        assert any(" born in " in h for h in links) and any("0.87" in h for h in links)
         assert_nothing_raw(at)
     finally:
         gate.set()
@@ -368,18 +391,21 @@ def test_ask_shows_four_methods_with_graphs_tables_and_costs(tiny):
     answers = [m.value for m in at.markdown if m.value.startswith("**Answer:**")]
     assert answers == ["**Answer:** Vell River"] * 4
     graphs = frames(at)
-    # NeuroPath, EcphoryRAG and HippoRAG 2 side by side (dense: a table), NeuroPath's hop graph
-    assert len(graphs) == 4
-    assert any(n["label"] == "Vell River" for n in graphs[0][0])  # NeuroPath's paths reach the river
+    # EcphoryRAG and HippoRAG 2 beside the focused NeuroPath route (dense: a table), NeuroPath's hop graph
+    assert len(graphs) == 3
+    routes = route_charts(at)
+    assert len(routes) == 1  # NeuroPath's route: a plotly chart whose clicks reach Python
+    # the kept paths go through Port Alder; the listed path that reached the river is folded into a count
+    assert any(n.startswith("Port Alder") for n in routes[0]) and any("not kept" in n for n in routes[0]), routes
     stages = [c["stage"] for c in llm.calls]
     assert stages.count("query.entities") == 1 and stages.count("answer") == 4
     assert stages.count("hipporag2.recognition") == 1
     totals = table_with(at, "recorded calls")
     assert totals["method"].tolist()[-1].startswith("all methods")
-    assert not at.get("plotly_chart")  # the cost chart is drawn only when its tab is opened
+    assert len(at.get("plotly_chart")) == 1  # the cost chart is drawn only when its tab is opened
     at.session_state["res_cost_tabs"] = "As a chart"
     at = no_exception(at.run())
-    assert len(at.get("plotly_chart")) == 1
+    assert len(at.get("plotly_chart")) == 2
     assert_nothing_raw(at)
 
 

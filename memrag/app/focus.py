@@ -16,6 +16,8 @@ import pandas as pd
 import streamlit as st
 import streamlit.components.v1 as components
 
+from memrag.methods import registry
+
 HIGHLIGHT = "background-color: #fff3b0; font-weight: 600"
 SCROLL_WAIT_MS = 6000  # the row's element appears after the script runs: look for it this long
 
@@ -54,10 +56,27 @@ def scroll_once(detail_key: str) -> None:
     """Bring the focused row's container into view, once per "show where" click."""
     if not st.session_state.pop(_scroll_key(detail_key), False):
         return
-    target = json.dumps(".st-key-" + anchor_key(detail_key))
+    scroll_to(anchor_key(detail_key), "center")
+
+
+def scroll_to(container_key: str, block: str = "start") -> None:
+    """Bring the container made with `key=container_key` into view (`block`: where in the view)."""
+    target = json.dumps(".st-key-" + container_key)
     components.html(
         "<script>(function(){var t=Date.now();var go=function(){var d=window.parent.document;"
         f"var el=d.querySelector({target});"
-        "if(el){el.scrollIntoView({block:'center'});return;}"
+        # the margin: Streamlit's header bar lies over the top of the view
+        f"if(el){{el.style.scrollMarginTop='4.5rem';el.scrollIntoView({{block:{json.dumps(block)}}});return;}}"
         f"if(Date.now()-t<{SCROLL_WAIT_MS})setTimeout(go,100);}};go();}})();</script>",
         height=0)
+
+
+def open_view(results_key: str, method: str, tab: str, step: str | int | None, row: Hashable | None) -> None:
+    """Open `method`'s details at `tab` (and the Retrieval tab's `step`), with `row` highlighted and
+    scrolled to once: what a "show where" button does, from an answer card or a graph's panel."""
+    st.session_state[f"{results_key}_pick"] = method
+    st.session_state[f"{results_key}_{method}_tabs"] = tab
+    step_key = registry.get(method).views.step_key
+    if step is not None and step_key:
+        st.session_state[f"{results_key}_{method}_{step_key}_step"] = step
+    set_focus(f"{results_key}_{method}", row)

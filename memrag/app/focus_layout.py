@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
+from memrag.app import graph_view
 from memrag.app.question_gold import Gold
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.trace import Trace
@@ -55,12 +56,13 @@ def focus_graphs(traces: Sequence[Trace], gold: Gold | None, key: str, draw: Dra
     others = [t for t in traces if t is not focused]
     if others:
         for col, t in zip(st.columns(len(others)), others):
-            with col, looks.drawing(SMALL_LOOK):
+            with col, looks.drawing(SMALL_LOOK), graph_view.results(key):
                 st.button(f"Focus: {METHOD_LABELS.get(t.method, t.method)}", key=f"{key}_focus_{t.method}",
                           on_click=_focus_on, args=(focus_key, t.method), icon=":material/open_in_full:",
                           width="stretch", help="Draw this method's picture large, with every label.")
                 draw(t, gold, SMALL_HEIGHT)
     st.subheader(f"{METHOD_LABELS.get(focused.method, focused.method)} in focus")
-    st.caption("Click a node or its label for its details: what it is, its relations and source passages.")
-    with looks.drawing(focus_look(presenter)):
+    st.caption("Click a node for its details: what it is, its relations and source passages (on NeuroPath's "
+               "route, a diamond on an edge for its triples, a box to open the paths it folds).")
+    with looks.drawing(focus_look(presenter)), graph_view.results(key):
         draw(focused, gold, FOCUS_HEIGHT)

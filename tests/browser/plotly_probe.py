@@ -82,3 +82,42 @@ def wait_for_map(page, drawn: int | None = None, want: list[int] = (), timeout_s
         if time.time() > deadline:
             raise AssertionError(f"the {title!r} chart did not hold {drawn} entities: {str(state)[:400]}")
         page.wait_for_timeout(100)
+
+
+# A typed picture (memrag.viz.figure) whose legend has an entry starting with `legend`: its node
+# points (customdata "node|<id>", on-screen place, hover text), written words and legend.
+PICTURE_STATE = """(legend) => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g._fullLayout && g._fullData &&
+      g._fullData.some(t => t.name === 'nodes') &&
+      [...g.querySelectorAll('.legendtext')].some(t => t.textContent.startsWith(legend)));
+  if (!gd || !gd._fullLayout._plots || !gd._fullLayout._plots.xy) return null;
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
+  const nodes = [];
+  for (const tr of gd._fullData) {
+    if (tr.name !== 'nodes') continue;
+    for (let i = 0; i < tr.customdata.length; i++)
+      nodes.push({id: tr.customdata[i], text: tr.hovertext[i],
+                  x: box.left + xa._offset + xa.l2p(tr.x[i]), y: box.top + ya._offset + ya.l2p(tr.y[i])});
+  }
+  const words = [...gd.querySelectorAll('.annotation-text')].map(t => { const r = t.getBoundingClientRect();
+    return {text: t.textContent, x: r.left, y: r.top, w: r.width, h: r.height,
+            size: parseFloat(getComputedStyle(t).fontSize)}; });
+  const legend_texts = [...gd.querySelectorAll('.legendtext')].map(t => t.textContent);
+  const gl = !!(gd._fullLayout._plots.xy._scene && [...gd.querySelectorAll('canvas')].some(c => c.width > 0));
+  return {nodes: gl ? nodes : [], words, legend: legend_texts};
+}"""
+
+
+def wait_for_picture(page, legend: str, timeout_s: float = 60) -> dict[str, Any]:
+    """Poll until the typed picture whose legend has an entry starting with `legend` is drawn."""
+    deadline = time.time() + timeout_s
+    while True:
+        try:
+            state = page.evaluate(PICTURE_STATE, legend)
+        except Exception:  # the chart is being replaced under us
+            state = None
+        if state and state["nodes"]:
+            return state
+        if time.time() > deadline:
+            raise AssertionError(f"no picture with a legend entry {legend!r} was drawn: {str(state)[:400]}")
+        page.wait_for_timeout(100)

@@ -13,7 +13,7 @@ import time
 
 import pytest
 from app_server import settle  # noqa: F401  (the other browser tests import it from here)
-from plotly_probe import wait_for_map
+from plotly_probe import overlapping, wait_for_map, wait_for_picture
 
 pytestmark = pytest.mark.browser
 
@@ -88,7 +88,9 @@ def test_sample_memory_draws_the_knowledge_graph(watched, server, sample_memory)
     watched.shot("memory-sample-knowledge-graph")
     watched.page.get_by_role("tab", name="Coreference candidates").click()
     watched.page.get_by_text("candidate links among").wait_for()
-    assert wait_for_graphs(watched.page, 1), "no coreference graph"
+    coref = wait_for_picture(watched.page, "coreference candidates")
+    assert len(coref["nodes"]) >= 10 and all(n["id"].startswith("node|e:") for n in coref["nodes"])
+    assert all(w["size"] >= 11 for w in coref["words"]) and not overlapping(coref["words"])
     settle(watched.page)
     watched.shot("memory-sample-coreference", top=watched.page.get_by_role("tab", name="Coreference candidates"))
 
@@ -103,10 +105,12 @@ def test_recorded_demo_question_with_all_methods(watched, server, sample_recordi
     settle(page)
     assert answers.count() == 4, f"{answers.count()} answers"
     page.get_by_text("recorded with", exact=False).first.wait_for()
-    # side by side: NeuroPath paths, EcphoryRAG activation, HippoRAG 2's PageRank (dense: a ranked table);
-    # then NeuroPath's hop 1 graph
-    sizes = wait_for_graphs(page, 4)
-    assert len(sizes) >= 4 and all(n > 0 for n in sizes), sizes
+    # NeuroPath's route in focus (a plotly chart), EcphoryRAG's activation and HippoRAG 2's PageRank
+    # beside it (dense: a ranked table); then NeuroPath's hop 1 graph
+    from test_browser_picture import route_state
+    assert route_state(page)["nodes"], "no NeuroPath route"
+    sizes = wait_for_graphs(page, 3)
+    assert len(sizes) >= 3 and all(n > 0 for n in sizes), sizes
     frames = [f for f in page.main_frame.child_frames if f.evaluate("typeof nodes !== 'undefined'")]
     ids = [set(f.evaluate("nodes.getIds()")) for f in frames]
     assert any(any(i.startswith("centroid:") for i in s) for s in ids), "no EcphoryRAG activation graph"

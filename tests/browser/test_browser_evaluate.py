@@ -57,11 +57,17 @@ def test_evaluate_runs_three_recorded_sample_questions_and_draws_its_charts(watc
     page.locator("p").filter(has_text="Question: In which village was the founder").first.wait_for()
     answers = page.locator("strong").filter(has_text=re.compile(r"^Answer:$"))
     answers.nth(2).wait_for(timeout=120_000)
-    sizes = wait_for_graphs(page, 3)
-    assert len(sizes) >= 3 and all(s > 0 for s in sizes), sizes
+    sizes = wait_for_graphs(page, 2)  # NeuroPath's route in focus is a plotly chart, the others frames
+    assert len(sizes) >= 2 and all(s > 0 for s in sizes), sizes
     settle(page)
     page.wait_for_timeout(1000)
     watched.shot("evaluate-question-traces", top=page.get_by_text("open the traces of"))
+
+
+def in_view(page, locator) -> None:
+    """Scroll a dataframe into view and let its grid draw (a grid off screen draws no cells)."""
+    locator.first.scroll_into_view_if_needed()
+    page.wait_for_timeout(1500)
 
 
 def scrolls_sideways(table) -> bool:
@@ -77,10 +83,12 @@ def per_question_fits_and_filters(watched) -> None:
     page.set_viewport_size({"width": 1440, "height": 900})
     settle(page)
     table = page.locator("[data-testid=stDataFrame]").filter(has_text="gold answer")
-    for name in ("NeuroPath", "EcphoryRAG", "HippoRAG 2", "Dense"):
-        assert table.get_by_role("columnheader", name=name).count() == 1, name
+    in_view(page, table)
+    watched.shot("evaluate-per-question-1440", top=page.get_by_text("Per question"))
     assert not scrolls_sideways(table), "the per-question table scrolls sideways at 1,440 px"
-    page.get_by_test_id("stSelectbox").filter(has_text="(any outcome)").click()
+    for name in ("NeuroPath", "EcphoryRAG", "HippoRAG 2", "Dense"):  # a grid draws the columns in view only
+        assert table.get_by_text(name, exact=True).count() >= 1, name
+    page.get_by_test_id("stSelectbox").filter(has_text="outcome").click()
     page.get_by_role("option", name="missed a gold passage").click()
     settle(page)
     kept = int(page.get_by_text(re.compile(r"^\d+ of 3 question\(s\)$")).inner_text().split()[0])
@@ -101,12 +109,65 @@ def test_evaluate_opens_a_committed_run_read_only(watched, server):
     page.set_viewport_size({"width": 1440, "height": 900})
     page.get_by_text("Open a finished run").click()
     page.get_by_test_id("stSelectbox").filter(has_text="committed runs").click()
+    page.keyboard.type("sample-pooled-20 · sample")  # the list is long: typing narrows it
     page.get_by_role("option", name=re.compile(r"^sample-pooled-20 · ")).click()
     page.get_by_role("button", name="Open committed run").click()
     page.get_by_text("keeps the run's summary only").wait_for()
     assert plot_count(page, 3) >= 3
-    scores = page.locator("[data-testid=stDataFrame]").first
-    assert scores.get_by_role("columnheader", name="R@5").count() == 1
+    scores = page.locator("[data-testid=stDataFrame]").filter(has_text="raw EM").first  # not the sidebar's
+    in_view(page, scores)
+    assert scores.get_by_text("R@5", exact=True).count() >= 1 and not scrolls_sideways(scores)
     settle(page)
     page.wait_for_timeout(1000)
     watched.shot("evaluate-committed-run", top=page.get_by_role("heading", name="Results"))
+
+
+@pytest.fixture(scope="module")
+def edited_copy_server(chromium, sample_memory, tmp_path_factory):
+    """A server whose home holds an edited copy of the sample memory: one triple removed that no
+    prompt of the first three questions shows (so every call replays from the first run's traces,
+    offline; a prompt it changed would need a recorded reply)."""
+    from app_server import AppServerError, running_app
+
+    from memrag.index import store
+    from memrag.index.copies import copy_memory
+    from memrag.index.edits import Edit, edit_memory, find_triples
+
+    home = tmp_path_factory.mktemp("memrag_home_again")
+    copy = copy_memory(sample_memory, home / "memories" / "sample-edited")
+    triple = find_triples(store.load(copy), "Ennet Valley Railway", "has a chief engineer", "Osric Penhallow")[0]
+    edit_memory(copy, Edit("remove-triple", {"triple": triple.triple_id}), lambda _id: pytest.fail("no embedding"))
+    try:
+        with running_app(home) as url:
+            yield url
+    except AppServerError as e:
+        pytest.fail(str(e))
+
+
+def test_a_run_asked_again_on_an_edited_copy_opens_compared(browser, edited_copy_server, sample_recordings):
+    """Issue 36: a recorded three-question run of the sample, asked again on an edited copy of its
+    memory from the Evaluate page, opens compared with the first run (paired intervals, wins /
+    losses / ties). Screenshot: docs/screenshots/evaluate-asked-again.png."""
+    from app_server import ROOT, watched_page
+
+    with watched_page(browser, lambda: False, "asked-again", ROOT / "test-artifacts") as watched:
+        page = watched.page
+        page.set_viewport_size({"width": 1440, "height": 900})
+        open_app(watched, edited_copy_server, "Evaluate")
+        page.get_by_text("no LLM time", exact=False).wait_for()
+        settle(page)
+        page.get_by_role("button", name="Run evaluation").click()
+        page.get_by_text("finished in").first.wait_for(timeout=RUN_TIMEOUT_MS)
+        page.get_by_text("Ask this run again on an edited memory").click()
+        page.get_by_test_id("stSelectbox").filter(has_text="memory (its live version)").click()
+        page.get_by_role("option", name=re.compile("sample-edited")).click()
+        settle(page)
+        page.get_by_role("button", name="Ask this run again").click()
+        page.get_by_text("Compared with the run it repeats").wait_for(timeout=RUN_TIMEOUT_MS)
+        paired = page.locator("[data-testid=stDataFrame]").filter(has_text="wins / losses / ties")
+        in_view(page, paired)
+        assert paired.get_by_text("after − before [95% CI]", exact=True).count() >= 1
+        assert page.get_by_text(re.compile(r"now: .*sample-edited at version v\d+")).count() == 1
+        settle(page)
+        page.wait_for_timeout(1000)
+        watched.shot("evaluate-asked-again", top=page.get_by_role("heading", name="Results"))

@@ -7,7 +7,7 @@ from typing import Iterable
 
 import streamlit as st
 
-from memrag.app import focus
+from memrag.app import focus, graph_view
 from memrag.app.method_views import MethodViews
 from memrag.app.method_views.common import Picture, method_picture_of, numbers
 from memrag.app.widgets import fitted_lines, frame, text, wrapped_table
@@ -15,9 +15,15 @@ from memrag.methods.fate_kit import FateRecord, Moment
 from memrag.methods.neuropath.fates import NeuroPathFate
 from memrag.trace import Trace
 from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop
-from memrag.viz import tables, trace_graphs
+from memrag.index.normalise import entity_key
+from memrag.methods.neuropath import picture as np_picture, route
+from memrag.picture import PictureEdge, PictureNode
+from memrag.viz import figure, look as looks, tables, trace_graphs
 from memrag import words
-from memrag.plain_text import escape_markdown
+from memrag.plain_text import clip, escape_markdown
+
+ROUTE_WIDTH = figure.DESIGN_WIDTH  # px the route is laid out for, large (the focus graph) or small
+SIDE_WIDTH = 400.0  # … and beside the other methods (a third of the page)
 
 COMPLETION = "Completion"
 
@@ -26,9 +32,11 @@ def hop_step(hop: int) -> str:
     return f"Hop {hop}"
 
 
-def overview_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> Picture:
+def overview_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> Picture | None:
+    """The HTML picture a prefetch makes: only the dense ranking of a trace with no hop (a route is
+    drawn when shown, in milliseconds)."""
     d = trace.detail(NeuroPathDetail)
-    return method_picture_of(trace, ids, height, drawable=d is not None and bool(d.hops))
+    return None if d is None or d.hops else method_picture_of(trace, ids, height, drawable=False)
 
 
 def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
@@ -38,7 +46,42 @@ def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
         st.info("NeuroPath fell back to dense retrieval: no query entities." if d.fallback_dense else
                 f"NeuroPath tracked no path ({d.stop_reason or 'no hop ran'}): the ranking shown is "
                 "post-retrieval completion alone.")
-    overview_picture(trace, ids, height).show(trace, height)
+        overview_picture(trace, ids, height).show(trace, height)
+        return
+    look = looks.current()
+    gold = tuple(ids or ())
+    chart = graph_view.Chart(look, height, ROUTE_WIDTH if look.label_all or look.compact else SIDE_WIDTH,
+                             graph_view.results_key())
+    graph_view.picture_chart(trace, lambda opened: np_picture.picture(trace, expanded=opened, gold_chunk_ids=gold),
+                             f"np_route_{id(trace)}_{'small' if look.compact else 'large'}", chart, route_part)
+
+
+def route_part(trace: Trace, target: PictureNode | PictureEdge, results_key: str) -> None:
+    """What NeuroPath did with a clicked node or edge: the paths through it, their fate at each hop
+    that listed them, and "show where" to open the hop that listed one, its row in view."""
+    d = trace.detail(NeuroPathDetail)
+    if d is None:
+        return
+    ids = set(graph_view.triple_ids(target)) if isinstance(target, PictureEdge) and target.kind == "triple" else set()
+    keys = {target.ref} if isinstance(target, PictureNode) else set()
+    through = [p for p in route.route_paths(d)
+               if ids & {t.triple_id for t in p.cand.triples}
+               or keys & {entity_key(x) for t in p.cand.triples for x in (t.head, t.tail)}]
+    if not through:
+        return
+    through.sort(key=lambda p: (words.fate_rank(p.fate), p.pid))
+    st.markdown(f"**On {len(through)} path(s)**")
+    rows = [{"path": p.cand.text, "fate": words.path_fate(p.fate),
+             "at each hop": "; ".join(f"hop {h}: {words.path_fate(f)}" for h, _, f in p.hops), "id": p.pid}
+            for p in through]
+    wrapped_table(frame(rows, ["path", "fate", "at each hop", "id"]), ["path"])
+    pick = st.selectbox("show where a path was listed", range(len(through)), key=f"np_where_{id(trace)}",
+                        format_func=lambda i: f"{through[i].pid}: {clip(through[i].cand.text, 80)}")
+    if st.button("show where", key=f"np_where_go_{id(trace)}", icon=":material/search:",
+                 help="Opens NeuroPath's details at the hop that listed this path, its row highlighted."):
+        hop, pid, _ = through[pick].hops[0]
+        focus.open_view(results_key, trace.method, "Retrieval", hop_step(hop), pid)
+        st.rerun()
 
 
 def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:

@@ -1,12 +1,19 @@
 """NeuroPath's picture data: the seeds and their coreference candidates, then every hop's paths as
 entity nodes and triple edges, each at the hop that listed it and in the role of its best fate,
-kept near MAX_GRAPH_NODES. Built during retrieval into the trace's graph; memrag.viz draws it."""
+kept near MAX_GRAPH_NODES. Built during retrieval into the trace's graph; memrag.viz draws it.
+
+`picture` is the typed picture of a finished trace (memrag.picture): NeuroPath's route
+(methods/neuropath/route.py), which memrag.viz.figure draws."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from memrag.index.memory import Memory
 from memrag.methods.base import QueryContext
 from memrag.methods.neuropath.detail import NeuroPathDetail, PathCandidate
+from memrag.methods.neuropath import route
+from memrag.picture import Picture
 from memrag.trace import GraphEdge, GraphNode, Trace
 
 MAX_GRAPH_NODES = 300
@@ -16,6 +23,11 @@ _ROLE_OF_FATE = {"valid": "valid", "expanded": "expanded", "shown": "shown", "dr
 _ROLE_ORDER = ["valid", "expanded", "shown", "pruned"]
 _NODE_ROLE_ORDER = ["seed", "coref", "frontier", "path"]
 _HIDDEN = ("pruned", "unlisted")  # fates of paths the model never saw
+
+
+def picture(trace: Trace, *, expanded: Iterable[str] = (), gold_chunk_ids: Iterable[int] | None = None) -> Picture:
+    """The trace as a route: seeds, hop 1, hop 2; `expanded`: the count nodes opened by a click."""
+    return route.route(trace, expanded=expanded, gold_chunk_ids=gold_chunk_ids)
 
 
 def subgraph(ctx: QueryContext, trace: Trace) -> None:
