@@ -120,8 +120,7 @@ def _kg_tab(memory: Memory, key: str, path: str | Path | None = None) -> None:
     graph_col, panel_col = st.columns([3, 2])
     with panel_col:  # first: a click's answer is sent before the map, which a click leaves as it is
         # its own fragment: a click in the panel (its neighbourhood, expand, clear) reruns the panel
-        # alone, and the map (18,000 points for MuSiQue) is neither rebuilt nor sent again; an edit
-        # made in it reruns the whole page (the memory is a new version)
+        # alone, and the map (18,000 points for MuSiQue) is neither rebuilt nor sent again
         st.fragment(_entity_panel)(memory, key, types, path)
     with graph_col:
         st.plotly_chart(drawn(_map_figure, memory, types), key=f"{key}_kg_map",
@@ -130,7 +129,8 @@ def _kg_tab(memory: Memory, key: str, path: str | Path | None = None) -> None:
         st.caption(escape_markdown(drawn(_map_caption, memory, types)))
 
 
-def _entity_panel(memory: Memory, key: str, types: tuple[str, ...] | None, path: str | Path | None = None) -> None:
+def _entity_panel(memory: Memory, key: str, types: tuple[str, ...] | None,
+                  path: str | Path | None = None) -> None:
     """What the chosen entity is, its neighbourhood, its relations and its passages: drawn here by Python."""
     explorer = drawn(_explorer, memory, types)
     light = explorer.highlight(st.session_state.get(f"{key}_kg_chosen"),
