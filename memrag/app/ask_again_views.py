@@ -23,6 +23,7 @@ from memrag.demo import gold_chunk_ids
 from memrag.eval.gold import doc_unit
 from memrag.explain import ask_again
 from memrag.explain.trace_diff import MethodDiff, diff_traces
+from memrag.index import versions
 from memrag.index.memory import Memory
 from memrag.index.stale import stale_message
 from memrag.plain_text import clip, escape_markdown
@@ -67,9 +68,21 @@ def _estimate(memory: Memory, traces: list[Trace], engine: Any) -> ask_again.Est
     return made[key]
 
 
+def _other_version(shown: AskResult, memory: Memory, path: str | Path) -> bool:
+    """Whether `shown` was made on another version of the memory folder at `path`: an earlier one, or
+    one kept in its log that is no longer live (an edit since undone, another version made live)."""
+    if stale_message(shown.traces, path):
+        return True
+    made = {t.memory_fingerprint for t in shown.traces}
+    if memory.fingerprint() in made:
+        return False
+    return bool(made & {v.fingerprint for v in versions.list_versions(Path(path), open_each=False) if not v.live})
+
+
 def offer(shown: AskResult, memory: Memory, path: str | Path, rec: Any, live: bool) -> None:
-    """Below answers made on an earlier version of this memory: ask them again on this one."""
-    if not stale_message(shown.traces, path) or shown.mode == "file":
+    """Below answers made on another version of this memory (before an edit, or on an edit since
+    undone): ask them again on this one."""
+    if shown.mode == "file" or not _other_version(shown, memory, path):
         return
     engine, why = _engine(rec, live)
     st.markdown("**This memory changed since these answers.**")
