@@ -6,7 +6,7 @@ call every path new.
 
 A new path's own last triple and the node it reached (when that node is new to the route too) wear
 the look of `change="appeared"`; a fold of listed, not kept paths says how many of them are new.
-What disappeared is no longer in the route: the legend and the note count it per hop."""
+What disappeared is no longer in the route: the legend counts those paths, the note per hop."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def since(before: Trace, now: Trace, *, expanded: Iterable[str] = (),
         edges.append(e)
     nodes = [_node(n, reached, new) for n in picture.nodes]
     counts = step_counts(before, now)
-    gone = sum(g for _, _, g in counts)
+    gone = len(new_paths(now, before))  # the earlier run's paths it kept or listed where this one does not
     legend = [*picture.legend, LegendEntry(f"edge:triple:valid:bold:{APPEARED}", f"new since the edit ({gone} gone)",
                                            len(new), "path" if len(new) == 1 else "paths")] if counts else picture.legend
     said = "; ".join(f"{label} +{n} −{g}" for label, n, g in counts) or "no path changed"
