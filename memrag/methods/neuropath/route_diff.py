@@ -71,16 +71,19 @@ def since(before: Trace, now: Trace, *, expanded: Iterable[str] = (),
     new = new_paths(before, now)
     by_root = {p.pid: p for p in route.route_paths(now.detail(NeuroPathDetail))}
     folded = {pid for n in picture.nodes if n.kind == "count" and n.id not in opened for pid in n.ref.split(",")}
-    drawn_new = {(by_root[pid].cand.triples[-1].triple_id, len(by_root[pid].cand.triples)): hops
-                 for pid, hops in new.items() if pid not in folded}
+    drawn_new: dict[tuple[int, int], tuple[str, list[int]]] = {}  # (triple id, layer) → (its relation, hops)
+    for pid, hops in new.items():
+        if pid not in folded:
+            last = by_root[pid].cand.triples[-1]
+            drawn_new[(last.triple_id, len(by_root[pid].cand.triples))] = (last.relation, hops)
     layer = {n.id: n.layer or 0 for n in picture.nodes}
     edges, reached = [], set()
     for e in picture.edges:
         at = max(layer.get(e.source, 0), layer.get(e.target, 0))
-        hops = sorted({h for ref in e.ref.split(",") if ref.isdigit() for h in drawn_new.get((int(ref), at), [])})
-        if e.kind == "triple" and hops:
-            e = dataclasses.replace(e, change=APPEARED, tooltip=f"{e.tooltip}\nnew since the edit (hop "
-                                                                f"{', '.join(map(str, hops))})".strip())
+        found = [drawn_new[(int(ref), at)] for ref in e.ref.split(",") if ref.isdigit() and (int(ref), at) in drawn_new]
+        if e.kind == "triple" and found:  # a joined edge says which of its relations are new
+            said = "; ".join(f"{rel} (hop {', '.join(map(str, hops))})" for rel, hops in found)
+            e = dataclasses.replace(e, change=APPEARED, tooltip=f"{e.tooltip}\nnew since the edit: {said}".strip())
             reached |= {e.source, e.target} - earlier
         edges.append(e)
     nodes = [_node(n, reached, new) for n in picture.nodes]
