@@ -18,7 +18,7 @@ from memrag.trace import Trace
 from memrag.viz import look as looks, style
 from sample_replay import replay_sample
 
-TAUGHT = ("neuropath", "ecphory")
+TAUGHT = ("neuropath", "ecphory", "hipporag2")
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +90,7 @@ def test_named_nodes_are_labelled_and_the_gold_answer_is_marked(replays):
     assert wenna and all(n.labelled for n in wenna)
     for method, pics in q01.items():
         for p in pics:
-            answer = [n for n in p.nodes if n.id in drawn(p) and n.label.startswith("Tresswick")]
+            answer = [n for n in p.nodes if n.id in drawn(p) and n.kind == "entity" and n.label.startswith("Tresswick")]
             for n in answer:
                 assert n.labelled and n.label == f"Tresswick ({GOLD_ANSWER})", (method, p.steps[0].title, n.label)
     hop2 = q01["neuropath"][2]

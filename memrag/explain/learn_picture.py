@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from memrag.explain.step_picture import step_picture
+from memrag.methods.spec import step_style
 from memrag.methods.neuropath.detail import NeuroPathDetail
 from memrag.picture import LegendEntry, Picture, PictureEdge, PictureNode, StepLook
 from memrag.trace import GraphEdge, GraphNode, Trace
@@ -35,6 +36,8 @@ ROLE_WORDS = {"seed": "seed (where the search starts)", "coref": "coreference ca
               "context": "passage in the answer's context", "dp": "passage on a kept path",
               "completion": "passage found by the completion search"}
 ROUND_WORDS = {0: "activated first (by the question and cues)"}
+PAGERANK = {"seed": "seeded phrase (from a kept fact)", "phrase": "phrase reached by PageRank",
+            "passage": "passage (size = PageRank mass)"}
 
 
 @dataclass
@@ -56,8 +59,11 @@ def _fate_and_role(n: GraphNode) -> tuple[str, str]:
         return "", "question"
     if n.kind == "cue":
         return "", "cue"
-    if n.kind == "chunk":
-        return "", n.role or "context"
+    if n.kind == "chunk":  # a passage the answer reads has a colour of its own
+        role = n.role or "context"
+        return ("context" if role == "context" else ""), role
+    if n.group in PAGERANK:  # HippoRAG 2: seeded phrase, phrase or passage (its size is its mass)
+        return "", n.group
     if n.group in FATES:
         return n.group, n.role
     if n.role == "final":  # one colour for what is recalled (its round stays on its tooltip)
@@ -67,15 +73,22 @@ def _fate_and_role(n: GraphNode) -> tuple[str, str]:
     return ("" if n.role in ("seed", "coref") else n.group or "untouched"), n.role
 
 
-def _node(n: GraphNode, step: int, named: set[str], answers: set[str]) -> PictureNode:
+def _node(n: GraphNode, step: int, named: set[str], answers: set[str], top_mass: float) -> PictureNode:
     fate, role = _fate_and_role(n)
     kind = {"query": "question", "chunk": "passage", "cue": "entity"}.get(n.kind, "entity")
     is_answer = n.kind in ("entity", "cue") and _plain(n.label) in answers
     tip = n.tooltip or n.label
     return PictureNode(n.id, f"{n.label} ({GOLD_ANSWER})" if is_answer else n.label, kind=kind, role=role, fate=fate,
-                       weight=1.6 if role == "final" else 1.0, step=n.step, labelled=is_answer or _plain(n.label) in named,
+                       weight=1.6 if role == "final" else _mass_weight(n, top_mass), step=n.step, labelled=is_answer or _plain(n.label) in named,
                        gold=n.gold, tooltip=tip + (f"\nthe question's {GOLD_ANSWER}" if is_answer else ""),
                        ref=n.id.partition(":")[2])
+
+
+def _mass_weight(n: GraphNode, top_mass: float) -> float:
+    """A PageRank picture's node by its mass (square root: four times the mass, twice the size); 1 elsewhere."""
+    if top_mass <= 0 or n.score is None or n.kind == "query":
+        return 1.0
+    return 0.6 + 1.4 * (max(0.0, n.score) / top_mass) ** 0.5
 
 
 def _edge(e: GraphEdge) -> PictureEdge:
@@ -132,15 +145,16 @@ def trace_chunk(trace: Trace, edge: PictureEdge) -> int | None:
     return found.chunk_id if found is not None else None
 
 
-def _legend(nodes: Iterable[PictureNode]) -> tuple[LegendEntry, ...]:
-    counts: dict[tuple[str, str], int] = {}
+def _legend(nodes: Iterable[PictureNode], pagerank: bool) -> tuple[LegendEntry, ...]:
+    words = {**ROLE_WORDS, **PAGERANK} if pagerank else ROLE_WORDS
+    counts: dict[tuple[str, str, str], int] = {}
     for n in nodes:
-        key = (n.role if n.role in ROLE_WORDS else "", n.fate, n.kind)
+        key = (n.role if n.role in words else "", n.fate, n.kind)
         counts[key] = counts.get(key, 0) + 1
     out = []
     for (role, fate, kind), k in counts.items():
-        if role in ROLE_WORDS:
-            label = ROLE_WORDS[role] + (f", {PATH_FATES[fate].label}" if fate in PATH_FATES else "")
+        if role in words:
+            label = words[role] + (f", {PATH_FATES[fate].label}" if fate in PATH_FATES else "")
         elif fate.startswith("round "):
             r = int(fate.split()[1])
             label = ROUND_WORDS.get(r, f"activated in round {r}")
@@ -149,7 +163,7 @@ def _legend(nodes: Iterable[PictureNode]) -> tuple[LegendEntry, ...]:
                                                                      else role or fate or "entity")
         # the mark as the renderer reads it: a passage or the question by its kind, an entity by its role
         mark = kind if kind in ("passage", "question") else role or "entity"
-        out.append(LegendEntry(f"node:{mark}" + (f":{fate}" if fate and fate != role else ""), label, k,
+        out.append(LegendEntry(f"node:{mark}" + (f":{fate}" if fate else ""), label, k,
                                "node" if k == 1 else "nodes"))
     return tuple(out)
 
@@ -161,11 +175,13 @@ def learn_pictures(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None,
     gold = list(gold_chunk_ids or ())
     answers = {_plain(a) for a in gold_answers if a.strip()}
     steps: list[_Step] = []
+    pagerank = step_style(trace.method) == "pagerank"
     for s in range(len(trace.steps)):
         named = {_plain(x) for x in (names[s] if s < len(names) else [])}
         full = step_picture(trace, s, gold_chunk_ids=gold, max_nodes=ALL)
         capped = step_picture(trace, s, gold_chunk_ids=gold, max_nodes=max_nodes)
-        nodes = {n.id: _node(n, s, named, answers) for n in full.nodes}
+        top = max((n.score or 0.0 for n in full.nodes if n.kind != "query"), default=0.0) if pagerank else 0.0
+        nodes = {n.id: _node(n, s, named, answers, top) for n in full.nodes}
         edges = {e.id: _edge(e) for e in full.edges}
         keep, lit = {n.id for n in capped.nodes}, set(capped.highlight)
         note = capped.note
@@ -176,10 +192,10 @@ def learn_pictures(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None,
             note += (" Completion: the answer's passages, those the kept paths were read from (green) and those "
                      "the completion search found (linked to its query); the paths' other entities fade.")
         steps.append(_Step(nodes, edges, keep, lit, note))
-    return _pictures(trace, steps)
+    return _pictures(trace, steps, pagerank)
 
 
-def _pictures(trace: Trace, steps: list[_Step]) -> list[Picture]:
+def _pictures(trace: Trace, steps: list[_Step], pagerank: bool) -> list[Picture]:
     """The steps as pictures sharing one set of nodes and edges (one layout), each with its look."""
     order: dict[str, PictureNode] = {}
     links: dict[str, PictureEdge] = {}
@@ -201,7 +217,7 @@ def _pictures(trace: Trace, steps: list[_Step]) -> list[Picture]:
         look = StepLook(s, trace.steps[s].title, frozenset(drawn | shown_edges),
                         frozenset((st.lit & (drawn | shown_edges)) - faded), frozenset(faded | faded_edges))
         out.append(Picture(f"learn-{trace.method}-step-{s + 1}", nodes, edges,
-                           _legend(st.nodes[i] for i in drawn), note, (look,)))
+                           _legend((st.nodes[i] for i in drawn), pagerank), note, (look,)))
         seen |= drawn
     return out
 
