@@ -10,12 +10,14 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from memrag.app import backend_state, recording_state, url_state, widgets
 from memrag.app.question_gold import gold_of
 from memrag.explain import lessons as learn
 from memrag.explain.learn_picture import learn_pictures
+from memrag.picture import Picture
 from memrag.index.memory import Memory
 from memrag.app.session import AppState
 from memrag.app.view_cache import made
@@ -117,7 +119,9 @@ def replay(trace: Trace, gold_chunk_ids: list[int] | None, record: dict[str, Any
     left, right = st.columns([3, 2])
     with left:
         picture = pictures[step]
-        fig = figure.picture_figure(picture, looks.current(), width=GRAPH_WIDTH, height=GRAPH_HEIGHT, step=step)
+        options = (tuple(gold_chunk_ids or ()), gold_answers)
+        room = made("learn legend room", (trace,), options, lambda: legend_room(pictures))
+        fig = made("learn figure", (trace,), (step, *options), lambda: steady(pictures[step], step, room))
         # no zoom: the wheel over the graph scrolls the page
         st.plotly_chart(fig, key=f"{_slider_key(trace)}_graph", config={"displayModeBar": False, "scrollZoom": False})
         st.caption(escape_markdown(picture.note))
@@ -134,6 +138,22 @@ def replay(trace: Trace, gold_chunk_ids: list[int] | None, record: dict[str, Any
             with st.expander("the method's own note on this step"):
                 st.text(summary)
     return step
+
+
+def legend_room(pictures: list[Picture]) -> int:
+    """The room (px) the replay's longest legend takes above its graph."""
+    look = looks.current()
+    return max(figure.picture_figure(p, look, width=GRAPH_WIDTH, height=GRAPH_HEIGHT, step=n).layout.margin.t or 0
+               for n, p in enumerate(pictures))
+
+
+def steady(picture: Picture, step: int, room: int) -> go.Figure:
+    """The step's figure with `room` above the graph for the legend: a step whose legend is longer
+    would otherwise push the graph down, and its nodes would move on the screen."""
+    fig = figure.picture_figure(picture, looks.current(), width=GRAPH_WIDTH, height=GRAPH_HEIGHT, step=step)
+    plot = fig.layout.height - (fig.layout.margin.t or 0)
+    fig.update_layout(height=plot + room, margin_t=room)
+    return fig
 
 
 def _title(method: str) -> str:

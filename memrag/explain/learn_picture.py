@@ -118,9 +118,10 @@ def _completion(trace: Trace, step: int, nodes: dict[str, PictureNode], edges: d
         by_path = cid in d.dp_chunk_ids
         pid = f"c:{cid}"
         why = r.why if r is not None else ""
-        nodes[pid] = PictureNode(pid, f"passage #{pos}: " + (c.title if c else f"chunk {cid}"),
+        # "#2 Port Alder": its place in the ranked list, then its title; larger, and named before the entities
+        nodes[pid] = PictureNode(pid, f"#{pos} " + (c.title if c else f"chunk {cid}"),
                                  kind="passage", role="dp" if by_path else "completion",
-                                 fate="valid" if by_path else "", step=step, labelled=True,
+                                 fate="valid" if by_path else "", weight=1.4, step=step, labelled=True,
                                  tooltip=f"rank {pos}: {why}" if pos else why, ref=str(cid))
         added.add(pid)
         if by_path:

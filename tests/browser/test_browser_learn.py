@@ -110,9 +110,11 @@ def test_stepping_through_a_replay_moves_no_node(watched, server, sample_recordi
         if before is not None:
             shared = before["nodes"].keys() & now["nodes"].keys()
             assert shared and len(now["nodes"]) > len(shared), (step, len(shared))
+            # places within the chart (the page may have scrolled between the two looks)
             moved = {i: (before["nodes"][i], now["nodes"][i]) for i in shared
-                     if max(abs(before["nodes"][i][k] - now["nodes"][i][k]) for k in ("x", "y")) > 1}
-            assert not moved and now["box"] == before["box"], (step, moved, before["box"], now["box"])
+                     if max(abs((before["nodes"][i][k] - before["box"][j]) - (now["nodes"][i][k] - now["box"][j]))
+                            for j, k in ((0, "x"), (1, "y"))) > 1}
+            assert not moved and now["box"][2:] == before["box"][2:], (step, moved, before["box"], now["box"])
         before = now
         watched.shot(f"learn-step-{step}", top=page.get_by_text("replay the trace step by step"))
 
@@ -125,7 +127,7 @@ def test_learn_neuropath_completion_draws_what_completion_added(watched, server,
     page.set_viewport_size({"width": 1440, "height": 900})
     open_app(watched, server, "Learn")
     page.get_by_text("Step 1 of").first.wait_for(timeout=300_000)
-    assert page.get_by_test_id("stSelectbox").filter(has_text="q01").count() == 1
+    assert "q=q01" in page.url, page.url  # the demo question the Learn page starts with
     settle(page)
     hop2: dict = {}
     for step in (2, 3, 4):
@@ -142,8 +144,8 @@ def test_learn_neuropath_completion_draws_what_completion_added(watched, server,
     assert passages and not (passages.keys() & hop2["nodes"].keys()), (sorted(passages), sorted(hop2["nodes"]))
     assert all(n["opacity"] == 1 for n in passages.values())
     assert all("rank" in n["text"] or "path" in n["text"] for n in passages.values()), passages
-    assert any(w.startswith("passage #1: ") for w in now["words"]), now["words"]
-    assert "completion search" in now["words"], now["words"]
+    assert sum(1 for w in now["words"] if w.startswith("#")) >= 2, now["words"]  # "#2 Port Alder": rank, title
+    assert "completion search" in now["nodes"]["q:completion"]["text"]
     assert any(n["opacity"] < 1 for n in now["nodes"].values())  # the paths' other entities fade
     assert any("passage found by the completion search" in x for x in now["legend"]), now["legend"]
     assert any("Tresswick (gold answer)" in n["text"] for n in now["nodes"].values())
