@@ -34,7 +34,8 @@ ALL = 10**9
 ROLE_WORDS = {"seed": "seed (where the search starts)", "coref": "coreference candidate of a seed",
               "cue": "cue entity", "question": "the question", "final": "final engram (recalled by the re-rank)",
               "context": "passage in the answer's context", "dp": "passage on a kept path",
-              "completion": "passage found by the completion search"}
+              "completion": "passage found by the completion search",
+              "search": "the completion search (question, chain and what it still needs)"}
 ROUND_WORDS = {0: "activated first (by the question and cues)"}
 PAGERANK = {"seed": "seeded phrase (from a kept fact)", "phrase": "phrase reached by PageRank",
             "passage": "passage (size = PageRank mass)"}
@@ -110,7 +111,7 @@ def _completion(trace: Trace, step: int, nodes: dict[str, PictureNode], edges: d
     ranked = {r.chunk_id: (pos, r) for pos, r in enumerate(trace.ranked, start=1)}
     on_paths = {e.source for e in edges.values() if e.bold} | {e.target for e in edges.values() if e.bold}
     added: set[str] = set()
-    query = PictureNode("q:completion", COMPLETION_QUERY, kind="question", role="question", step=step, labelled=True,
+    query = PictureNode("q:completion", COMPLETION_QUERY, kind="question", role="search", step=step, labelled=True,
                         tooltip=f"{COMPLETION_QUERY}: {d.de_query}" if d.de_query else COMPLETION_QUERY)
     for cid in context:
         pos, r = ranked.get(cid, (None, None))
