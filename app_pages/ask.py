@@ -133,6 +133,7 @@ if running:
 elif job is not None:
     if job.status == jobs.DONE and (state.ask_result is None or state.ask_result.traces is not job.result):
         state.ask_result = AskResult.of_job(job)  # once: the same traces keep their drawn pictures
+        ask_views.bring_answers_into_view()
     elif job.status == jobs.FAILED:
         job_views.job_error_view(job, "The ask")
     elif job.status == jobs.CANCELLED:
@@ -160,3 +161,6 @@ if shown is not None:
     if stale := stale_message(shown.traces, path):  # made before a document was added or removed
         st.warning(escape_markdown(stale))
     ask_views.ask_results(shown, memory)
+    from memrag.app import ask_again_views  # under the answers: what an edit changed, or ask again
+
+    ask_again_views.under_answers(shown, memory, path, rec, live)

@@ -531,16 +531,18 @@ def test_tokens_by_stage_keeps_recorded_calls_with_their_counts():
                    call("answer", None, 5, 0.5)]
     df = tables.tokens_by_stage(t)
     rows = {(r["stage"], r["origin"]): r for r in df.to_dict("records")}
-    assert list(rows) == [("query.entities", "fresh"), ("neuropath.track.hop1", "fresh"),
-                          ("neuropath.track.hop1", "recorded"), ("answer", "fresh")]
-    rec = rows[("neuropath.track.hop1", "recorded")]
+    track = "NeuroPath path tracking, hop 1"  # stages in words (memrag.words.stage_name)
+    assert list(rows) == [("entities in the question", "fresh"), (track, "fresh"), (track, "recorded"),
+                          ("answer", "fresh")]
+    rec = rows[(track, "recorded")]
     assert (rec["calls"], rec["prompt tokens"], rec["completion tokens"], rec[tables.ORIGINAL_S]) == (1, 210, 40, 3.0)
-    assert rows[("neuropath.track.hop1", "fresh")]["cached-prefix tokens"] == 120
-    assert rows[("query.entities", "fresh")]["shared"] is True
+    assert rows[(track, "fresh")]["cached-prefix tokens"] == 120
+    assert rows[("entities in the question", "fresh")]["shared"] is True
     import pandas as pd
     assert pd.isna(rows[("answer", "fresh")]["prompt tokens"]) and pd.isna(rows[("answer", "fresh")]["total tokens"])
     calls = tables.llm_calls_table(t)
     assert calls["origin"].tolist() == ["fresh", "fresh", "recorded", "fresh"] and len(calls) == 4
+    assert calls["stage"].tolist() == ["entities in the question", track, track, "answer"]
 
 
 def test_totals_across_counts_shared_calls_once():
@@ -567,13 +569,13 @@ def test_tokens_chart_stacks_stages_and_hatches_recorded():
     fig = charts.tokens_chart([a, b, a])
     assert fig.layout.barmode == "stack"
     bars = {bar.name: bar for bar in fig.data}
-    assert set(bars) == {"query.entities (fresh)", "answer (fresh)", "answer (recorded)"}
+    assert set(bars) == {"entities in the question (fresh)", "answer (fresh)", "answer (recorded)"}
     assert list(bars["answer (recorded)"].y) == [640, None]  # two neuropath traces summed
     assert list(bars["answer (fresh)"].y) == [None, 55]
     assert list(bars["answer (fresh)"].x) == ["NeuroPath", "Dense"]  # display names, as on the cards
     assert bars["answer (recorded)"].marker.pattern.shape == "/" and bars["answer (fresh)"].marker.pattern.shape == ""
     assert bars["answer (recorded)"].marker.color == bars["answer (fresh)"].marker.color
-    assert "index.extract" in fig.layout.annotations[0].text
+    assert "extraction (indexing)" in fig.layout.annotations[0].text
 
 
 # ================================================================== real method traces

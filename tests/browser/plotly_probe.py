@@ -33,7 +33,8 @@ CHART_STATE = """([title, want]) => {
   // a WebGL chart has drawn once its scene exists and its canvas has a size
   const gl = !gd._fullData.some(t => t.type === 'scattergl') || !!(gd._fullLayout._plots.xy._scene &&
       [...gd.querySelectorAll('canvas')].some(c => c.width > 0));
-  return {drawn: gl ? drawn : 0, at, words, legend};
+  const plot = [box.left + xa._offset, box.top + ya._offset, xa._length, ya._length];  // the plot area
+  return {drawn: gl ? drawn : 0, at, words, legend, plot};
 }"""
 MAP, LIT = "type (entities)", "lit (entities)"
 
@@ -59,6 +60,13 @@ def overlapping(words: list[dict[str, Any]]) -> list[tuple[str, str]]:
                     and b["y"] < a["y"] + a["h"]:
                 out.append((a["text"], b["text"]))
     return out
+
+
+def outside(words: list[dict[str, Any]], plot: list[float], slack_px: float = 1.0) -> list[str]:
+    """The written words whose boxes pass the plot area's edges (clipped on screen)."""
+    left, top, width, height = plot
+    return [w["text"] for w in words if w["x"] < left - slack_px or w["y"] < top - slack_px
+            or w["x"] + w["w"] > left + width + slack_px or w["y"] + w["h"] > top + height + slack_px]
 
 
 def wait_for_map(page, drawn: int | None = None, want: list[int] = (), timeout_s: float = 180,
