@@ -92,7 +92,7 @@ def per_question_fits_and_filters(watched) -> None:
     page.get_by_role("option", name="missed a gold passage").click()
     settle(page)
     kept = int(page.get_by_text(re.compile(r"^\d+ of 3 question\(s\)$")).inner_text().split()[0])
-    page.get_by_test_id("stSelectbox").filter(has_text="pick a question").click()
+    page.get_by_test_id("stSelectbox").filter(has_text="open the traces of").click()
     options = page.get_by_role("option").all_inner_texts()
     page.keyboard.press("Escape")
     marked = [o for o in options if re.search(r" · missed by [^—]*NeuroPath", o)]
@@ -167,7 +167,7 @@ def test_a_run_asked_again_on_an_edited_copy_opens_compared(browser, edited_copy
         paired = page.locator("[data-testid=stDataFrame]").filter(has_text="wins / losses / ties")
         in_view(page, paired)
         assert paired.get_by_text("after − before [95% CI]", exact=True).count() >= 1
-        assert page.get_by_text(re.compile(r"now: .*sample-edited at version v\d+")).count() == 1
+        assert page.get_by_text(re.compile(r"now: memory sample-edited at version v\d+")).count() == 1
         settle(page)
         page.wait_for_timeout(1000)
         watched.shot("evaluate-asked-again", top=page.get_by_role("heading", name="Results"))
