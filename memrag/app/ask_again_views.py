@@ -4,8 +4,9 @@ answers are shown — what changed per method. The work is `memrag.explain.ask_a
 calls answered from the shown traces' replies) and `memrag.explain.trace_diff`; this module asks
 and reports.
 
-Recorded mode answers the changed calls from the memory's recordings (offline: a call they lack
-fails and says so); live mode asks the current backend, in a background job like any live ask.
+Recorded mode answers the changed calls from the memory's recordings and the recorded showcase's
+(`memrag.explain.showcase`; offline: a call they lack fails and says so); live mode asks the current
+backend, in a background job like any live ask.
 """
 
 from __future__ import annotations
@@ -22,14 +23,16 @@ from memrag.demo import gold_chunk_ids
 from memrag.eval.gold import doc_unit
 from memrag.explain import ask_again
 from memrag.explain.trace_diff import MethodDiff, diff_traces
+from memrag.index import versions
 from memrag.index.memory import Memory
 from memrag.index.stale import stale_message
-from memrag.plain_text import escape_markdown
+from memrag.plain_text import clip, escape_markdown
 from memrag.trace import Trace
 
 STATE = "ask_again"  # session key: {"job": the ask-again job's id, "before": the traces it re-ran}
 ESTIMATES = "ask_again_estimates"  # session key: estimates already made, by what they were made of
 K = 5
+STEP_ITEMS = 4  # paths, engrams or facts shown per step and sign
 
 
 def _engine(rec: Any, live: bool) -> tuple[Any, str]:
@@ -37,7 +40,22 @@ def _engine(rec: Any, live: bool) -> tuple[Any, str]:
     if live:
         llm, _, error = backend_state.job_llm()
         return llm, error
-    return (rec.replay_llm(), "") if rec is not None else (None, "this memory has no recordings: ask live")
+    if rec is None:
+        return None, "this memory has no recordings: ask live"
+    return _with_showcase(rec).replay_llm(), ""
+
+
+def _with_showcase(rec: Any) -> Any:
+    """The memory's recordings with the recorded showcase's replies added (they answer only the calls
+    the showcase's edit changes: any other edit's changed calls still miss and say so)."""
+    from memrag.explain import showcase
+
+    if not showcase.available():
+        return rec
+    try:
+        return showcase.with_showcase(rec)
+    except (ValueError, OSError):  # another engine's recordings, or a damaged file
+        return rec
 
 
 def _estimate(memory: Memory, traces: list[Trace], engine: Any) -> ask_again.Estimate:
@@ -50,9 +68,21 @@ def _estimate(memory: Memory, traces: list[Trace], engine: Any) -> ask_again.Est
     return made[key]
 
 
+def _other_version(shown: AskResult, memory: Memory, path: str | Path) -> bool:
+    """Whether `shown` was made on another version of the memory folder at `path`: an earlier one, or
+    one kept in its log that is no longer live (an edit since undone, another version made live)."""
+    if stale_message(shown.traces, path):
+        return True
+    made = {t.memory_fingerprint for t in shown.traces}
+    if memory.fingerprint() in made:
+        return False
+    return bool(made & {v.fingerprint for v in versions.list_versions(Path(path), open_each=False) if not v.live})
+
+
 def offer(shown: AskResult, memory: Memory, path: str | Path, rec: Any, live: bool) -> None:
-    """Below answers made on an earlier version of this memory: ask them again on this one."""
-    if not stale_message(shown.traces, path) or shown.mode == "file":
+    """Below answers made on another version of this memory (before an edit, or on an edit since
+    undone): ask them again on this one."""
+    if shown.mode == "file" or not _other_version(shown, memory, path):
         return
     engine, why = _engine(rec, live)
     st.markdown("**This memory changed since these answers.**")
@@ -104,15 +134,50 @@ def changes(shown: AskResult, memory: Memory) -> None:
     for i, d in enumerate(diffs):
         with cols[i % 2].container(border=True):
             _method(d)
+    _route_since(again["before"], shown.traces, gold)
+
+
+def _route_since(before: list[Trace], now: list[Trace], gold: list[int]) -> None:
+    """NeuroPath's route now, its paths new since the edit marked hop by hop (the typed picture and
+    its one renderer, clicks reaching the same panel as on the route above). HippoRAG 2's and
+    EcphoryRAG's pictures are not typed pictures yet: their changes stay the lines above."""
+    from memrag.app import graph_view
+    from memrag.app.method_views.neuropath import ROUTE_WIDTH, route_part
+    from memrag.methods.neuropath import route_diff
+    from memrag.viz import look as looks
+
+    was = {t.method: t for t in before}
+    for t in now:
+        if t.method != "neuropath" or t.method not in was or not route_diff.comparable(was[t.method], t):
+            continue
+        st.markdown("**NeuroPath's route now**, what is new since the edit in magenta (per hop: the note counts "
+                    "what appeared and what is gone)")
+        chart = graph_view.Chart(looks.current(), 560, ROUTE_WIDTH, graph_view.results_key())
+        graph_view.picture_chart(t, lambda opened, was=was[t.method], t=t: route_diff.since(
+                                     was, t, expanded=opened, gold_chunk_ids=gold),
+                                 f"np_since_{id(t)}", chart, route_part)
+
+
+def under_answers(shown: AskResult, memory: Memory, path: str | Path, rec: Any, live: bool) -> None:
+    """The Ask page's lines under its answers: what an ask-again changed, or the offer to ask again
+    when the answers were made on an earlier version of this memory."""
+    changes(shown, memory)
+    offer(shown, memory, path, rec, live)
 
 
 def _method(d: MethodDiff) -> None:
     lines = d.lines()
     st.markdown(f"**{escape_markdown(lines[0])}**")
-    gold = [g for g in d.gold if g.changed]
-    if gold:
-        st.dataframe([{"gold passage": g.title, "rank before": g.rank_before, "rank now": g.rank_after,
-                       "fate before": g.fate_before, "fate now": g.fate_after} for g in gold], hide_index=True)
-    for line in lines[1:]:
-        if not line.startswith("gold "):
+    steps = {f"{s.label}: " for s in d.steps if s.changed}
+    for line in lines[1:]:  # the gold passages first (rank and fate before → now), as text a reader can copy
+        if not any(line.startswith(p) for p in steps):
             st.markdown(escape_markdown(line))
+    for s in d.steps:  # what each step found that appeared or disappeared, a few of each (hop 2 lists dozens)
+        if s.changed:  # one item a line: a path's chain ("a → r → b ⇒ b → s → c") must not run into the next
+            st.markdown("\n".join([escape_markdown(f"{s.label}:"), *_few("+", s.appeared), *_few("−", s.disappeared)]))
+
+
+def _few(sign: str, items: list[str]) -> list[str]:
+    shown = [f"- {escape_markdown(f'{sign} {clip(x, 160)}')}" for x in items[:STEP_ITEMS]]
+    more = [f"- {escape_markdown(f'{sign} … and {len(items) - STEP_ITEMS} more')}"] if len(items) > STEP_ITEMS else []
+    return shown + more

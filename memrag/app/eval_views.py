@@ -21,7 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from memrag.app import backend_state, job_owner, memory_state, ask_views, estimates, room, widgets, jobs
-from memrag.app import eval_again, eval_questions as eq
+from memrag.app import eval_again, eval_questions as eq, table_fit
 from memrag.index import store
 from memrag.index.memory import Memory
 from memrag.app.ask_result import AskResult
@@ -490,7 +490,8 @@ def run_view(run: EvalRun, key: str = "eval", start: Callable[..., None] | None 
     table with exports, and one question's traces in the Ask page's views; under a rerun, the run
     it repeats compared; with `start` (the page's job starter), asking the run again is offered."""
     s = run.typed_summary
-    st.caption(escape_markdown(f"{len(run.records)} question(s) · {stamp_line(s)}"))
+    n = f"{len(run.records)} question(s)" if run.records else f"summary of {s.stamp.get('questions')} question(s)"
+    st.caption(escape_markdown(f"{n} · {stamp_line(s)}"))
     st.caption(escape_markdown(f"folder: {run.folder}"))
     scores = _table(report.score_rows(s))
     cut = list(scores.columns).index("capped answers")  # two tables, each inside the page at 1,440 px
@@ -516,7 +517,7 @@ def run_view(run: EvalRun, key: str = "eval", start: Callable[..., None] | None 
     tracker = report.tracker_rows(s)
     if tracker[1]:
         st.markdown("**Tracker precision** (new paths, per hop)")
-        st.dataframe(_table(tracker), hide_index=True)
+        table_fit.fitted_table(_table(tracker), wrap=["flag"])
         st.caption(report.TRACKER_NOTE)
 
     if start is not None:
@@ -574,7 +575,7 @@ def questions_view(run: EvalRun, key: str = "eval") -> None:
         df, config, row_px = whole[whole["id"].isin(qids)].reset_index(drop=True), None, None
     else:
         df = eq.compact_table(run.records, run.methods, outcomes, qids)
-        config, row_px = eq.compact_config(run.methods, k), eq.ROW_PX
+        config, row_px = eq.compact_config(df, run.methods, k)
     pick_key = f"{key}_q"
 
     def picked() -> None:  # a row selected in the table opens that question
