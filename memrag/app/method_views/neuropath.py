@@ -186,5 +186,22 @@ def lost_at(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | N
     return "Ranked passages", None
 
 
+def since(before: Trace, now: Trace, gold: list[int]) -> None:
+    """The route now, its paths new since an edit marked hop by hop (after an ask-again), with clicks
+    reaching the same panel as the route above."""
+    from memrag.app import graph_view
+    from memrag.methods.neuropath import route_diff
+    from memrag.viz import look as looks
+
+    if not route_diff.comparable(before, now):
+        return
+    st.markdown("**NeuroPath's route now**, what is new since the edit in magenta (per hop: the note counts "
+                "what appeared and what is gone)")
+    chart = graph_view.Chart(looks.current(), 560, ROUTE_WIDTH, graph_view.results_key())
+    graph_view.picture_chart(now, lambda opened: route_diff.since(before, now, expanded=opened,
+                                                                   gold_chunk_ids=gold),
+                             f"np_since_{id(now)}", chart, route_part)
+
+
 VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="np", moment_at=moment_at,
-                    overview_picture=overview_picture, first_detail_picture=first_detail_picture)
+                    overview_picture=overview_picture, first_detail_picture=first_detail_picture, since=since)
