@@ -111,7 +111,7 @@ def test_route_words_are_legible_and_apart(watched, server, sample_recordings, q
     assert {"seeds", "hop 1", "hop 2"} <= names, names
     assert any(t.startswith("+") and "listed, not kept" in t for t in names), names  # the folded paths
     # the legend's path counts are the caption's
-    caption = page.get_by_text(re.compile("^NeuroPath.s route over")).first.inner_text()  # the focus graph first
+    caption = page.get_by_text(re.compile("^NeuroPath's route over")).first.inner_text()  # the focus graph first
     for entry in state["legend"]:
         m = re.match(r"^(valid|expanded|listed, not kept) · (\d+) paths?$", entry)
         if m:
