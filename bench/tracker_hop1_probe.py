@@ -43,6 +43,7 @@ from typing import Any
 
 import _common as C
 
+from memrag.cli.common import add_backend_args, settings_from
 from memrag.cli.main import build_parser
 from memrag.cli.eval import config_from_args
 from memrag.config import Settings
@@ -121,28 +122,53 @@ def question_row(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def add_args(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--keep-top", type=int, default=5)
+    ap.add_argument("--replies", type=Path, help="recordings to replay (default: the sample memory's)")
+    add_backend_args(ap)
+
+
+def engine_settings(args: argparse.Namespace) -> Settings:
+    """The engine the judge calls go to: --backend and its flags, the embedded model when none is named."""
+    settings = settings_from(args)
+    if not getattr(args, "backend", None):
+        settings.backend = "embedded"
+    return settings
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--keep-top", type=int, default=5)
-    ap.add_argument("--replies", type=Path, help="recordings to replay (default: the sample memory's)")
+    add_args(ap)
     ap.add_argument("eval_args", nargs=argparse.REMAINDER, help="-- then `python -m memrag eval`'s arguments")
     args = ap.parse_args()
-    eval_args = [a for a in args.eval_args if a != "--"]
-    params = {"neuropath": {"tracker": "likelihood", "keep_threshold": 0.0, "keep_top": args.keep_top,
+    probe(engine_settings(args), args.out, args.keep_top, args.replies, [a for a in args.eval_args if a != "--"])
+    return 0
+
+
+def probe_run_dir(out: Path) -> Path:
+    """Where a probe's run folder (its traces, megabytes) goes: data/probe-runs/<out's name>, uncommitted."""
+    return C.REPO / "data" / "probe-runs" / out.name
+
+
+def probe(settings: Settings, out: Path, keep_top: int, replies: Path | None, eval_args: list[str],
+          run_dir: Path | None = None) -> dict[str, Any]:
+    """Run the hop-1 probe (see the module docstring) with the judge calls on `settings`' engine into
+    `run_dir` (default probe_run_dir(out)); writes `out` and prints the tables; returns the summary."""
+    params = {"neuropath": {"tracker": "likelihood", "keep_threshold": 0.0, "keep_top": keep_top,
                             "max_hops": 1}}
-    run_dir = C.REPO / "data" / "probe-runs" / args.out.name  # the traces (megabytes) stay uncommitted
+    run_dir = run_dir or probe_run_dir(out)
     eval_ns = build_parser()[0].parse_args(["eval", *eval_args, "--out", str(run_dir), "--methods", "neuropath",
                                          "--params", json.dumps(params), "--no-answer"])
     config = config_from_args(eval_ns)
-    recordings = Recordings.load(args.replies or sample_memory_dir() / FILE_NAME)
-    settings = Settings()
-    settings.backend = "embedded"
+    recordings = Recordings.load(replies or sample_memory_dir() / FILE_NAME)
     inner, choice = make_llm(settings)
     live = RecordingLLM(inner)
     llm = ReplayThenLive(recordings, live)
     if llm.logprobs_missing():
         raise SystemExit(f"the engine gives no probabilities: {llm.logprobs_missing()}")
+    if run_dir.exists():  # a resumed run would keep another engine's judgements
+        shutil.rmtree(run_dir)
     t0 = time.perf_counter()
     for ev in run_eval(config, llm=llm, embedder=get_embedder(settings.embedder)):
         if ev.kind == "question":
@@ -180,16 +206,17 @@ def main() -> int:
     summary["separation"] = {"p_yes": share(*p_yes), "list_position": share(*position)}
     summary.update(engine_calls=llm.live_calls, seconds=time.perf_counter() - t0, params=params,
                    engine=f"{choice.backend} / {choice.model}", command=" ".join(sys.argv))
-    live.write(args.out, [], "replies.jsonl")
-    shutil.copyfile(run_dir / SUMMARY, args.out / SUMMARY)
-    (args.out / "probe.json").write_text(json.dumps({"summary": summary, "questions": rows}, indent=1) + "\n")
+    out.mkdir(parents=True, exist_ok=True)
+    live.write(out, [], "replies.jsonl")
+    shutil.copyfile(run_dir / SUMMARY, out / SUMMARY)
+    (out / "probe.json").write_text(json.dumps({"summary": summary, "questions": rows}, indent=1) + "\n")
     sep = C.Table("Separating gold-touching paths from the rest (0.5 = chance)", ["score", "P(gold above other)"])
     sep.add("P(yes), likelihood tracker", summary["separation"]["p_yes"])
     sep.add("list position (pruning score)", summary["separation"]["list_position"])
     C.emit(argparse.Namespace(json=False), summary, [table, sep],
            [f"{llm.live_calls} judge calls answered by {summary['engine']} or its response cache "
             f"in {summary['seconds']:.0f} s"])
-    return 0
+    return summary
 
 
 if __name__ == "__main__":

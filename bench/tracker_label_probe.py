@@ -26,6 +26,7 @@ from pathlib import Path
 
 import _common as C
 
+from memrag.cli.common import add_backend_args, settings_from
 from memrag.config import Settings
 from memrag.eval.rundir import RESULTS
 from memrag.llm.factory import make_llm
@@ -60,14 +61,23 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--probe-run", type=Path, required=True, help="a tracker_hop1_probe run folder (data/probe-runs/…)")
     ap.add_argument("--out", type=Path, required=True)
+    add_backend_args(ap)
     args = ap.parse_args()
-    settings = Settings()
-    settings.backend = "embedded"
+    settings = settings_from(args)
+    if not args.backend:
+        settings.backend = "embedded"
+    label_probe(settings, args.probe_run, args.out)
+    return 0
+
+
+def label_probe(settings: Settings, probe_run: Path, out: Path) -> dict:
+    """The label probe on a hop-1 probe's run folder with `settings`' engine; writes `out`, prints
+    the table, returns the summary."""
     inner, choice = make_llm(settings)
     llm = RecordingLLM(inner)
     rows, labels_sum, position_sum = [], [0, 0], [0, 0]
     t0 = time.perf_counter()
-    for line in (args.probe_run / RESULTS).read_text(encoding="utf-8").splitlines():
+    for line in (probe_run / RESULTS).read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         method = record["methods"]["neuropath"]
         gold_chunks = {f["chunk_id"] for f in method["gold_fate"] if f.get("chunk_id") is not None}
@@ -95,15 +105,15 @@ def main() -> int:
         "labels_two_orders": labels_sum[0] / labels_sum[1] if labels_sum[1] else None,
         "list_position": position_sum[0] / position_sum[1] if position_sum[1] else None},
         "engine": f"{choice.backend} / {choice.model}", "command": " ".join(sys.argv)}
-    args.out.mkdir(parents=True, exist_ok=True)
-    llm.write(args.out, [], "replies.jsonl")
-    (args.out / "probe.json").write_text(json.dumps({"summary": summary, "questions": rows}, indent=1) + "\n")
+    out.mkdir(parents=True, exist_ok=True)
+    llm.write(out, [], "replies.jsonl")
+    (out / "probe.json").write_text(json.dumps({"summary": summary, "questions": rows}, indent=1) + "\n")
     t = C.Table(f"Hop 1 of {len(rows)} questions: gold-touching paths above the others (0.5 = chance)",
                 ["score", "P(gold above other)"])
     t.add("letter probabilities, two orders", summary["separation"]["labels_two_orders"])
     t.add("list position (pruning score)", summary["separation"]["list_position"])
     C.emit(argparse.Namespace(json=False), summary, [t], [])
-    return 0
+    return summary
 
 
 if __name__ == "__main__":

@@ -300,6 +300,9 @@ def test_the_evaluate_page_runs_and_shows_the_toy(toy, tmp_path, monkeypatch):
     at = ev_tests.no_exception(at.run())
     assert "Toy Rehearsal" in list(at.dataframe[0].value["method"])  # its display name, as every method
     per_q = next(d.value for d in at.dataframe if "question" in d.value.columns)
+    assert "Toy Rehearsal" in per_q.columns  # the compact table: one column per method
+    at = ev_tests.no_exception(at.toggle(key="eval_full").set_value(True).run())
+    per_q = next(d.value for d in at.dataframe if "question" in d.value.columns)
     assert {"Toy Rehearsal R@5", "Toy Rehearsal gold fates"} <= set(per_q.columns)
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pytest
+
 from memrag.app import eval_views as ev, jobs
 from memrag.eval import misses
 from memrag.eval.rundir import RESULTS, read_results
@@ -85,12 +87,8 @@ def test_a_summary_only_folder_opens_only_as_a_committed_run(home, tmp_path):
     (out / "results.jsonl").unlink()
     run = ev.load_run(out, summary_only=True)
     assert run.records == [] and run.methods
-    try:
+    with pytest.raises(ValueError, match="holds no finished question"):  # a typed folder without results
         ev.load_run(out)
-    except ValueError as e:
-        assert "holds no finished question" in str(e)
-    else:
-        raise AssertionError("a typed folder without results should say so")
 
 
 def test_a_run_asked_again_on_an_edited_memory_opens_compared(home):
@@ -121,3 +119,14 @@ def test_a_run_asked_again_on_an_edited_memory_opens_compared(home):
     assert [r["qid"] for r in after] == [r["qid"] for r in first.records]
     # calls whose prompts did not change were answered from the first run (cached), not asked again
     assert any(c["cached"] for r in after for e in r["methods"].values() for c in e["trace"]["llm_calls"])
+
+
+def test_a_run_description_that_is_a_pipe_is_refused_not_waited_on(home, tmp_path):
+    import os
+
+    out = tmp_path / "run"
+    cli_run(out)
+    (out / "run.json").unlink()
+    os.mkfifo(out / "run.json")
+    with pytest.raises(ValueError, match="named pipe"):
+        ev.load_run(out)

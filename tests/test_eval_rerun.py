@@ -1,4 +1,4 @@
-"""An evaluation run asked again on an edited memory (memrag.eval.rerun) and the two runs compared
+"""An evaluation run asked again on an edited memory (memrag.explain.rerun) and the two runs compared
 question by question (memrag.eval.run_diff), with scripted LLM test doubles: calls whose prompts
 did not change are answered from the first run's traces, only changed calls reach the engine."""
 
@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from memrag.eval import rerun, run_diff
+from memrag.explain import rerun
+from memrag.eval import run_diff
 from memrag.eval.runner import run_eval, run_to_end
 from memrag.eval.rundir import RESULTS, RUN, read_results
 from memrag.explain.ask_again import prompt_key

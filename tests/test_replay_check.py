@@ -24,13 +24,40 @@ def _replay_check():
 RC = _replay_check()
 
 
-def test_every_run_that_kept_its_replies_is_checked_and_every_sample_run():
+def test_every_run_is_checked_or_said_why_it_cannot_be():
+    every = RC.every_run()
+    assert set(every) == {d for d in RC.RUNS.iterdir() if d.is_dir()}
     names = {r.name for r in RC.committed_runs()}
     kept = {p.parent.name for p in RC.RUNS.glob("*/replies.jsonl")}
     assert kept and kept <= names
-    # a sample run without replies replays from the shipped memory's recordings; one that kept its own
-    # (the previous default's, recorded before a re-recording) replays from them
-    assert names - kept <= {n for n in names if n.startswith("sample-")}
+    # without replies of its own: a sample run (the shipped memory's recordings), a run replayed from
+    # another committed run's replies (its command names them), or one that needs no model
+    for run in (RC.RUNS / n for n in names - kept):
+        assert every[run] in ("sample recordings", "no model") or RC.replies_of(run).parent != run, run.name
+    cannot = {d.name: how for d, how in every.items() if how.startswith("cannot")}
+    assert all("missing:" in how for how in cannot.values())
+    assert not set(cannot) & names
+
+
+def test_a_run_replayed_from_another_runs_replies_replays_from_them_and_dense_alone_needs_no_model():
+    run = RC.RUNS / "2wiki-per-question-5-hipporag2-retrieval"
+    assert RC.replies_of(run) == (RC.RUNS / "2wiki-per-question-5-four-methods" / "replies.jsonl").resolve()
+    assert RC.how_it_replays(RC.RUNS / "musique-pooled-dense") == "no model"
+    assert RC.how_it_replays(RC.RUNS / "musique-pooled-30").startswith("cannot replay")
+
+
+def test_a_parameter_added_later_replays_with_the_value_in_effect_before_it(tmp_path):
+    run = RC.RUNS / "musique-pooled-1-30-four-methods-seed-floor"
+    assert "seed_top" not in json.loads((run / "summary.json").read_text())["stamp"]["params"]["neuropath"]
+    cmd = RC.replay_command(run, tmp_path, tmp_path, tmp_path / "mem")
+    assert json.loads(Path(cmd[cmd.index("--params") + 1]).read_text())["neuropath"]["seed_top"] == 1
+
+
+def test_a_redefined_figure_is_listed_apart_and_not_counted():
+    diff = ["summary/methods/neuropath/tracker_precision[1]/precision: 0.69 → 0.31",
+            "summary/methods/neuropath/recall@2: 0.5 → 0.6"]
+    counted, redefined = RC.split_redefined(diff)
+    assert counted == diff[1:] and redefined == {"tracker_precision": diff[:1]}
 
 
 @pytest.mark.parametrize("run", RC.committed_runs(), ids=lambda p: p.name)
@@ -48,9 +75,10 @@ def test_the_replay_command_asks_for_the_runs_own_settings(run, tmp_path):
     stamp = json.loads((run / "summary.json").read_text(encoding="utf-8"))["stamp"]
     assert (config.dataset, config.scope, config.limit, config.answer, config.fate_k) == \
         (stamp["dataset"], stamp["scope"], stamp["limit"], stamp["answers"], stamp["fate_k"])
-    assert list(config.methods) == list(stamp["params"]) and config.params == stamp["params"]
+    assert list(config.methods) == list(stamp["params"])
+    assert config.params == {m: {**RC.ADDED_LATER.get(m, {}), **p} for m, p in stamp["params"].items()}
     assert config.out == tmp_path / run.name
-    assert ("--replies" in cmd) == (run / "replies.jsonl").is_file()
+    assert ("--replies" in cmd) == (RC.replies_of(run) is not None)
     if stamp.get("import_openie"):
         assert config.memory == tmp_path / "mem" and config.import_openie.name == Path(stamp["import_openie"]).name
     if Path(stamp["data"]).name == "musique_31_60.json":  # the shared file's entries 31-60

@@ -1,4 +1,4 @@
-"""The Evaluate page's "ask this run again on an edited memory" (memrag.eval.rerun) and, under a run
+"""The Evaluate page's "ask this run again on an edited memory" (memrag.explain.rerun) and, under a run
 that repeats another, the two compared question by question (memrag.eval.run_diff).
 
 A recorded run asks its changed calls of the chosen memory's recordings (a copy of the sample
@@ -18,7 +18,8 @@ import streamlit as st
 from memrag.app import backend_state, memory_state, recording_state, room
 from memrag.app import eval_questions as eq
 from memrag.app.view_cache import made
-from memrag.eval import rerun, run_diff
+from memrag.explain import rerun
+from memrag.eval import run_diff
 from memrag.eval.records import LABELS
 from memrag.index import store
 from memrag.methods import registry
@@ -33,9 +34,9 @@ def memory_choices(run: Any) -> list[str]:
     return list(dict.fromkeys(str(Path(p).resolve()) for p in paths))
 
 
-def _engine(run: Any, memory_dir: str) -> tuple[Any, str]:
-    """(the engine for changed calls, why there is none)."""
-    if run.typed_summary.stamp.get("replies") == "recorded":
+def _engine(recorded: bool, memory_dir: str) -> tuple[Any, str]:
+    """(the engine for changed calls, why there is none): the memory's recordings, or live."""
+    if recorded:
         rec, error = recording_state.recordings(memory_dir)
         if rec is None:
             return None, error or "this memory has no recordings to answer changed calls from"
@@ -65,17 +66,22 @@ def offer(run: Any, start: Any, key: str = "eval") -> None:
         except (ValueError, OSError, store.MemoryStoreError) as e:
             st.caption(escape_markdown(f"Not possible with this memory: {e}"))
             return
-        engine, why = _engine(run, pick)
+        recorded = run.typed_summary.stamp.get("replies") == "recorded" and st.toggle(
+            "answer changed calls from the memory's recordings", value=True, key=f"{key}_again_recorded",
+            help="On: offline, from the recordings beside the memory (a copy of the sample carries the sample's); "
+                 "a changed call they do not hold stops the run and says which. Off: ask the current backend.")
+        engine, why = _engine(recorded, pick)
         if engine is None:
             st.caption(escape_markdown(f"Asking again is not possible now: {why}."))
             return
-        recorded = run.typed_summary.stamp.get("replies") == "recorded"
-        seconds = 2.0 * len(run.records) if recorded else float(sum(r.get("seconds") or 0 for r in run.records))
+        llm_s = sum(c.get("seconds") or 0 for r in run.records for e in r["methods"].values()
+                    for c in (e.get("trace") or {}).get("llm_calls") or [])
+        seconds = 2.0 * len(run.records) if recorded else float(llm_s)
         st.caption(escape_markdown(
             f"{len(run.records)} question(s) on {memory_state.memory_label(pick)} at version {plan.version}: every "
             "call whose prompt did not change is answered from this run's traces; changed calls go to "
-            + ("the memory's recordings (a call they lack fails and says so)" if recorded else
-               f"{engine.backend}/{engine.model} (at most this run's {seconds:.0f} s of model time)") + "."))
+            + ("the memory's recordings" if recorded else
+               f"{engine.backend}/{engine.model} (at most the {llm_s:.0f} s this run's calls took)") + "."))
         if st.button("Ask this run again", key=f"{key}_again_go"):
             rerun.write_again(plan)
             start(plan.config, rerun.reusing_llm(run.records, engine), seconds,

@@ -41,8 +41,6 @@ from memrag.llm.base import LLM
 from memrag.tracefile import record_traces
 from memrag.plain_text import escape_markdown
 from memrag.textsafe import slug
-from memrag import jsonsafe
-from memrag.filesafe import read_text
 
 BENCH_ENV = "MEMRAG_BENCH"  # where the shared benchmark files are (default: ../shared/bench)
 ROOT = Path(__file__).resolve().parents[2]
@@ -353,9 +351,6 @@ def load_run(folder: str | Path, *, summary_only: bool = False) -> EvalRun:
     return _load_run(str(folder.resolve()), tuple(_mtime(f) for f in files), summary_only)
 
 
-RUN_FILE_MAX_BYTES = 5_000_000  # run.json: the config and how the memory was made, a few KB
-
-
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _load_run(folder_name: str, stamp: tuple[float, ...], summary_only: bool = False) -> EvalRun:
     folder = Path(folder_name)
@@ -372,8 +367,7 @@ def _load_run(folder_name: str, stamp: tuple[float, ...], summary_only: bool = F
     for i, r in enumerate(records, start=1):
         QuestionRecord.from_json(r, f"results line {i}", list(typed.methods))
     run_file = folder / RUN
-    run = _parse(run_file, lambda: jsonsafe.loads(read_text(run_file, RUN_FILE_MAX_BYTES, what="run description"))) \
-        if run_file.exists() else {}
+    run = _parse(run_file, lambda: rundir.read_run_file(run_file)) if run_file.exists() else {}
     if not isinstance(run, dict):
         run = {}
     check_indexing(run.get("indexing"), f"{run_file}: not a run description")
@@ -498,9 +492,12 @@ def run_view(run: EvalRun, key: str = "eval", start: Callable[..., None] | None 
     s = run.typed_summary
     st.caption(escape_markdown(f"{len(run.records)} question(s) · {stamp_line(s)}"))
     st.caption(escape_markdown(f"folder: {run.folder}"))
-    st.dataframe(_table(report.score_rows(s)), hide_index=True)
-    st.caption("Percent; [95% bootstrap interval over questions]. Tokens and calls per query bill the shared "
-               "query-entity call to each method.")
+    scores = _table(report.score_rows(s))
+    cut = list(scores.columns).index("capped answers")  # two tables, each inside the page at 1,440 px
+    st.dataframe(scores.iloc[:, :cut], hide_index=True)
+    st.caption("Percent; [95% bootstrap interval over questions].")
+    st.dataframe(scores.iloc[:, [0, *range(cut, len(scores.columns))]], hide_index=True)
+    st.caption("Per query; tokens and calls bill the shared query-entity call to each method.")
     eval_again.comparison(run, load_run, typed_run_folder)
     figs = made("figures", (run,), None, lambda: report.figures(s, run.records))
     for row in range(0, len(figs), 2):

@@ -3,7 +3,7 @@ difference with its bootstrap 95% interval and wins / losses / ties (memrag.eval
 one home of that rule), and per question what changed — the scores, the gold passages found or
 lost (memrag.eval.misses) and the answer.
 
-Made for a run asked again on an edited memory (memrag.eval.rerun), it compares any two runs that
+Made for a run asked again on an edited memory (memrag.explain.rerun), it compares any two runs that
 share questions; questions only one run answered are left out and counted.
 """
 

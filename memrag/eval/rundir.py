@@ -106,6 +106,15 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
         os.fsync(fh.fileno())
 
 
+RUN_MAX_BYTES = 5_000_000  # run.json: settings and how the memory was made, a few KB
+
+
+def read_run_file(path: Path) -> Any:
+    """run.json through the bounded reader (a pipe, a device or a file past the bound is an
+    UnreadableFile, bad or too deeply nested JSON a ValueError)."""
+    return jsonsafe.loads(read_bytes(path, RUN_MAX_BYTES, what="run description"))
+
+
 def write_json_atomic(path: Path, obj: Any) -> None:
     with storage_guard(path, "write the run's files", RECORDS_KEPT):
         write_atomic(path, json.dumps(obj, ensure_ascii=False, indent=1))

@@ -133,8 +133,8 @@ def open_run(out: Path, identity: dict[str, Any], stamp: dict[str, Any]) -> dict
     path = out / RUN
     if path.exists():
         try:
-            run = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as e:
+            run = rundir.read_run_file(path)
+        except ValueError as e:  # UnreadableFile too: a pipe, a device, a file past the bound
             raise ValueError(f"{path} is not readable JSON ({e}); it records the run in {out}") from e
         old = dict(run.get("identity", {}))
         if isinstance(old.get("params"), dict):

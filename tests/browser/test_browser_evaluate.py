@@ -110,3 +110,53 @@ def test_evaluate_opens_a_committed_run_read_only(watched, server):
     settle(page)
     page.wait_for_timeout(1000)
     watched.shot("evaluate-committed-run", top=page.get_by_role("heading", name="Results"))
+
+
+@pytest.fixture(scope="module")
+def edited_copy_server(chromium, sample_memory, tmp_path_factory):
+    """A server whose home holds an edited copy of the sample memory: one triple removed that no
+    prompt of the first three questions shows (so every call replays from the first run's traces,
+    offline; a prompt it changed would need a recorded reply)."""
+    from app_server import AppServerError, running_app
+
+    from memrag.index import store
+    from memrag.index.copies import copy_memory
+    from memrag.index.edits import Edit, edit_memory, find_triples
+
+    home = tmp_path_factory.mktemp("memrag_home_again")
+    copy = copy_memory(sample_memory, home / "memories" / "sample-edited")
+    triple = find_triples(store.load(copy), "Ennet Valley Railway", "has a chief engineer", "Osric Penhallow")[0]
+    edit_memory(copy, Edit("remove-triple", {"triple": triple.triple_id}), lambda _id: pytest.fail("no embedding"))
+    try:
+        with running_app(home) as url:
+            yield url
+    except AppServerError as e:
+        pytest.fail(str(e))
+
+
+def test_a_run_asked_again_on_an_edited_copy_opens_compared(browser, edited_copy_server, sample_recordings):
+    """Issue 36: a recorded three-question run of the sample, asked again on an edited copy of its
+    memory from the Evaluate page, opens compared with the first run (paired intervals, wins /
+    losses / ties). Screenshot: docs/screenshots/evaluate-asked-again.png."""
+    from app_server import ROOT, watched_page
+
+    with watched_page(browser, lambda: False, "asked-again", ROOT / "test-artifacts") as watched:
+        page = watched.page
+        page.set_viewport_size({"width": 1440, "height": 900})
+        open_app(watched, edited_copy_server, "Evaluate")
+        page.get_by_text("no LLM time", exact=False).wait_for()
+        settle(page)
+        page.get_by_role("button", name="Run evaluation").click()
+        page.get_by_text("finished in").first.wait_for(timeout=RUN_TIMEOUT_MS)
+        page.get_by_text("Ask this run again on an edited memory").click()
+        page.get_by_test_id("stSelectbox").filter(has_text="memory (its live version)").click()
+        page.get_by_role("option", name=re.compile("sample-edited")).click()
+        settle(page)
+        page.get_by_role("button", name="Ask this run again").click()
+        page.get_by_text("Compared with the run it repeats").wait_for(timeout=RUN_TIMEOUT_MS)
+        paired = page.locator("[data-testid=stDataFrame]").filter(has_text="wins / losses / ties")
+        assert paired.get_by_role("columnheader", name="after − before [95% CI]").count() == 1
+        assert page.get_by_text(re.compile(r"now: .*sample-edited at version v\d+")).count() == 1
+        settle(page)
+        page.wait_for_timeout(1000)
+        watched.shot("evaluate-asked-again", top=page.get_by_role("heading", name="Results"))
