@@ -133,6 +133,7 @@ if running:
 elif job is not None:
     if job.status == jobs.DONE and (state.ask_result is None or state.ask_result.traces is not job.result):
         state.ask_result = AskResult.of_job(job)  # once: the same traces keep their drawn pictures
+        ask_views.bring_answers_into_view()
     elif job.status == jobs.FAILED:
         job_views.job_error_view(job, "The ask")
     elif job.status == jobs.CANCELLED:

@@ -4,8 +4,7 @@
 //    first pushed apart until their label boxes fit (unless the page's positions are fixed: then
 //    Python made that room), then each label takes the first free place around its node; a label
 //    with no free place is hidden (its name stays on hover and in the panel).
-// 2. A details panel opened by clicking a node or its label; "expand neighbours" adds the
-//    neighbours the page was shipped with.
+// 2. A details panel opened by clicking a node or its label.
 // Every piece of document or model text is set with textContent: nothing here makes markup.
 (function () {
   "use strict";
@@ -19,7 +18,6 @@
   const labels = {};  // node id -> its label element
   const offsets = {};  // node id -> [dx, dy] of the label's top-left from the node, in screen px
   const home = {};  // node id -> canvas position as first drawn (every arrangement starts from it)
-  const expanded = {};
   const PAD = 3;
 
   function makeLabel(id) {
@@ -243,34 +241,8 @@
         add(item, "div", p[1], "memrag-text");
       });
     }
-    const more = (extra.reserve.of[id] || []).filter(function (n) { return !nodes.get(n); });
-    if (more.length && !expanded[id]) {
-      const b = add(panel, "button", "expand neighbours (" + more.length + ")", "memrag-expand");
-      b.addEventListener("click", function () { expand(id); openPanel(id); });
-    }
     panel.dataset.node = id;
     panel.hidden = false;
-  }
-
-  function expand(id) {
-    expanded[id] = true;
-    const centre = network.getPositions([id])[id];
-    const fresh = (extra.reserve.of[id] || []).filter(function (n) { return !nodes.get(n); });
-    const step = 2 * Math.PI / Math.max(fresh.length, 1);
-    const reach = 110 / Math.max(network.getScale(), 0.05);
-    const records = {};
-    extra.reserve.nodes.forEach(function (n) { records[n.id] = n; });
-    fresh.forEach(function (nid, i) {
-      const at = {x: centre.x + reach * Math.cos(i * step), y: centre.y + reach * Math.sin(i * step)};
-      nodes.add(Object.assign({}, records[nid], at));
-      home[nid] = at;
-      makeLabel(nid);
-      extra.order.push(nid);
-    });
-    extra.reserve.edges.forEach(function (e) {
-      if (!edges.get(e.id) && nodes.get(e.from) && nodes.get(e.to)) edges.add(e);
-    });
-    place();
   }
 
   network.on("click", function (params) {

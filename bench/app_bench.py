@@ -28,7 +28,10 @@ embedder and opens the memory in the server:
    no LLM calls); without that folder this part is skipped with a message.
 7. Click → panel: on that map, seconds from a click on an entity (one of the most linked, a
    different one each time) to the panel Python renders for it (its heading). Target ≤ 0.5 s.
-8. The size of NeuroPath's overview graph HTML (the iframe's srcdoc).
+8. The size of NeuroPath's overview graph: its iframe's srcdoc, or its plotly chart's data and words.
+
+A method graph is either an iframe holding a vis-network graph or a plotly chart whose points are the
+graph's nodes (customdata "node|<id>"); Ask, Learn and Evaluate count and wait for both kinds.
 
 Times are wall clock as a user sees them (server rerun + transfer + drawing), polled every ~50 ms.
 The targets are #28's acceptance: Ask ≤ 1.5 s; a tab switch, a Learn step, "show where" ≤ 0.5 s;
@@ -63,6 +66,7 @@ MUSIQUE_MEMORY = C.REPO / "data" / "musique-memory"  # built once from --data-di
 MUSIQUE_FOLDER = "musique"  # its name among the bench app's saved memories
 PANEL = ".st-key-mem_kg_panel"  # the entity panel's container (memory_views.py: key f"{key}_kg_panel")
 GOLD_TAB, GOLD_TEXT = "Gold", "Where each gold passage was found or lost"
+FATE_GO_CLASS = "_fate_go"  # the "show where" buttons' containers (ask_views.fate_line: st-key-…_fate_go…)
 FOCUS_ROW_CLASS = "_focus_row"  # the highlighted row's container (app/focus.py anchor_key → st-key-…_focus_row)
 LEARN_SLIDER = "replay the trace step by step"
 EVAL_QUESTIONS = 2
@@ -74,11 +78,34 @@ def log(*a: Any) -> None:
     print(*a, file=sys.stderr, flush=True)
 
 
-# ------------------------------------------------------------------ what the page's graph frames hold
+# ------------------------------------------------------------------ what the page's graphs hold
+# A trace's graph is drawn either in an iframe (vis-network, pyvis's HTML: `nodes` in the frame) or as
+# a plotly chart on the page (memrag.viz.figure: each node's customdata is "node|<id>"); both are
+# counted, so the bench measures the Ask page before and after its graphs move to plotly. Plotly
+# charts without such nodes (the token bars, the Memory page's map) are not trace graphs.
+PLOTLY_GRAPHS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
+  if (!gd._fullData || !gd._fullLayout || !gd.data) return null;
+  const ids = [];
+  for (const t of gd.data) for (const c of (Array.isArray(t.customdata) ? t.customdata : []))
+    if (typeof c === 'string' && c.startsWith('node|')) ids.push(c.slice(5));
+  if (!ids.length) return null;
+  // a WebGL trace has drawn once its canvas has a size; SVG traces once plotly has laid them out
+  const gl = !gd._fullData.some(t => t.type === 'scattergl') ||
+      [...gd.querySelectorAll('canvas')].some(c => c.width > 0);
+  const spec = JSON.stringify({data: gd.data, annotations: gd.layout.annotations || []});
+  let h = 0;
+  for (let i = 0; i < spec.length; i++) h = (h * 31 + spec.charCodeAt(i)) | 0;
+  return {ids, complete: gl && !!gd._fullLayout._plots, sig: `plotly:${h}:${spec.length}`,
+          bytes: new TextEncoder().encode(spec).length, load_ms: null};
+}).filter(Boolean)"""
+
+
 def graph_frames(page) -> list[dict[str, Any]]:
-    """Every iframe of the page in document order that holds a drawn graph: its node ids, srcdoc size
-    and its own load time (ms from the frame's start to the end of its load event; None where the
-    browser keeps no navigation timing for it)."""
+    """Every drawn trace graph of the page: the iframes holding a vis-network graph (in document
+    order), then the plotly charts whose points are graph nodes. Each with its node ids, `sig` (what
+    tells one drawing from another: the iframe's srcdoc, the chart's data and words), its size in
+    bytes (srcdoc; the chart's data and words as JSON) and, for a frame, its own load time (ms from
+    the frame's start to the end of its load event; None where the browser keeps no timing)."""
     out = []
     for handle in page.locator("iframe").element_handles():
         try:
@@ -90,11 +117,17 @@ def graph_frames(page) -> list[dict[str, Any]]:
                 " const nav = performance.getEntriesByType('navigation')[0];"
                 " return {ids: nodes.getIds(), complete: document.readyState === 'complete',"
                 " load_ms: nav && nav.loadEventEnd > 0 ? nav.loadEventEnd : null}; })()")
+            if info is not None:
+                srcdoc = handle.get_attribute("srcdoc") or ""
+                info.update(sig=srcdoc, bytes=len(srcdoc.encode()))
         except Exception:  # a frame being replaced while we look
             continue
         if info is not None:
-            info["handle"] = handle
             out.append(info)
+    try:
+        out += page.evaluate(PLOTLY_GRAPHS)
+    except Exception:  # a chart being replaced while we look
+        pass
     return out
 
 
@@ -163,10 +196,11 @@ def ask_once(browser, url: str, methods: int, graphs: int | None) -> dict[str, A
             settle(page, timeout_s=TIMEOUT_S)
             drawn = graphs_with_nodes(graph_frames(page))
         neuropath = next((f for f in drawn if kind(f["ids"]) == "neuropath"), drawn[0])
-        srcdoc = neuropath["handle"].get_attribute("srcdoc") or ""
         result = {"seconds": seconds, "answers_s": answered[0], "graphs": len(drawn),
+                  "plotly_graphs": sum(f["sig"].startswith("plotly:") for f in drawn),
                   "nodes": [len(f["ids"]) for f in drawn],
-                  "neuropath_nodes": len(neuropath["ids"]), "neuropath_html_bytes": len(srcdoc.encode())}
+                  "neuropath_nodes": len(neuropath["ids"]), "neuropath_bytes": neuropath["bytes"],
+                  "neuropath_drawn_by": "plotly" if neuropath["sig"].startswith("plotly:") else "iframe"}
         settle(page, timeout_s=TIMEOUT_S)
         tab = page.get_by_role("tab", name=GOLD_TAB, exact=True).first
         t1 = time.perf_counter()
@@ -183,7 +217,8 @@ def ask_once(browser, url: str, methods: int, graphs: int | None) -> dict[str, A
 def show_where(page) -> float:
     """Click the first gold line's "show where" button (whichever view it names: the ranked list, a
     hop's table, a round); seconds until that view shows the highlighted row's container."""
-    button = page.get_by_role("button", name=re.compile(r"^show where:")).first
+    # by key (ask_views.fate_line: f"{key}_{method}_fate_go…"): the label names the view, or the passage
+    button = page.locator(f"[class*='{FATE_GO_CLASS}'] button").first
     row = page.locator(f"[class*='{FOCUS_ROW_CLASS}']")
     t0 = time.perf_counter()
     button.click()
@@ -196,13 +231,13 @@ def show_where(page) -> float:
 
 
 def frame_docs(page) -> set[str]:
-    return {f["handle"].get_attribute("srcdoc") or "" for f in graphs_with_nodes(graph_frames(page))}
+    return {f["sig"] for f in graphs_with_nodes(graph_frames(page))}
 
 
 def new_graphs(before: set[str], count: int) -> Callable[[list[dict[str, Any]]], Any]:
     """Ready when `count` drawn frames hold a graph none of `before` held."""
     def ready(frames: list[dict[str, Any]]) -> Any:
-        fresh = [f for f in graphs_with_nodes(frames) if (f["handle"].get_attribute("srcdoc") or "") not in before]
+        fresh = [f for f in graphs_with_nodes(frames) if f["sig"] not in before]
         return fresh if len(fresh) >= count else None
     return ready
 
@@ -444,7 +479,9 @@ def main() -> int:
     t = C.Table(f"The app in headless chromium, sample memory + recordings ({repeat} run(s) each, after a warm-up)",
                 ["figure", "median", "min", "target", ""])
     if result["ask"]:  # left out with --parts
-        t.add(f"Ask → {len(NAMES)} answers + {result['ask_cold']['graphs']} method graphs drawn (s)", ask_s["median"],
+        cold = result["ask_cold"]
+        t.add(f"Ask → {len(NAMES)} answers + {cold['graphs']} method graphs drawn ({cold['plotly_graphs']} plotly, "
+              f"{cold['graphs'] - cold['plotly_graphs']} iframes) (s)", ask_s["median"],
               ask_s["min"], f"≤ {ASK_TARGET_S:g}", C.verdict(result["summary"]["ask_ok"]))
         answers_s = summary([r["answers_s"] for r in result["ask"]])
         result["summary"]["answers_s"] = answers_s
@@ -471,9 +508,11 @@ def main() -> int:
             result["summary"][name] = fig
             t.add(label, fig["median"], fig["min"], f"≤ {target:g}", C.verdict(fig["median"] <= target))
     t.add("warm-up ask, cold server (s)", result["ask_cold"]["seconds"], None, None, None)
-    sizes = C.Table("Graph HTML (iframe srcdoc)", ["graph", "nodes", "bytes"])
+    sizes = C.Table("A graph's size (an iframe's srcdoc; a plotly chart's data and words as JSON)",
+                    ["graph", "drawn by", "nodes", "bytes"])
     np_run = (result["ask"] or [result["ask_cold"]])[0]
-    sizes.add("NeuroPath overview (the demo question shown)", np_run["neuropath_nodes"], f"{np_run['neuropath_html_bytes']:,}")
+    sizes.add("NeuroPath overview (the demo question shown)", np_run["neuropath_drawn_by"], np_run["neuropath_nodes"],
+              f"{np_run['neuropath_bytes']:,}")
     notes = [f"Load average before the run: {result['load_before']}.",
              f"The sample memory has {entities} entities."
              + ("" if result["explorer"] or "explorer" not in parts else

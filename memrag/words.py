@@ -82,3 +82,23 @@ ORIGINAL_RUN_S = Word("original run (s)", "seconds the model took for these call
 MADE_NOW_S = Word("made now (s)", "model seconds of the calls made in this run (not replayed)")
 THIS_RUN_S = Word("this run (s)", "seconds this ask took here; for a replay that is retrieval plus reading "
                                   "recorded replies, not the method's speed")
+
+# An LLM call's stage (LLMCallRecord.stage: "<family>" or "<family>.hop<n>") in words: every table,
+# chart and inspector names a stage by `stage_name`; the id stays in the trace and the cache keys.
+STAGES: dict[str, str] = {
+    "query.entities": "entities in the question",
+    "neuropath.track": "NeuroPath path tracking",
+    "neuropath.judge": "NeuroPath path judgement",
+    "hipporag2.recognition": "HippoRAG 2 recognition memory",
+    "answer": "answer",
+    "index.extract": "extraction (indexing)",
+    "doctor": "backend check",
+}
+
+
+def stage_name(stage: str) -> str:
+    """'neuropath.track.hop1' → 'NeuroPath path tracking, hop 1'; an unknown stage keeps its id."""
+    family, _, tail = stage.rpartition(".")
+    if family in STAGES and tail.startswith("hop") and tail[3:].isdigit():
+        return f"{STAGES[family]}, hop {tail[3:]}"
+    return STAGES.get(stage, stage)

@@ -5,6 +5,7 @@ and no memrag module reaches itself through its imports."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "memrag"
@@ -145,7 +146,7 @@ def test_every_registry_entry_names_a_real_function():
 
 # ------------------------------------------------------------------ the package order
 # memrag's top-level modules and packages, lowest first: each may import only from its own line and
-# the lines above it (the README's "How it works" shows the same order). Within a line, the loop
+# the lines above it (the README's "How it works" shows the same order, checked below). Within a line, the loop
 # test above keeps them apart.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("memrag.durable", "memrag.jsonsafe", "memrag.textsafe", "memrag.assets", "memrag.prompts",
@@ -226,3 +227,30 @@ def test_no_cycle_between_top_level_parts():
     cycles = _cycles(graph)
     pending_only = all(any((a, b) in PENDING for a in c for b in c if b in graph.get(a, ())) for c in cycles)
     assert cycles == [] or pending_only, cycles
+
+
+README = PACKAGE.parent / "README.md"
+_NAME = re.compile(r"^([a-z_]+)(\.py|/)$")
+
+
+def readme_order() -> list[str]:
+    """The parts the README's "How it works" tree names, in its order: the names in the left column
+    of each line of the block under `memrag/` (a continuation line, indented further, names none)."""
+    text = README.read_text(encoding="utf-8")
+    block = text[text.index("## How it works"):]
+    block = block[block.index("```\nmemrag/\n") + len("```\nmemrag/\n"):]
+    block = block[:block.index("```")]
+    parts = []
+    for line in block.splitlines():
+        if not line.startswith("  ") or line.startswith("   "):
+            continue  # outside memrag/ (app.py, assets/) or a continuation
+        names = re.split(r"\s{2,}", line.strip())[0].split(" ")
+        parts += [f"memrag.{m.group(1)}" for m in map(_NAME.match, names) if m]
+    return parts
+
+
+def test_the_readme_shows_the_package_order():
+    shown = readme_order()
+    assert sorted(shown) == sorted(p for line in LAYERS for p in line), "README's tree and LAYERS name other parts"
+    levels = [LEVEL[p] for p in shown]
+    assert levels == sorted(levels), [p for p, a, b in zip(shown[1:], levels, levels[1:]) if b < a]

@@ -55,6 +55,31 @@ def test_png_draws_the_drawing_and_its_legend_with_hostile_text():
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
     fig = export.figure(d)
     written = [t.get_text() for ax in fig.axes for t in ax.texts]
-    assert any("<script>alert(1)</script>" in t for t in written)  # drawn as the words, "$" not mathtext
+    # the relation whole, the name clipped: as the words, "$" not mathtext
+    assert any("<script>alert(1)</script>" in t and r"\$x^2\$" in t for t in written)
+    assert any(t.startswith('</data></node><node id="smuggled"/>') for t in written)
     legend = [t.get_text() for lg in fig.legends for t in lg.get_texts()]
     assert len(legend) == 1 and "alert(1)" in legend[0]
+
+
+def test_a_typed_picture_downloads_as_drawn():
+    from memrag.picture import LegendEntry, Picture, PictureEdge, PictureNode
+    from memrag.viz import figure, look, style
+    from memrag.viz.drawing import of_picture
+
+    pic = Picture("p", (PictureNode("a", HOSTILE, fate="person", tooltip="a tip"), PictureNode("b", "Port Alder", role="seed"),
+                        PictureNode("c", "hidden", step=1)),
+                  (PictureEdge("ab", "a", "b", kind="coreference", relation="0.91"),),
+                  (LegendEntry("node:entity:person", "person", 1, "entities"), LegendEntry("edge:coreference", "coref")))
+    now = look.current()
+    drawn = figure.draw(pic, now)
+    d = of_picture(pic, drawn, now)
+    assert set(d.graph.nodes) == {"a", "b", "c"} and d.graph.nodes["a"]["x"] == drawn.places["a"][0]
+    assert d.graph.nodes["b"]["shape"] == "star" and d.graph.nodes["a"]["colour"] == style.node_mark(pic.nodes[0], now).fill
+    assert {n for n, a in d.graph.nodes(data=True) if a["written"]} == {w.id for w in drawn.words} & set(d.graph.nodes)
+    (edge,) = d.graph.edges(data=True)
+    assert edge[2]["dashed"] and edge[2]["colour"] == style.COREF_COLOUR and edge[2]["label"] == "0.91"
+    assert [(i["mark"], i["text"]) for i in d.legend] == [("fill", "person · 1 entities"), ("edge", "coref")]
+    g = nx.read_graphml(io.BytesIO(export.graphml_bytes(d)))
+    assert g.nodes["a"]["title"] == "a tip"
+    assert export.png_bytes(d)[:4] == b"\x89PNG"

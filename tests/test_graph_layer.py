@@ -14,7 +14,7 @@ from memrag.app import focus_layout, widgets
 from memrag.assets import asset_text
 from memrag.trace import GraphEdge, GraphNode, Trace
 from memrag.viz import export, graph_html, legend, look, memory_graphs, palette, trace_graphs
-from memrag.viz.graph_html import Neighbours, UnsafeGraphHTML, render
+from memrag.viz.graph_html import UnsafeGraphHTML, render
 from graph_page import graph_data, layer_data, legend_items, legend_rows
 from test_viz import neuropath_trace
 from test_viz_graphs import people  # noqa: F401 (the module's memory fixture)
@@ -41,9 +41,6 @@ def test_a_click_finds_name_kind_relations_coreference_and_source_passages():
     assert ada["passages"] == ["1", "2"]  # at most PANEL_PASSAGES per node
     assert layer["passages"] == {"1": ["Doc 1", "text of passage 1"], "2": ["Doc 2", "text of passage 2"]}
     assert layer["details"]["c"]["kind"].startswith("passage (chunk")
-    # a memory graph adds each entity's own candidates (drawn or not), each once
-    listed = layer_data(render(nodes, edges, candidates={"a": ["Ada B. (0.91)", "Ada Brennick (0.88)"]}))
-    assert listed["details"]["a"]["coref"] == ["Ada B. (0.91)", "Ada Brennick (0.88)"]
 
 
 def test_passages_and_entities_are_told_apart_by_label_and_shape_and_gold_has_its_own_mark():
@@ -71,29 +68,12 @@ def test_one_shape_one_meaning_one_ring_colour_one_meaning():
     assert palette.GOLD_MARK not in glyphs and palette.PASSAGE_MARK not in glyphs  # ★ was both
 
 
-def test_memory_graphs_ship_bounded_neighbours_not_yet_drawn(people):  # noqa: F811
-    page, _ = memory_graphs.knowledge_graph(people, max_nodes=2)
-    drawn = {n["id"] for n in graph_data(page)[0]}
-    reserve = layer_data(page)["reserve"]
-    extra = {n["id"] for n in reserve["nodes"]}
-    assert extra and not extra & drawn and len(extra) <= memory_graphs.NEIGHBOURS_MAX
-    assert set(reserve["of"]) <= drawn and all(len(v) <= memory_graphs.NEIGHBOURS_EACH for v in reserve["of"].values())
-    assert {i for v in reserve["of"].values() for i in v} == extra
-    assert all(e["from"] in drawn | extra and e["to"] in drawn | extra for e in reserve["edges"])
-    assert all(layer_data(page)["details"][i]["name"] for i in extra)  # a neighbour opens its panel too
-    # each drawn entity's panel lists its own coreference candidates (default top and threshold)
-    for nid in drawn:
-        want = [f"{m.name} ({m.similarity:.2f})" for m in people.coref_of(nid[2:])]
-        assert layer_data(page)["details"][nid]["coref"] == want
-    # the neighbours' marks are not in the legend: it lists what is drawn
-    assert legend.listed_keys(legend_items(page)) == legend.marks_of(*graph_data(page))
-
-
-def test_the_coreference_graph_offers_every_label_and_its_passages(people):  # noqa: F811
-    page, _ = memory_graphs.coref_graph(people, top=3, threshold=0.0)
-    layer = layer_data(page)
-    assert layer["texts"] and set(layer["texts"]) == {n["id"] for n in graph_data(page)[0]}
-    assert any(d["passages"] for d in layer["details"].values())
+def test_the_coreference_picture_names_each_entity_and_its_own_candidate_set(people):  # noqa: F811
+    pic = memory_graphs.coref_picture(people, top=3, threshold=0.0)
+    assert pic.nodes and all(people.entity(n.ref).name == n.label for n in pic.nodes)
+    for n in pic.nodes:
+        own = [m.name for m in people.coref_sets(3, 0.0)[n.ref]]
+        assert "own candidate set: " + own[0] in n.tooltip
 
 
 def test_trace_graphs_say_a_nodes_fate_and_carry_its_passages():
@@ -144,11 +124,15 @@ def test_the_layer_script_only_ever_sets_text():
     assert "textContent" in script
 
 
-def test_png_export_keeps_arrows_and_relation_labels(people):  # noqa: F811
+def test_png_export_keeps_arrows_and_relation_labels():
     pytest.importorskip("matplotlib")
     from matplotlib.patches import FancyArrowPatch
 
-    page, _ = memory_graphs.knowledge_graph(people)
+    nodes = [GraphNode(k, k.title(), "entity") for k in ("osric", "corwin", "varrow", "fern", "tin")]
+    edges = [GraphEdge(f"t{i}", a, b, "triple", r) for i, (a, b, r) in enumerate(
+        [("osric", "corwin", "wrote to"), ("corwin", "varrow", "sailed"), ("varrow", "fern", "grows"),
+         ("varrow", "tin", "yields")])]
+    page = render(nodes, edges)
     fig = export.figure(page.drawing)
     ax = fig.axes[0]
     arrows = [t.arrow_patch for t in ax.texts if isinstance(getattr(t, "arrow_patch", None), FancyArrowPatch)]

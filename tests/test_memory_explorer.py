@@ -92,6 +92,10 @@ def test_the_map_counts_every_entity_and_names_the_most_linked(memory, tmp_path)
     assert sum(legend(fig).values()) == len(ex.map) == sum(len(tr.x) for tr in fig.data if tr.mode == "markers")
     named = [a.text for a in fig.layout.annotations]
     assert named[0] == "Alfa" and len(named) == len(ex.hubs()) and f"{len(named)} of the most linked" in mx.map_caption(ex)
+    # the links are one SVG path, the entities WebGL: a click's selection redraws the WebGL scene,
+    # which software WebGL does in ~0.2 s for MuSiQue's markers but 1–2 s with its links in it
+    assert [tr.type for tr in fig.data] == ["scatter"] + ["scattergl"] * (len(fig.data) - 1)
+    assert fig.data[0].name == "links" and fig.data[0].mode == "lines"
 
 
 def test_counts_agree_between_caption_legend_and_the_neighbourhood_drawn(memory, tmp_path):
@@ -159,6 +163,41 @@ def test_a_neighbourhood_too_big_to_draw_keeps_the_chosen_the_expanded_and_the_m
     monkeypatch.setattr(mx, "LIT_MAX", 3)
     hl = ex.highlight("alfa", ("zed vell",))
     assert hl.reached == 5 and len(hl.lit) == 3 and hl.lit[:2] == (ex.map.position["alfa"], ex.map.position["zed vell"])
-    assert all(a in hl.lit and b in hl.lit for a, b in hl.links)
+    lit = set(hl.lit)
+    assert set(hl.links) == {(int(a), int(b)) for a, b in ex.map.links if a in lit and b in lit}
+    assert hl.labelled and set(hl.labelled) <= lit  # no name written for an entity left undrawn
     assert "(the 3 most linked of the 5 reached)" in mx.lit_caption(ex, hl)
     assert sum(len(tr.x) for tr in mx.neighbourhood_figure(memory, ex, hl).data if tr.mode == "markers") == 3
+
+
+def _word_box(a, unit: float) -> tuple[float, float, float, float]:
+    """A written word's box in map units, from where the figure anchors it (the size estimate the
+    figures place words with; the browser test reads the real boxes)."""
+    w, h = (0.6 * a.font.size * len(a.text) + 8) * unit, 1.5 * a.font.size * unit
+    x0 = {"center": a.x - w / 2, "left": a.x, "right": a.x - w}[a.xanchor]
+    y = a.y + (a.yshift or 0) * unit
+    return x0, y - h / 2, x0 + w, y + h / 2
+
+
+def test_every_word_is_written_inside_the_frame_even_at_the_edges(memory, tmp_path):
+    """The neighbourhood is zoomed to its points, so names of points at its edges once ran past the
+    frame (clipped on screen): they now start or end at their point, or are written under it."""
+    ex = mx.Explorer.of(memory_map.memory_map(memory, cache_dir=tmp_path))
+    hl = ex.highlight("zed vell")  # its neighbours Alfa and the long hostile name sit at the frame's edges
+    fig = mx.neighbourhood_figure(memory, ex, hl)
+    xs, ys = fig.layout.xaxis.range, fig.layout.yaxis.range
+    h_px = mx.NEIGHBOURHOOD_HEIGHT - mx.LEGEND_PX
+    unit = max((xs[1] - xs[0]) / mx.NEIGHBOURHOOD_PX, (ys[1] - ys[0]) / h_px)
+    cx, cy = sum(xs) / 2, sum(ys) / 2
+    frame = (cx - unit * mx.NEIGHBOURHOOD_PX / 2, cy - unit * h_px / 2, cx + unit * mx.NEIGHBOURHOOD_PX / 2,
+             cy + unit * h_px / 2)
+    words = [a for a in fig.layout.annotations if a.name == "entity"]
+    assert "Zed Vell" in {a.text for a in words} and len(words) >= 2
+    for a in fig.layout.annotations:
+        x0, y0, x1, y1 = _word_box(a, unit)
+        assert frame[0] <= x0 and x1 <= frame[2] and frame[1] <= y0 and y1 <= frame[3], a.text
+    placed = mx._Places(([0.0, 1.0], [0.0, 1.0]), 100, 100)  # a 100 px frame, one unit across
+    assert placed.take(0.05, 0.5, "left edge", 12) == mx.Spot("left", 0)  # starts at its point, inwards
+    assert placed.take(0.95, 0.3, "right edge", 12) == mx.Spot("right", 0)
+    assert placed.take(0.5, 0.5, "x" * 30, 12) is None  # wider than the frame: not written at all
+    assert placed.take(0.5, 0.95, "top", 12, 12) == mx.Spot("center", -12)  # no room above: under it

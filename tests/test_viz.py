@@ -463,34 +463,6 @@ def memory():
                                   HashEmbedder(overrides=NAME_VECTORS), IndexParams()))
 
 
-def test_knowledge_graph_draws_entities_triples_and_provenance(memory):
-    page, note = memory_graphs.knowledge_graph(memory)
-    n, e = nodes_by_id(page), edges_by_id(page)
-    assert set(n) == {"e:alpha", "e:alfa", "e:alphonse", "e:zed vell", "e:script alert 1 script"}
-    assert n["e:script alert 1 script"]["label"] == HOSTILE[0]
-    assert n["e:zed vell"]["color"]["background"] == palette.TYPE_COLOURS["location"]  # "place" is another spelling
-    assert len(e) == 5 and e["t:4"]["label"] == "admired"
-    assert e["t:4"]["title"] == "Alfa admired Zed Vell\nZed file · chunk 2"
-    assert "2 mention(s) in 2 chunk(s)" in n["e:zed vell"]["title"] and "Alfa report" in n["e:zed vell"]["title"]
-    assert note == "Showing 5 of 5 entities and 5 of 5 triples."
-
-
-def test_knowledge_graph_caps_by_degree_or_focus(memory):
-    page, note = memory_graphs.knowledge_graph(memory, max_nodes=2)
-    assert set(nodes_by_id(page)) == {"e:alfa", "e:zed vell"}  # degrees 3 and 2
-    assert {e["label"] for e in graph_data(page)[1]} == {"visited", "admired"}
-    assert note.startswith("Showing 2 of 5 entities (the most connected ones)")
-    page, note = memory_graphs.knowledge_graph(memory, max_nodes=3, focus="Zed Vell")
-    assert set(nodes_by_id(page)) == {"e:zed vell", "e:alfa", "e:script alert 1 script"}
-    focus = nodes_by_id(page)["e:zed vell"]
-    assert focus["shape"] == "dot" and focus["color"]["border"] == graph_html.EMPHASIS  # a ring, not the seed's star
-    assert "within 1 step of Zed Vell" in note
-    with pytest.raises(ValueError, match="no entity called 'Nobody'"):
-        memory_graphs.knowledge_graph(memory, focus="Nobody")
-    with pytest.raises(ValueError, match="max_nodes"):
-        memory_graphs.knowledge_graph(memory, max_nodes=601)
-
-
 def test_coref_table_lists_per_node_sets_and_asymmetry(memory):
     df = memory_graphs.coref_table(memory, top=1, threshold=0.8)
     rows = {(r["entity"], r["candidate"]): r for r in df.to_dict("records")}
@@ -509,12 +481,19 @@ def test_coref_threshold_preview_counts_links_per_threshold(memory):
     assert "Alphonse" in r9["weakest links"] and "Alpha →" not in r9["weakest links"]
 
 
-def test_coref_graph_draws_arrows_and_says_it_is_an_approximation(memory):
-    page, note = memory_graphs.coref_graph(memory, top=1, threshold=0.8)
-    assert set(nodes_by_id(page)) == {"e:alpha", "e:alfa", "e:alphonse"}
-    assert {(e["from"], e["to"]) for e in graph_data(page)[1]} == {
-        ("e:alpha", "e:alfa"), ("e:alfa", "e:alphonse"), ("e:alphonse", "e:alfa")}
-    assert "3 candidate links among 3 entities" in note and "approximation" in note and "not symmetric" in note
+def test_coref_picture_links_each_pair_once_says_who_lists_whom_and_that_it_is_an_approximation(memory):
+    pic = memory_graphs.coref_picture(memory, top=1, threshold=0.8)
+    assert {n.id for n in pic.nodes} == {"e:alpha", "e:alfa", "e:alphonse"}
+    assert all(n.ref == n.id[2:] and n.fate == memory.entity(n.ref).type for n in pic.nodes)
+    pairs = {frozenset((e.source, e.target)): e for e in pic.edges}
+    assert set(pairs) == {frozenset(("e:alpha", "e:alfa")), frozenset(("e:alfa", "e:alphonse"))}
+    # alpha lists alfa; alfa and alphonse list each other: one link each, its hover says which
+    assert pairs[frozenset(("e:alpha", "e:alfa"))].tooltip.startswith("Alfa is in Alpha's candidate set")
+    assert len(pairs[frozenset(("e:alfa", "e:alphonse"))].tooltip.splitlines()) == 2
+    assert "3 candidate links among 3 entities" in pic.note and "1 of them listing each other" in pic.note
+    assert "approximation" in pic.note and "not symmetric" in pic.note
+    counts = {entry.mark: entry.count for entry in pic.legend}
+    assert counts["edge:coreference"] == 2 and sum(c for m, c in counts.items() if m.startswith("node:")) == 3
 
 
 def test_memory_tables(memory):
@@ -552,16 +531,18 @@ def test_tokens_by_stage_keeps_recorded_calls_with_their_counts():
                    call("answer", None, 5, 0.5)]
     df = tables.tokens_by_stage(t)
     rows = {(r["stage"], r["origin"]): r for r in df.to_dict("records")}
-    assert list(rows) == [("query.entities", "fresh"), ("neuropath.track.hop1", "fresh"),
-                          ("neuropath.track.hop1", "recorded"), ("answer", "fresh")]
-    rec = rows[("neuropath.track.hop1", "recorded")]
+    track = "NeuroPath path tracking, hop 1"  # stages in words (memrag.words.stage_name)
+    assert list(rows) == [("entities in the question", "fresh"), (track, "fresh"), (track, "recorded"),
+                          ("answer", "fresh")]
+    rec = rows[(track, "recorded")]
     assert (rec["calls"], rec["prompt tokens"], rec["completion tokens"], rec[tables.ORIGINAL_S]) == (1, 210, 40, 3.0)
-    assert rows[("neuropath.track.hop1", "fresh")]["cached-prefix tokens"] == 120
-    assert rows[("query.entities", "fresh")]["shared"] is True
+    assert rows[(track, "fresh")]["cached-prefix tokens"] == 120
+    assert rows[("entities in the question", "fresh")]["shared"] is True
     import pandas as pd
     assert pd.isna(rows[("answer", "fresh")]["prompt tokens"]) and pd.isna(rows[("answer", "fresh")]["total tokens"])
     calls = tables.llm_calls_table(t)
     assert calls["origin"].tolist() == ["fresh", "fresh", "recorded", "fresh"] and len(calls) == 4
+    assert calls["stage"].tolist() == ["entities in the question", track, track, "answer"]
 
 
 def test_totals_across_counts_shared_calls_once():
@@ -588,13 +569,13 @@ def test_tokens_chart_stacks_stages_and_hatches_recorded():
     fig = charts.tokens_chart([a, b, a])
     assert fig.layout.barmode == "stack"
     bars = {bar.name: bar for bar in fig.data}
-    assert set(bars) == {"query.entities (fresh)", "answer (fresh)", "answer (recorded)"}
+    assert set(bars) == {"entities in the question (fresh)", "answer (fresh)", "answer (recorded)"}
     assert list(bars["answer (recorded)"].y) == [640, None]  # two neuropath traces summed
     assert list(bars["answer (fresh)"].y) == [None, 55]
     assert list(bars["answer (fresh)"].x) == ["NeuroPath", "Dense"]  # display names, as on the cards
     assert bars["answer (recorded)"].marker.pattern.shape == "/" and bars["answer (fresh)"].marker.pattern.shape == ""
     assert bars["answer (recorded)"].marker.color == bars["answer (fresh)"].marker.color
-    assert "index.extract" in fig.layout.annotations[0].text
+    assert "extraction (indexing)" in fig.layout.annotations[0].text
 
 
 # ================================================================== real method traces

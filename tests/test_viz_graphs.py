@@ -17,14 +17,13 @@ from memrag.index.build import build_memory, run_build
 from memrag.index.readers import benchmark_document
 from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import export, labels, legend, memory_graphs, palette, trace_graphs
-from memrag.viz.entity_search import UnknownEntity, match_score, suggest_entities
+from memrag.viz.entity_search import UnknownEntity, match_score, resolve_entity, suggest_entities
 from memrag.viz import graph_html
-from memrag.viz.graph_html import DEFAULT_NODES, render
+from memrag.viz.graph_html import render
 from graph_page import graph_data, layer_data, legend_items, legend_rows
 from scripted import HashEmbedder, ScriptedLLM
 from test_viz import ecphory_trace, neuropath_trace, step_trace
 
-RING_SIZE = 70  # entities in the big memory: more than a default graph draws
 
 
 def ent(name, typ="person"):
@@ -45,17 +44,6 @@ def people():
          "triples": [["Corwin Penhallow", "sailed", "the Varrow Coast"], ["the Varrow Coast", "grows", "bitterleaf"],
                      ["the Varrow Coast", "yields", "tin"]]},
     ]
-    return run_build(build_memory(None, docs, ScriptedLLM({"index.extract": replies}), HashEmbedder(),
-                                  IndexParams()))
-
-
-@pytest.fixture(scope="module")
-def ring_memory():
-    """A hub linked to RING_SIZE - 1 others: a memory too big to draw whole."""
-    names = [f"Node {i:02d}" for i in range(RING_SIZE)]
-    docs = [benchmark_document("d1", "All", " ".join(names), "t")]
-    replies = [{"entities": [ent(n) for n in names],
-                "triples": [[names[0], "links", n] for n in names[1:]]}]
     return run_build(build_memory(None, docs, ScriptedLLM({"index.extract": replies}), HashEmbedder(),
                                   IndexParams()))
 
@@ -120,9 +108,7 @@ def pages(people):
     out = [trace_graphs.neuropath_hop_graph(np_t, 1, gold_chunk_ids=[0])[0],
            trace_graphs.neuropath_overview(np_t, include_pruned=True)[0],
            trace_graphs.ecphory_activation_graph(ec_t, gold_chunk_ids=[2])[0],
-           trace_graphs.dense_graph(np_t, gold_chunk_ids=[1])[0],
-           memory_graphs.knowledge_graph(people, focus="Osric Penhallow", depth=3)[0],
-           memory_graphs.coref_graph(people, 3, 0.0)[0]]
+           trace_graphs.dense_graph(np_t, gold_chunk_ids=[1])[0]]
     out += [trace_graphs.step_graph(step_trace(), i, gold_chunk_ids=[7])[0] for i in range(3)]
     return out
 
@@ -192,41 +178,6 @@ def test_every_label_is_offered_and_what_matters_claims_its_place_first():
     assert labels.label_order(nodes[:3], []) == ["n0", "n1", "n2"]  # ties keep the listed order
 
 
-# ================================================================== default size, depth, types
-def test_every_graph_draws_a_few_dozen_nodes_by_default(ring_memory):
-    page, note = memory_graphs.knowledge_graph(ring_memory)
-    assert len(drawn(page)) == DEFAULT_NODES <= 60 and f"Showing {DEFAULT_NODES} of {RING_SIZE} entities" in note
-    hub = drawn(page)["e:node 00"]
-    assert hub["label"] == "Node 00" and layer_data(page)["order"][0] == "e:node 00"  # the hub is placed first
-    assert len(drawn(memory_graphs.knowledge_graph(ring_memory, max_nodes=60)[0])) == 60  # the size control
-
-
-def test_depth_grows_the_neighbourhood_step_by_step(people):
-    def keys(depth):
-        return set(drawn(memory_graphs.knowledge_graph(people, focus="Osric Penhallow", depth=depth)[0]))
-
-    assert keys(1) == {"e:osric penhallow", "e:corwin penhallow"}
-    assert keys(2) == keys(1) | {"e:varrow coast"}
-    assert keys(3) == keys(2) | {"e:bitterleaf", "e:tin"}
-    page, note = memory_graphs.knowledge_graph(people, focus="Osric Penhallow", depth=2)
-    assert "within 2 steps of Osric Penhallow" in note
-    assert drawn(page)["e:osric penhallow"]["color"]["border"] == graph_html.EMPHASIS  # the focus ring
-    with pytest.raises(ValueError, match="depth"):
-        memory_graphs.knowledge_graph(people, focus="Osric Penhallow", depth=4)
-
-
-def test_type_filters_keep_only_the_chosen_types(people):
-    assert dict(memory_graphs.entity_types(people)) == {"person": 2, "location": 1, "plant": 1, "material": 1}
-    page, note = memory_graphs.knowledge_graph(people, types=["person"])
-    assert set(drawn(page)) == {"e:osric penhallow", "e:corwin penhallow"}
-    assert "of the chosen types" in note
-    page, _ = memory_graphs.knowledge_graph(people, focus="tin", depth=3, types=["person"])
-    assert set(drawn(page)) == {"e:tin"}  # the focus stays; it has no person neighbour
-    page, _ = memory_graphs.knowledge_graph(people, types=["plant", "material"])
-    fills = {n["color"]["background"] for n in drawn(page).values()}
-    assert len(fills) == 2  # plant and material look different
-
-
 # ================================================================== entity search
 def test_partial_names_suggest_the_entities_they_belong_to(people):
     names = [name for _, name in suggest_entities(people, "Penhallow")]
@@ -247,16 +198,24 @@ def test_match_score_orders_exact_prefix_and_fuzzy():
 
 def test_an_unknown_focus_says_what_it_could_mean(people):
     with pytest.raises(UnknownEntity, match="no entity called 'Penhallow'.*did you mean") as caught:
-        memory_graphs.knowledge_graph(people, focus="Penhallow")
+        resolve_entity(people, "Penhallow")
     assert {n for _, n in caught.value.suggestions} >= {"Osric Penhallow", "Corwin Penhallow"}
     assert isinstance(caught.value, ValueError)
-    page, _ = memory_graphs.knowledge_graph(people, focus="osric  PENHALLOW")  # by key: case and spaces
-    assert "e:osric penhallow" in drawn(page)
+    assert resolve_entity(people, "osric  PENHALLOW") == "osric penhallow"  # by key: case and spaces
 
 
 # ================================================================== export
-def test_graphml_holds_the_drawn_nodes_and_edges(people):
-    page, _ = memory_graphs.knowledge_graph(people)
+def _page():
+    nodes = [GraphNode(f"e:{k}", k, "entity", group=t) for k, t in
+             (("osric", "person"), ("corwin", "person"), ("varrow", "place"), ("fern", "plant"), ("tin", "material"))]
+    edges = [GraphEdge(f"t{i}", f"e:{a}", f"e:{b}", "triple", r) for i, (a, b, r) in enumerate(
+        [("osric", "corwin", "wrote to"), ("corwin", "varrow", "sailed"), ("varrow", "fern", "grows"),
+         ("varrow", "tin", "yields")])]
+    return render(nodes, edges)
+
+
+def test_graphml_holds_the_drawn_nodes_and_edges():
+    page = _page()
     g = nx.read_graphml(io.BytesIO(export.graphml_bytes(page.drawing)))
     nodes, edges = graph_data(page)
     assert set(g.nodes) == {n["id"] for n in nodes} and g.number_of_edges() == len(edges)
@@ -264,9 +223,9 @@ def test_graphml_holds_the_drawn_nodes_and_edges(people):
     assert {d["label"] for *_, d in g.edges(data=True)} == {"wrote to", "sailed", "grows", "yields"}
 
 
-def test_png_is_drawn_on_the_server(people):
+def test_png_is_drawn_on_the_server():
     pytest.importorskip("matplotlib")
-    page, _ = memory_graphs.knowledge_graph(people)
+    page = _page()
     png = export.png_bytes(page.drawing)
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
     hostile = render([GraphNode("a", "$x^2$ <b>", "entity")], [])

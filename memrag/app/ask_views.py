@@ -10,6 +10,7 @@ import streamlit as st
 
 from memrag.app.ask_result import AskResult
 from memrag.app import focus
+from memrag.app.table_fit import empty, fitted_table, ranked_passages
 from memrag.app.focus_layout import first_plan, focus_graphs
 from memrag.app.view_cache import in_background, made
 from memrag.app.work import recorded_replay
@@ -167,8 +168,7 @@ def prefetch_replay(memory: Memory, rec: Any, embedder: Any, question: str, reco
 
 
 # ------------------------------------------------------------------ several answers
-SECONDS_HELP = {w.label: st.column_config.NumberColumn(help=w.help)
-                for w in (words.ORIGINAL_RUN_S, words.MADE_NOW_S, words.THIS_RUN_S)}
+SECONDS_HELP = {w.label: f"{w.label}: {w.help}" for w in (words.ORIGINAL_RUN_S, words.MADE_NOW_S, words.THIS_RUN_S)}
 
 def comparison(traces: Sequence[Trace], gold: Gold | None, memory: Memory | None, key: str) -> None:
     """Answers, scores and costs side by side, then tokens per stage as a table and a chart."""
@@ -180,7 +180,7 @@ def comparison(traces: Sequence[Trace], gold: Gold | None, memory: Memory | None
         if gold is not None:
             row.update(_scores(t, gold, memory))
         rows.append(row)
-    st.dataframe(frame(rows), hide_index=True, column_config=SECONDS_HELP)
+    fitted_table(frame(rows), wrap=["answer"], help=SECONDS_HELP)
     cost_tabs(traces, key)
 
 
@@ -195,9 +195,9 @@ def cost_tabs(traces: Sequence[Trace], key: str) -> None:
             if not tab.open:
                 continue
             if label == labels[0]:
-                st.dataframe(made("totals", tuple(traces), None, lambda: tables.totals_across(traces)),
-                             hide_index=True, key=f"{key}_totals",
-                             column_config=SECONDS_HELP)
+                # one trace per method here: the "traces" column says nothing on this page
+                fitted_table(made("totals", tuple(traces), None, lambda: tables.totals_across(traces)),
+                             hide=["traces"], help=SECONDS_HELP, key=f"{key}_totals")
             else:
                 st.plotly_chart(charts.tokens_chart(traces), key=f"{key}_chart")
 
@@ -221,8 +221,7 @@ DetailTab = Callable[[Trace, Gold | None, Memory | None, Iterable[int] | None, s
 
 
 def _tokens_tab(trace: Trace, gold: Gold | None, memory: Memory | None, ids: Iterable[int] | None, key: str) -> None:
-    st.dataframe(made("tokens_by_stage", (trace,), None, lambda: tables.tokens_by_stage(trace)), hide_index=True,
-                 column_config=SECONDS_HELP)
+    fitted_table(made("tokens_by_stage", (trace,), None, lambda: tables.tokens_by_stage(trace)), help=SECONDS_HELP)
     st.plotly_chart(charts.tokens_chart([trace], title=f"Tokens by stage: {trace.method}"), key=f"{key}_tokchart")
 
 
@@ -284,10 +283,9 @@ def ranked_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
     if row in set(ranked["chunk"]):  # "show where" chose a passage of the list: its row, in view
         with st.container(key=focus.anchor_key(key), border=True):
             st.caption("The passage 'show where' points at, highlighted in the list below:")
-            st.dataframe(focus.highlighted(ranked[ranked["chunk"] == row], "chunk", row), hide_index=True)
+            ranked_passages(focus.highlighted(ranked[ranked["chunk"] == row], "chunk", row))
         focus.scroll_once(key)
-    st.dataframe(focus.highlighted(ranked, "chunk", row) if row in set(ranked["chunk"]) else ranked,
-                 hide_index=True)
+    ranked_passages(focus.highlighted(ranked, "chunk", row) if row in set(ranked["chunk"]) else ranked)
     cited = [c.chunk_id for c in trace.chunks]
     if cited:
         cid = st.selectbox("read a passage", cited, key=f"{key}_read")
@@ -297,15 +295,18 @@ def ranked_view(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
 
 
 def llm_inspector(trace: Trace, key: str) -> None:
-    """Every LLM call of the trace: a table, then one call in full."""
-    st.dataframe(made("llm_calls_table", (trace,), None, lambda: tables.llm_calls_table(trace)), hide_index=True)
+    """Every LLM call of the trace: a table, then one call in full (its model and backend are named
+    there, and in the table only when the calls differ)."""
+    calls = made("llm_calls_table", (trace,), None, lambda: tables.llm_calls_table(trace))
+    same = [c for c in ("model", "backend") if calls[c].nunique() <= 1]
+    fitted_table(calls, wrap=["stage", "reply"], hide=same + empty(calls, ["parse errors"]))
     if not trace.llm_calls:
         return
     i = st.selectbox("inspect call", list(range(len(trace.llm_calls))),
-                     format_func=lambda n: f"#{n} {trace.llm_calls[n].stage}", key=f"{key}_call")
+                     format_func=lambda n: f"#{n} {words.stage_name(trace.llm_calls[n].stage)}", key=f"{key}_call")
     c = trace.llm_calls[i]
     st.caption(escape_markdown(
-        f"{c.stage} · {tables.origin(c)} · ok={c.ok} · retries {c.retries} · prompt {c.prompt_tokens} "
+        f"{words.stage_name(c.stage)} ({c.stage}) · {tables.origin(c)} · ok={c.ok} · retries {c.retries} · prompt {c.prompt_tokens} "
         f"(cached prefix {c.prompt_tokens_cached}) + completion {c.completion_tokens} tokens · {c.seconds:.2f} s · "
         f"{c.backend}/{c.model}" + (" · shared by methods" if c.shared else "")))
     for m in c.messages:
@@ -360,6 +361,15 @@ def make_pictures(result: AskResult, memory: Memory | None) -> None:
             picture.make(first)
 
 
+ANSWERS_IN_VIEW = "ask_answers_in_view"
+
+
+def bring_answers_into_view() -> None:
+    """Called when a new ask's answers arrive: the next draw of the results scrolls their cards into
+    view (at 1,440 × 900 they start below the fold, under the question form)."""
+    st.session_state[ANSWERS_IN_VIEW] = True
+
+
 @st.fragment
 def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> None:
     """A finished ask (or traces opened from a file): answers side by side or one at a time,
@@ -371,17 +381,22 @@ def ask_results(result: AskResult, memory: Memory | None, key: str = "res") -> N
     gold, other_memory = result_gold(result, memory)
     if other_memory:
         st.caption("These traces come from another memory: gold passages are matched by document only.")
-    text(result.question, prefix="**Question:** ")
-    if gold is not None:
-        text(" / ".join(gold.answers), prefix="**Gold answer:** ")
-    if result.mode == "recorded":
-        recorded_badge(result.model, traces)
-    # the focus layout first: a presenter gets one large labelled graph and the others small, unasked
-    view = st.segmented_control("view", ["Focus", "Side by side", "One at a time"], default="Focus",
-                                key=f"{key}_view") if len(traces) > 1 else "One at a time"
+    answers = st.container(key=f"{key}_answers")  # what a new ask scrolls into view
+    with answers:
+        text(result.question, prefix="**Question:** ")
+        if gold is not None:
+            text(" / ".join(gold.answers), prefix="**Gold answer:** ")
+        if result.mode == "recorded":
+            recorded_badge(result.model, traces)
+        # the focus layout first: a presenter gets one large labelled graph and the others small, unasked
+        view = st.segmented_control("view", ["Focus", "Side by side", "One at a time"], default="Focus",
+                                    key=f"{key}_view") if len(traces) > 1 else "One at a time"
     side = view != "One at a time"
+    if st.session_state.pop(ANSWERS_IN_VIEW, False):
+        focus.scroll_to(f"{key}_answers")
     if side:
-        columns = st.columns(len(traces))
+        with answers:
+            columns = st.columns(len(traces))
         # every answer card first, then the graphs under them: the browser shows each element as the
         # run makes it, and a picture made now (a layout, ~0.1-0.7 s) held back the next column's answer
         for col, t in zip(columns, traces):

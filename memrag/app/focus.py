@@ -56,11 +56,17 @@ def scroll_once(detail_key: str) -> None:
     """Bring the focused row's container into view, once per "show where" click."""
     if not st.session_state.pop(_scroll_key(detail_key), False):
         return
-    target = json.dumps(".st-key-" + anchor_key(detail_key))
+    scroll_to(anchor_key(detail_key), "center")
+
+
+def scroll_to(container_key: str, block: str = "start") -> None:
+    """Bring the container made with `key=container_key` into view (`block`: where in the view)."""
+    target = json.dumps(".st-key-" + container_key)
     components.html(
         "<script>(function(){var t=Date.now();var go=function(){var d=window.parent.document;"
         f"var el=d.querySelector({target});"
-        "if(el){el.scrollIntoView({block:'center'});return;}"
+        # the margin: Streamlit's header bar lies over the top of the view
+        f"if(el){{el.style.scrollMarginTop='4.5rem';el.scrollIntoView({{block:{json.dumps(block)}}});return;}}"
         f"if(Date.now()-t<{SCROLL_WAIT_MS})setTimeout(go,100);}};go();}})();</script>",
         height=0)
 

@@ -3,7 +3,6 @@ build's growing graph (polled fragments; the job itself lives in `memrag.app.job
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import streamlit as st
@@ -12,13 +11,12 @@ from memrag.app import job_owner, jobs, room
 from memrag.app.estimates import THROUGHPUT
 from memrag.app.progress import model_loading, model_state_text, progress_figure, tokens_line
 from memrag.app.session import AppState
-from memrag.app.widgets import graph, seconds_text
+from memrag.app.widgets import picture, seconds_text
 from memrag.llm import preload
-from memrag.trace import GraphEdge, GraphNode
-from memrag.viz import graph_html
+from memrag.viz import memory_graphs
 from memrag.plain_text import clip, escape_markdown
 
-GROWING_GRAPH_NODES = graph_html.DEFAULT_NODES
+GROWING_GRAPH_NODES = memory_graphs.DEFAULT_NODES
 
 
 # ------------------------------------------------------------------ background jobs
@@ -161,32 +159,11 @@ def _build_live_graph(job_id: str) -> None:
     if not snapshot.get("nodes"):
         st.caption("The knowledge graph appears here as chunks are read.")
         return
-    # redraw only when the build added something (a page is ~700 KB of HTML)
+    # a new picture only when the build added something (its layout is computed afresh)
     signature = (len(snapshot["nodes"]), len(snapshot["edges"]), len(snapshot["coref_links"]))
     memos = AppState().graph_memo
     if job_id not in memos or memos[job_id][0] != signature:
         memos.clear()  # one build at a time is watched per session
-        memos[job_id] = (signature, growing_graph(snapshot))
-    graph(memos[job_id][1], 420, name=f"growing-graph-{job_id}")
-
-
-def growing_graph(state: dict[str, Any], max_nodes: int = GROWING_GRAPH_NODES) -> tuple[str, str]:
-    """The graph a build has made so far: entities by type, triples, coreference links (dashed)."""
-    nodes, edges, links = state["nodes"], state["edges"], state.get("coref_links", [])
-    degree: Counter = Counter()
-    for e in edges:
-        degree[e["source"]] += 1
-        degree[e["target"]] += 1
-    keys = sorted(nodes, key=lambda k: -degree[k])[:max_nodes]  # stable: ties keep arrival order
-    keep = set(keys)
-    gnodes = [GraphNode(f"e:{k}", nodes[k]["name"], "entity", group=nodes[k]["type"] or "other",
-                        tooltip=f"{nodes[k]['name']} ({nodes[k]['type']})") for k in keys]
-    gedges = [GraphEdge(f"t:{i}", f"e:{e['source']}", f"e:{e['target']}", "triple", e["relation"])
-              for i, e in enumerate(edges) if e["source"] in keep and e["target"] in keep]
-    gedges += [GraphEdge(f"c:{i}", f"e:{c['source']}", f"e:{c['target']}", "coref", f"{c['similarity']:.2f}")
-               for i, c in enumerate(links) if c["source"] in keep and c["target"] in keep]
-    note = (f"So far: {len(nodes)} entities, {len(edges)} triples, {len(links)} coreference links"
-            + (f" (showing the {len(keys)} most connected entities)" if len(keys) < len(nodes) else "") + ".")
-    return graph_html.render(gnodes, gedges, height=420), note
-
+        memos[job_id] = (signature, memory_graphs.growing_picture(snapshot, GROWING_GRAPH_NODES))
+    picture(memos[job_id][1], 420, key=f"growing_graph_{job_id}")
 

@@ -24,6 +24,7 @@ from typing import Any, Callable
 from memrag.app.estimates import THROUGHPUT, seconds_text
 from memrag.llm.base import LLM, Completion, Message
 from memrag.llm.wrapper import WrappedLLM
+from memrag.words import stage_name
 from memrag.llm.watch import CallCancelled, CallState, CallWatch, watching
 
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
@@ -295,7 +296,7 @@ class JobLLM(WrappedLLM):
     def complete(self, messages: list[Message], *, schema: dict[str, Any] | None = None,
                  max_tokens: int, stage: str, top_logprobs: int = 0) -> Completion:
         self.job.check_cancel()
-        self.job.report("llm_started", {"stage": stage}, note=f"LLM call: {stage}")
+        self.job.report("llm_started", {"stage": stage}, note=f"LLM call: {stage_name(stage)}")
         extra = {"top_logprobs": top_logprobs} if top_logprobs else {}  # a plain call stays as it was
         with self.job.watched_call(stage):
             c = self.inner.complete(messages, schema=schema, max_tokens=max_tokens, stage=stage, **extra)

@@ -9,11 +9,11 @@ import pandas as pd
 import streamlit as st
 
 from memrag.app.view_cache import drawn
-from memrag.app.widgets import frame, graph
+from memrag.app.widgets import frame, picture
 from memrag.index.memory import Memory
 from memrag.trace import CallCost
 from memrag.plain_text import clip, escape_markdown
-from memrag.viz import entity_search, graph_html, memory_explorer, memory_graphs, memory_map, tables
+from memrag.viz import entity_search, memory_explorer, memory_graphs, memory_map, tables
 
 
 # ------------------------------------------------------------------ memories
@@ -35,7 +35,7 @@ def memory_tabs(memory: Memory, key: str = "mem") -> None:
 
 
 def _size_slider(container: Any, key: str) -> int:
-    return container.slider("nodes drawn at most", 10, graph_html.MAX_NODES, graph_html.DEFAULT_NODES, step=10,
+    return container.slider("nodes drawn at most", 10, memory_graphs.MAX_NODES, memory_graphs.DEFAULT_NODES, step=10,
                             key=key, help="A few dozen nodes can be read; more draws a denser picture.")
 
 
@@ -88,6 +88,10 @@ def _map_figure(memory: Memory, types: tuple[str, ...] | None) -> Any:
     return memory_explorer.map_figure(drawn(_explorer, memory, types))
 
 
+def _map_caption(memory: Memory, types: tuple[str, ...] | None) -> str:
+    return memory_explorer.map_caption(drawn(_explorer, memory, types))
+
+
 def _lit_figure(memory: Memory, types: tuple[str, ...] | None, chosen: str, expanded: tuple[str, ...]) -> Any:
     explorer = drawn(_explorer, memory, types)
     return memory_explorer.neighbourhood_figure(memory, explorer, explorer.highlight(chosen, expanded))
@@ -103,22 +107,23 @@ def _kg_tab(memory: Memory, key: str) -> None:
                             format_func=lambda t: f"{t} ({shown[t]:,})", help="Draw only entities of these types.")
     types = tuple(sorted(picked)) or None
     explorer = drawn(_explorer, memory, types)
-    chosen = st.session_state.get(f"{key}_kg_chosen")
-    expanded = tuple(st.session_state.get(f"{key}_kg_expanded", ()))
-    light = explorer.highlight(chosen, expanded)
     graph_col, panel_col = st.columns([3, 2])
     with panel_col:  # first: a click's answer is sent before the map, which a click leaves as it is
-        _entity_panel(memory, key, explorer, light, types)
+        # its own fragment: a click in the panel (its neighbourhood, expand, clear) reruns the panel
+        # alone, and the map (18,000 points for MuSiQue) is neither rebuilt nor sent again
+        st.fragment(_entity_panel)(memory, key, types)
     with graph_col:
         st.plotly_chart(drawn(_map_figure, memory, types), key=f"{key}_kg_map",
                         on_select=lambda: _clicked(key, explorer, f"{key}_kg_map"), selection_mode="points",
                         config={"scrollZoom": True, "displaylogo": False})
-        st.caption(escape_markdown(memory_explorer.map_caption(explorer)))
+        st.caption(escape_markdown(drawn(_map_caption, memory, types)))
 
 
-def _entity_panel(memory: Memory, key: str, explorer: memory_explorer.Explorer,
-                  light: memory_explorer.Highlight, types: tuple[str, ...] | None) -> None:
+def _entity_panel(memory: Memory, key: str, types: tuple[str, ...] | None) -> None:
     """What the chosen entity is, its neighbourhood, its relations and its passages: drawn here by Python."""
+    explorer = drawn(_explorer, memory, types)
+    light = explorer.highlight(st.session_state.get(f"{key}_kg_chosen"),
+                               tuple(st.session_state.get(f"{key}_kg_expanded", ())))
     if light.chosen is None:
         st.caption("Click an entity on the map, or find one by name, to see what the memory holds about it.")
         return
@@ -168,8 +173,7 @@ def _coref_tab(memory: Memory, key: str) -> None:
         st.caption(f"No entity has a candidate at cosine ≥ {threshold}.")
         return
     max_nodes = _size_slider(st, f"{key}_coref_max")
-    graph(memory_graphs.coref_graph(memory, int(top), float(threshold), max_nodes), 560,
-          name=f"coreference-top{int(top)}-{threshold}")
+    picture(memory_graphs.coref_picture(memory, int(top), float(threshold), max_nodes), 560, key=f"{key}_coref_graph")
     who = st.text_input("show the candidate set of (name contains)", key=f"{key}_coref_who")
     if who.strip():
         df = df[df["entity"].str.contains(who.strip(), case=False, regex=False)]

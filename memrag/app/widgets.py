@@ -3,7 +3,8 @@ a time figure, a table from rows.
 
 Every piece of document or model text goes through `text()` (escaped markdown),
 `st.text`, `st.code` or a dataframe — never raw into `st.markdown`, a label or HTML.
-Graphs come from `memrag.viz` and are shown with `st.iframe`.
+Graphs come from `memrag.viz`: typed pictures drawn with plotly (`picture`), the older pyvis pages
+in an iframe (`graph`).
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import streamlit as st
 
 from memrag.app.estimates import seconds_text  # noqa: F401 (pages format times through widgets)
 from memrag.textsafe import download_name
-from memrag.viz import export
+from memrag.picture import Picture
+from memrag.viz import export, figure
 from memrag.viz import look as looks
-from memrag.viz.drawing import Drawing
+from memrag.viz.drawing import Drawing, of_picture
 from memrag.plain_text import clip, escape_markdown
 
 LEGEND_ROW_PX = 22  # one line of the legend above a graph
@@ -39,6 +41,17 @@ def graph(result: tuple[str, str], height: int, name: str = "graph") -> None:
     if note:
         st.caption(escape_markdown(note))
     downloads(drawn, name, ident=hashlib.sha1(f"{name}|{page}".encode("utf-8")).hexdigest()[:12])
+
+
+def picture(pic: Picture, height: int, key: str) -> None:
+    """A typed picture drawn by `memrag.viz.figure` (plotly: names on hover, a legend of what each mark
+    means), its note as a caption, and its downloads (the files are named after the picture)."""
+    look = looks.current()
+    drawn = figure.draw(pic, look, height=height)
+    st.plotly_chart(drawn.figure, key=key, config={"displayModeBar": False, "scrollZoom": False})
+    if pic.note:
+        st.caption(escape_markdown(pic.note))
+    downloads(of_picture(pic, drawn, look), pic.name, ident=key)
 
 
 def downloads(drawn: Drawing, name: str, ident: str) -> None:

@@ -13,12 +13,14 @@ from typing import Any
 
 import networkx as nx
 
+from memrag.plain_text import clip
 from memrag.viz.drawing import Drawing
 from memrag.viz.legend import EDGE, FILL, RING
 
 # legend shape names (vis-network's) → matplotlib markers
 _MARKERS = {"dot": "o", "square": "s", "diamond": "D", "triangle": "^", "triangleDown": "v", "star": "*",
             "hexagon": "h", "box": "s", "ellipse": "o"}
+LABEL_CHARS = 40  # of a name written on the PNG (GraphML keeps all of it)
 _HEX = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 
@@ -87,8 +89,8 @@ def figure(drawn: Drawing, *, width_in: float = 11.0, dpi: int = 110) -> Any:
         x, y = pos[nid]
         ax.scatter([x], [y], s=n["size"] * 9, marker=_MARKERS.get(n["shape"], "o"), c=_colour(n["colour"]),
                    edgecolors=_colour(n["border"]), linewidths=n["border_width"] * 0.6, zorder=2)
-        label = n["label"].strip()
-        if label:
+        label = clip(n["label"].strip(), LABEL_CHARS)
+        if label and n["written"]:
             ax.annotate(_literal(label), (x, y), xytext=(0, -11), textcoords="offset points", ha="center", va="top",
                         fontsize=7, color="#222222", zorder=3)
     if pos:

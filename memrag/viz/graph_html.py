@@ -15,8 +15,7 @@ remote loads, before it is returned.
 The page's own layer (assets/graph_overlay.js, after pyvis's script) writes node labels as text
 elements placed without overlap and opens a details panel on a click. It reads one more JSON
 block made by the same encoder (checked like the graph data) and sets every name, relation and
-passage with `textContent`, never as markup; "expand neighbours" adds nodes shipped in that block,
-so nothing goes back to the server (the frame cannot send anything).
+passage with `textContent`, never as markup.
 
 Layout is computed here (networkx, fixed seed) and physics is off, so the same
 input gives the same page and big graphs draw at once.
@@ -35,7 +34,6 @@ import re
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
@@ -409,16 +407,6 @@ _OPTIONS = {
 }
 
 
-@dataclass
-class Neighbours:
-    """Nodes a memory graph leaves out, shipped with its page so that "expand neighbours" in the
-    details panel adds them without a round trip to the server (the frame cannot send anything back)."""
-
-    nodes: list[GraphNode] = field(default_factory=list)
-    edges: list[GraphEdge] = field(default_factory=list)
-    of: dict[str, list[str]] = field(default_factory=dict)  # drawn node id → ids in `nodes` it expands to
-
-
 def render(
     nodes: Sequence[GraphNode],
     edges: Sequence[GraphEdge],
@@ -430,9 +418,7 @@ def render(
     edge_titles: Mapping[str, str] | None = None,
     sizes: Mapping[str, float] | None = None,
     passages: Mapping[int, tuple[str, str]] | None = None,
-    neighbours: Neighbours | None = None,
     group_heading: str = "shown as",
-    candidates: Mapping[str, Sequence[str]] | None = None,
     fixed: FixedLayout | None = None,
 ) -> str:
     """A self-contained HTML page drawing the graph, for `st.iframe(html, height=…)`.
@@ -442,9 +428,7 @@ def render(
     colours: group → colour overrides. edge_titles: edge id → hover text (default: its label).
     sizes: node id → drawn size, replacing the size of its kind and role (e.g. by PageRank mass).
     passages: chunk id → (title, text) for the details panel a click on a node opens (its source
-    passages); neighbours: what its "expand neighbours" adds; group_heading: what a node's colour
-    says in the panel ("type", "fate at this step"); candidates: node id → its coreference
-    candidates as the panel lists them (beside those drawn as edges). fixed: positions shared with
+    passages); group_heading: what a node's colour says in the panel ("fate at this step"). fixed: positions shared with
     other pictures (`memrag.viz.fixed_layout`): every node is drawn at its place there, the page fits
     the layout's box and moves no node, and the legend keeps the lines the layout reserves.
     Labels are written by the page's label layer in `memrag.viz.labels` order, without overlap;
@@ -470,8 +454,7 @@ def render(
         if missing:
             raise ValueError(f"node {missing[0]!r} has no place in the fixed layout it is drawn with")
         pos = fixed.positions
-    extra_nodes = list(neighbours.nodes) if neighbours else []
-    fills = palette.group_colours((n.group or n.kind for n in [*seen.values(), *extra_nodes]), colours)
+    fills = palette.group_colours((n.group or n.kind for n in seen.values()), colours)
     node_opts, edge_opts, marks = _styled(list(seen.values()), edges, marked, fills, sizes or {}, edge_titles or {},
                                           look.scale)
 
@@ -494,13 +477,8 @@ def render(
     if items:
         page = page.replace("<body>", "<body>" + legend_html(items, folded=look.compact,
                                                              rows=fixed.legend_rows if fixed else 0), 1)
-    extra = _layer_data(list(seen.values()), list(edges), marked, look, passages or {}, neighbours, fills,
-                        edge_titles or {}, group_heading)
+    extra = _layer_data(list(seen.values()), list(edges), marked, look, passages or {}, group_heading)
     extra["fixed"] = fixed.box() if fixed else None
-    for nid, names in (candidates or {}).items():
-        if nid in extra["details"]:
-            listed = extra["details"][nid]["coref"]
-            listed += [clip(x, 200) for x in names if x not in listed][: max(0, PANEL_LINES - len(listed))]
     layer = (_shared_overlay_tag if _shared_script_tag and _shared_overlay_tag else f"<script>{_OVERLAY_JS}</script>")
     page = page.replace("</body>", f'<script type="application/json" id="memrag-graph-extra">{script_json(extra)}'
                                    f"</script>{layer}</body>", 1)
@@ -574,45 +552,32 @@ _EXTRA = re.compile(r'<script type="application/json" id="memrag-graph-extra">(.
 
 
 def _layer_data(nodes: list[GraphNode], edges: list[GraphEdge], marked: set[str], look: looks.Look,
-                passages: Mapping[int, tuple[str, str]], neighbours: Neighbours | None, fills: Mapping[str, str],
-                edge_titles: Mapping[str, str], group_heading: str) -> dict[str, Any]:
+                passages: Mapping[int, tuple[str, str]], group_heading: str) -> dict[str, Any]:
     """What the page's label layer and details panel read: labels in their order, each node's
-    details, the passages they cite (each once) and the neighbours "expand" may add."""
-    every_node = nodes + (neighbours.nodes if neighbours else [])
-    every_edge = edges + (neighbours.edges if neighbours else [])
-    names = {n.id: n.label for n in every_node}
+    details and the passages they cite (each once)."""
+    names = {n.id: n.label for n in nodes}
     used: dict[int, list[str]] = {}
-    details = {n.id: _details(n, every_edge, names, passages, used, group_heading) for n in every_node}
+    details = {n.id: _details(n, edges, names, passages, used, group_heading) for n in nodes}
     texts, ghosts = {}, []
     if not look.compact:
-        for n in every_node:
+        for n in nodes:
             role = _look_of(n)
             if role.get("hide_label"):
                 ghosts.append(n.id)  # it keeps its place, so a replay does not move the nodes around it
             texts[n.id] = written_label(n)
-    reserve: dict[str, Any] = {"nodes": [], "edges": [], "of": {}}
-    if neighbours:
-        spare = Legend()  # marks of nodes not drawn yet stay out of the graph's legend
-        reserve["nodes"] = [{"id": n.id, **_node_options(n, fills[n.group or n.kind], False, spare, None, look.scale)}
-                            for n in neighbours.nodes]
-        reserve["edges"] = [{"id": e.id, "from": e.source, "to": e.target,
-                             **_edge_options(e, False, 0, edge_titles.get(e.id, ""), spare, look.scale)}
-                            for e in neighbours.edges]
-        reserve["of"] = {k: list(v) for k, v in neighbours.of.items()}
     return {"px": look.label_px, "labelAll": look.label_all, "texts": texts, "ghost": ghosts,
-            "dim": [n.id for n in every_node if _look_of(n).get("dim")],
+            "dim": [n.id for n in nodes if _look_of(n).get("dim")],
             "order": label_order(nodes, edges, marked), "details": details,
-            "coref": [e.id for e in every_edge if e.kind in COREF_KINDS],
+            "coref": [e.id for e in edges if e.kind in COREF_KINDS],
             "passages": {str(cid): [clip(title, 200), clip(text, PASSAGE_CHARS, keep_lines=True)]
-                         for cid, (title, text) in passages.items() if cid in used},
-            "reserve": reserve}
+                         for cid, (title, text) in passages.items() if cid in used}}
 
 
 def _details(n: GraphNode, edges: Sequence[GraphEdge], names: Mapping[str, str],
              passages: Mapping[int, tuple[str, str]], used: dict[int, list[str]], group_heading: str) -> dict[str, Any]:
     """One node's details panel: name, what it is, what its colour says, its hover text, its
     coreference candidates, its source passages (ids into the page's passages). Its relations are
-    read in the page from the edges drawn at it (their hover text), so expanded neighbours have them too."""
+    read in the page from the edges drawn at it (their hover text)."""
     role = _look_of(n)
     coref = []
     for e in edges:

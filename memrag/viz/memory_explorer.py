@@ -22,34 +22,64 @@ from memrag.viz.memory_map import MemoryMap
 
 HUB_LABELS = 25  # entities named on the whole map (the most linked ones shown)
 LIT_LABELS = 30  # lit entities named at most (the chosen, the expanded, then the most linked)
-LIT_MAX = 600  # lit entities drawn at most (the chosen, the expanded, then the most linked)
-RELATION_LABELS = 40  # relation names written on lit links at most
+LIT_MAX = 250  # lit entities drawn at most (the chosen, the expanded, then the most linked): a panel-sized chart
+RELATION_LABELS = 16  # relation names written on lit links at most
 HEIGHT = 640
 LABEL_PX = 12
 MIN_SPAN = 0.08  # the narrowest view a neighbourhood zooms to (the map spans 2)
 PLOT_PX = 540  # the map's width at 1,440 px (three fifths of the page): words are placed for it
 NEIGHBOURHOOD_PX, NEIGHBOURHOOD_HEIGHT = 360, 420  # the lit neighbourhood's drawing, beside the map
+LEGEND_PX = 60  # the legend's rows above a chart take this much of its height at most
 HUB_SCAN = 400  # most linked entities tried for a place on the whole map
+MAP_VIEW = ([-1.05, 1.05], [-1.05, 1.05])  # the whole map's view (its layout spans [-1, 1]), where names are placed
+
+
+@dataclass(frozen=True)
+class Spot:
+    """Where a word is written beside its point: plotly's xanchor and the lift in pixels (up > 0)."""
+
+    anchor: str = "center"
+    lift_px: float = 0.0
 
 
 class _Places:
-    """Where words are written, so that none lands on another: each word's box is estimated in
-    map units from its length and size (the map is drawn about PLOT_PX × HEIGHT pixels)."""
+    """Where words are written, so that none lands on another nor past the frame's edge: each
+    word's box is estimated in map units from its length and size (the chart drawn about
+    width_px × height_px pixels, which shows the view's centre with one scale on both axes). A word
+    is centred over its point, or starts or ends at it near the left or right edge, and is written
+    under the point near the top."""
 
     def __init__(self, view: tuple[list[float], list[float]] | None, width_px: int = PLOT_PX,
-                 height_px: int = HEIGHT) -> None:
-        xs, ys = view if view else ([-1.05, 1.05], [-1.05, 1.05])
+                 height_px: int = HEIGHT - LEGEND_PX) -> None:
+        xs, ys = view or MAP_VIEW
         self.unit = max((xs[1] - xs[0]) / width_px, (ys[1] - ys[0]) / height_px)  # map units per pixel
+        cx, cy = (xs[0] + xs[1]) / 2, (ys[0] + ys[1]) / 2
+        half_w, half_h = self.unit * width_px / 2, self.unit * height_px / 2  # what the chart shows
+        self.frame = (cx - half_w, cy - half_h, cx + half_w, cy + half_h)
         self.boxes: list[tuple[float, float, float, float]] = []
 
-    def take(self, x: float, y: float, text: str, size: int, lift_px: float = 0.0) -> bool:
+    def take(self, x: float, y: float, text: str, size: int, lift_px: float = 0.0) -> Spot | None:
+        """The word's place if it finds a free one inside the frame (None: not written)."""
         w, h = (0.6 * size * len(text) + 8) * self.unit, 1.5 * size * self.unit
-        cy = y + lift_px * self.unit
-        box = (x - w / 2, cy - h / 2, x + w / 2, cy + h / 2)
-        if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in self.boxes):
-            return False
-        self.boxes.append(box)
-        return True
+        left, bottom, right, top = self.frame
+        if x - w / 2 >= left and x + w / 2 <= right:
+            anchor, x0 = "center", x - w / 2
+        elif x - w / 2 < left and x + w <= right:
+            anchor, x0 = "left", x
+        elif x + w / 2 > right and x - w >= left:
+            anchor, x0 = "right", x - w
+        else:
+            return None  # wider than the room on either side
+        for lift in (lift_px, -lift_px) if lift_px else (0.0,):
+            cy = y + lift * self.unit
+            box = (x0, cy - h / 2, x0 + w, cy + h / 2)
+            if box[1] < bottom or box[3] > top:
+                continue
+            if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in self.boxes):
+                continue
+            self.boxes.append(box)
+            return Spot(anchor, lift)
+        return None
 
 
 def plot_text(text: str) -> str:
@@ -109,21 +139,30 @@ class Explorer:
                 if self.shown[nb]:
                     lit.setdefault(nb, None)
         first = [c, *[e for e in ex if e != c]][:LIT_MAX]
-        rest = sorted((i for i in lit if i not in first), key=lambda i: (-self.map.degree[i], i))
-        reached, lit = len(lit), dict.fromkeys([i for i in lit if i in first] + rest[:LIT_MAX - len(first)])
-        members = set(lit)
-        links = tuple((int(a), int(b)) for a, b in self.map.links if a in members and b in members)
-        places = _Places(view_range(self.map, tuple(lit)), NEIGHBOURHOOD_PX, NEIGHBOURHOOD_HEIGHT)
-        named = [i for i in first + rest if places.take(self.map.x[i], self.map.y[i], self.map.names[i], LABEL_PX,
-                                                         LABEL_PX)][:LIT_LABELS]
-        return Highlight(c, ex, tuple(lit), links, tuple(named), reached)
+        firsts = set(first)
+        rest = sorted((i for i in lit if i not in firsts), key=lambda i: (-self.map.degree[i], i))
+        reached, drawn = len(lit), [i for i in lit if i in firsts] + rest[:LIT_MAX - len(first)]
+        members = np.zeros(len(self.map), dtype=bool)
+        members[drawn] = True
+        ends = self.map.links
+        links = tuple(map(tuple, ends[members[ends[:, 0]] & members[ends[:, 1]]].tolist())) if len(ends) else ()
+        places = _Places(view_range(self.map, tuple(drawn)), NEIGHBOURHOOD_PX, NEIGHBOURHOOD_HEIGHT - LEGEND_PX)
+        order = first + rest[:LIT_MAX - len(first)]  # the chosen and expanded named first, then the most linked
+        named = [i for i in order if places.take(self.map.x[i], self.map.y[i], self.map.names[i], LABEL_PX,
+                                                 LABEL_PX)][:LIT_LABELS]
+        return Highlight(c, ex, tuple(drawn), links, tuple(named), reached)
 
     def hubs(self) -> list[int]:
         """The most linked drawn entities whose names find a free place on the whole map."""
+        return [i for i, _ in self.hub_spots()]
+
+    def hub_spots(self) -> list[tuple[int, Spot]]:
+        """The hubs with where each name is written."""
         places = _Places(None)
         ranked = [int(i) for i in np.argsort(-self.map.degree, kind="stable") if self.shown[i]][:HUB_SCAN]
-        return [i for i in ranked if places.take(self.map.x[i], self.map.y[i], self.map.names[i], LABEL_PX,
-                                                 LABEL_PX)][:HUB_LABELS]
+        spots = ((i, places.take(self.map.x[i], self.map.y[i], self.map.names[i], LABEL_PX, LABEL_PX))
+                 for i in ranked)
+        return [(i, spot) for i, spot in spots if spot][:HUB_LABELS]
 
 
 # ------------------------------------------------------------------ counts and words
@@ -191,9 +230,10 @@ def _relation_names(memory: Memory, m: MemoryMap, links: tuple[tuple[int, int], 
     return [" / ".join(names.get(p, [])[:2]) for p in links]
 
 
-def _name(m: MemoryMap, i: int, colour: str) -> dict:
-    return dict(x=float(m.x[i]), y=float(m.y[i]), text=plot_text(m.names[i]), showarrow=False, yshift=LABEL_PX,
-                font=dict(size=LABEL_PX, color=colour), bgcolor="rgba(255,255,255,0.7)", name="entity")
+def _name(m: MemoryMap, i: int, colour: str, spot: Spot) -> dict:
+    return dict(x=float(m.x[i]), y=float(m.y[i]), text=plot_text(m.names[i]), showarrow=False,
+                xanchor=spot.anchor, yshift=spot.lift_px, font=dict(size=LABEL_PX, color=colour),
+                bgcolor="rgba(255,255,255,0.7)", name="entity")
 
 
 def _type_colours(m: MemoryMap) -> dict[str, str]:
@@ -216,26 +256,33 @@ def _layout(fig: go.Figure, height: int, title: str, words: list[dict],
 
 
 def map_figure(ex: Explorer) -> go.Figure:
-    """The whole memory, all WebGL: the links, then one marker trace per entity type (its legend
-    entry counts it); the most linked names as annotations (drawn above the WebGL canvas, as SVG
-    text whose place and size a test reads in the page). It does not change with a click, so a
-    click redraws only the panel. Every point's customdata is its place on the map."""
+    """The whole memory: the links as one SVG path, under one WebGL marker trace per entity type
+    (its legend entry counts it); the most linked names as annotations (SVG text above the canvas,
+    whose place and size a test reads in the page). It does not change with a click: plotly's own
+    selection marks the clicked entity, and Python redraws only the panel. Every point's customdata
+    is its place on the map.
+
+    The links are SVG, not WebGL, because a click's selection redraws the WebGL scene, and
+    software WebGL (headless Chromium, machines without a GPU) redraws 17,000 links in 1–2 s but
+    the markers alone in ~0.2 s (MuSiQue, measured at load 8); an SVG path is not redrawn."""
     m = ex.map
     counts = type_counts(ex)
     colour = _type_colours(m)
     x, y = m.x.astype(np.float32), m.y.astype(np.float32)
     fig = go.Figure()
     lx, ly = _segments(x, y, ex.shown_links())
-    fig.add_trace(go.Scattergl(x=lx, y=ly, mode="lines", line=dict(width=0.6, color="#c8c8c8"),
-                               hoverinfo="skip", showlegend=False, name="links"))
+    fig.add_trace(go.Scatter(x=lx, y=ly, mode="lines", line=dict(width=0.6, color="#c8c8c8"),
+                             hoverinfo="skip", showlegend=False, name="links"))
     types, size = np.array(m.types), _sizes(m)
     for t, n in counts:
         idx = np.flatnonzero(ex.shown & (types == t))
         fig.add_trace(go.Scattergl(
             x=x[idx], y=y[idx], customdata=idx, mode="markers", name=plot_text(f"{t} ({n:,})"),
             marker=dict(size=size[idx], color=colour[t], opacity=0.8, line=dict(width=0)),
+            # a click selects the entity: plotly marks it in the browser, no redraw from Python
+            selected=dict(marker=dict(size=16, opacity=1.0)), unselected=dict(marker=dict(opacity=0.35)),
             hovertext=[plot_text(m.names[i]) for i in idx], hoverinfo="text"))
-    _layout(fig, HEIGHT, "type (entities)", [_name(m, i, "#222") for i in ex.hubs()], None,
+    _layout(fig, HEIGHT, "type (entities)", [_name(m, i, "#222", spot) for i, spot in ex.hub_spots()], MAP_VIEW,
             f"map-{m.fingerprint}-{ex.types}")
     return fig
 
@@ -262,16 +309,16 @@ def neighbourhood_figure(memory: Memory, ex: Explorer, hl: Highlight) -> go.Figu
             x=x[idx], y=y[idx], customdata=idx, mode="markers", name=plot_text(f"{t} ({n})"),
             marker=dict(size=size[types == t], color=colour[t], line=dict(width=2, color=ring)),
             hovertext=[plot_text(m.names[i]) for i in idx], hoverinfo="text"))
-    words = [_name(m, i, "#111") for i in hl.labelled]
     view = view_range(m, hl.lit)
-    places = _Places(view, NEIGHBOURHOOD_PX, NEIGHBOURHOOD_HEIGHT)
-    for i in hl.labelled:
-        places.take(m.x[i], m.y[i], m.names[i], LABEL_PX, LABEL_PX)
+    places = _Places(view, NEIGHBOURHOOD_PX, NEIGHBOURHOOD_HEIGHT - LEGEND_PX)
+    # taken again in the order `highlight` took them, so each name lands where it found room there
+    words = [_name(m, i, "#111", places.take(m.x[i], m.y[i], m.names[i], LABEL_PX, LABEL_PX) or Spot())
+             for i in hl.labelled]
     own = tuple(p for p in hl.links if hl.chosen in p)[:RELATION_LABELS]
     for (a, b), r in zip(own, _relation_names(memory, m, own)):
         mid_x, mid_y = float(x[a] + x[b]) / 2, float(y[a] + y[b]) / 2
-        if r and places.take(mid_x, mid_y, r, LABEL_PX - 1):
-            words.append(dict(x=mid_x, y=mid_y, text=plot_text(r), showarrow=False,
+        if r and (spot := places.take(mid_x, mid_y, r, LABEL_PX - 1)):
+            words.append(dict(x=mid_x, y=mid_y, text=plot_text(r), showarrow=False, xanchor=spot.anchor,
                               font=dict(size=LABEL_PX - 1, color="#555"), name="relation"))
     _layout(fig, NEIGHBOURHOOD_HEIGHT, "lit (entities)", words, view, f"lit-{m.fingerprint}-{hl.chosen}")
     return fig

@@ -18,7 +18,7 @@ from memrag.trace import LLMCallRecord, Trace, calls_counted_once, token_sum
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.methods.neuropath.detail import NeuroPathHop
 from memrag.plain_text import clip
-from memrag.words import MADE_NOW_S, ORIGINAL_RUN_S, PATH_PROBABILITY, path_fate
+from memrag.words import MADE_NOW_S, ORIGINAL_RUN_S, PATH_PROBABILITY, path_fate, stage_name
 
 ORIGINAL_S = ORIGINAL_RUN_S.label  # a call's model seconds when it was made
 MADE_NOW = MADE_NOW_S.label
@@ -139,7 +139,7 @@ def _stage_rows(calls: Sequence[LLMCallRecord], key: str = "stage") -> list[dict
     groups: dict[tuple[str, str], dict] = {}
     for c in calls:
         g = groups.setdefault((c.stage, origin(c)), {
-            "stage": c.stage, "origin": origin(c), "calls": 0, "prompt tokens": 0, "cached-prefix tokens": 0,
+            "stage": stage_name(c.stage), "origin": origin(c), "calls": 0, "prompt tokens": 0, "cached-prefix tokens": 0,
             "completion tokens": 0, ORIGINAL_S: 0.0, "shared": False})
         g["calls"] += 1
         g["prompt tokens"] = _add(g["prompt tokens"], c.prompt_tokens)
@@ -158,14 +158,14 @@ STAGE_COLUMNS = ["stage", "origin", "calls", "prompt tokens", "cached-prefix tok
 
 
 def tokens_by_stage(trace: Trace) -> pd.DataFrame:
-    """One row per (stage, origin) in call order: calls, tokens and seconds. A response-cache hit is a
+    """One row per (stage, origin) in call order, the stage in words: calls, tokens and seconds. A response-cache hit is a
     "recorded" row with its original counts; shared calls are billed to this method (shared=True)."""
     return _frame(_stage_rows(trace.llm_calls), STAGE_COLUMNS)
 
 
 def llm_calls_table(trace: Trace) -> pd.DataFrame:
     """Every LLM call of the trace: stage, fresh or recorded, success, retries, tokens, seconds, reply."""
-    rows = [{"#": i, "stage": c.stage, "origin": origin(c), "ok": c.ok, "retries": c.retries,
+    rows = [{"#": i, "stage": stage_name(c.stage), "origin": origin(c), "ok": c.ok, "retries": c.retries,
              "parse errors": "; ".join(c.parse_errors), "prompt tokens": c.prompt_tokens,
              "cached-prefix tokens": c.prompt_tokens_cached, "completion tokens": c.completion_tokens,
              ORIGINAL_S: round(c.seconds, 3), "shared": c.shared, "model": c.model, "backend": c.backend,

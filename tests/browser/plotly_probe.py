@@ -33,7 +33,8 @@ CHART_STATE = """([title, want]) => {
   // a WebGL chart has drawn once its scene exists and its canvas has a size
   const gl = !gd._fullData.some(t => t.type === 'scattergl') || !!(gd._fullLayout._plots.xy._scene &&
       [...gd.querySelectorAll('canvas')].some(c => c.width > 0));
-  return {drawn: gl ? drawn : 0, at, words, legend};
+  const plot = [box.left + xa._offset, box.top + ya._offset, xa._length, ya._length];  // the plot area
+  return {drawn: gl ? drawn : 0, at, words, legend, plot};
 }"""
 MAP, LIT = "type (entities)", "lit (entities)"
 
@@ -61,6 +62,13 @@ def overlapping(words: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return out
 
 
+def outside(words: list[dict[str, Any]], plot: list[float], slack_px: float = 1.0) -> list[str]:
+    """The written words whose boxes pass the plot area's edges (clipped on screen)."""
+    left, top, width, height = plot
+    return [w["text"] for w in words if w["x"] < left - slack_px or w["y"] < top - slack_px
+            or w["x"] + w["w"] > left + width + slack_px or w["y"] + w["h"] > top + height + slack_px]
+
+
 def wait_for_map(page, drawn: int | None = None, want: list[int] = (), timeout_s: float = 180,
                  title: str = MAP) -> dict[str, Any]:
     """Poll until the chart (the map by default) is drawn holding `drawn` entities (any number when
@@ -73,4 +81,43 @@ def wait_for_map(page, drawn: int | None = None, want: list[int] = (), timeout_s
             return state
         if time.time() > deadline:
             raise AssertionError(f"the {title!r} chart did not hold {drawn} entities: {str(state)[:400]}")
+        page.wait_for_timeout(100)
+
+
+# A typed picture (memrag.viz.figure) whose legend has an entry starting with `legend`: its node
+# points (customdata "node|<id>", on-screen place, hover text), written words and legend.
+PICTURE_STATE = """(legend) => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g._fullLayout && g._fullData &&
+      g._fullData.some(t => t.name === 'nodes') &&
+      [...g.querySelectorAll('.legendtext')].some(t => t.textContent.startsWith(legend)));
+  if (!gd || !gd._fullLayout._plots || !gd._fullLayout._plots.xy) return null;
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
+  const nodes = [];
+  for (const tr of gd._fullData) {
+    if (tr.name !== 'nodes') continue;
+    for (let i = 0; i < tr.customdata.length; i++)
+      nodes.push({id: tr.customdata[i], text: tr.hovertext[i],
+                  x: box.left + xa._offset + xa.l2p(tr.x[i]), y: box.top + ya._offset + ya.l2p(tr.y[i])});
+  }
+  const words = [...gd.querySelectorAll('.annotation-text')].map(t => { const r = t.getBoundingClientRect();
+    return {text: t.textContent, x: r.left, y: r.top, w: r.width, h: r.height,
+            size: parseFloat(getComputedStyle(t).fontSize)}; });
+  const legend_texts = [...gd.querySelectorAll('.legendtext')].map(t => t.textContent);
+  const gl = !!(gd._fullLayout._plots.xy._scene && [...gd.querySelectorAll('canvas')].some(c => c.width > 0));
+  return {nodes: gl ? nodes : [], words, legend: legend_texts};
+}"""
+
+
+def wait_for_picture(page, legend: str, timeout_s: float = 60) -> dict[str, Any]:
+    """Poll until the typed picture whose legend has an entry starting with `legend` is drawn."""
+    deadline = time.time() + timeout_s
+    while True:
+        try:
+            state = page.evaluate(PICTURE_STATE, legend)
+        except Exception:  # the chart is being replaced under us
+            state = None
+        if state and state["nodes"]:
+            return state
+        if time.time() > deadline:
+            raise AssertionError(f"no picture with a legend entry {legend!r} was drawn: {str(state)[:400]}")
         page.wait_for_timeout(100)

@@ -13,7 +13,7 @@ import time
 
 import pytest
 from app_server import settle  # noqa: F401  (the other browser tests import it from here)
-from plotly_probe import wait_for_map
+from plotly_probe import overlapping, wait_for_map, wait_for_picture
 
 pytestmark = pytest.mark.browser
 
@@ -88,7 +88,9 @@ def test_sample_memory_draws_the_knowledge_graph(watched, server, sample_memory)
     watched.shot("memory-sample-knowledge-graph")
     watched.page.get_by_role("tab", name="Coreference candidates").click()
     watched.page.get_by_text("candidate links among").wait_for()
-    assert wait_for_graphs(watched.page, 1), "no coreference graph"
+    coref = wait_for_picture(watched.page, "coreference candidates")
+    assert len(coref["nodes"]) >= 10 and all(n["id"].startswith("node|e:") for n in coref["nodes"])
+    assert all(w["size"] >= 11 for w in coref["words"]) and not overlapping(coref["words"])
     settle(watched.page)
     watched.shot("memory-sample-coreference", top=watched.page.get_by_role("tab", name="Coreference candidates"))
 

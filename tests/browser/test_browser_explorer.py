@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from app_server import ROOT, running_app, settle, watched_page
-from plotly_probe import LIT, overlapping, wait_for_map
+from plotly_probe import LIT, outside, overlapping, wait_for_map
 from test_browser import open_app
 
 from memrag.index import store
@@ -42,7 +42,7 @@ def test_a_click_on_the_map_reaches_python_and_expanding_updates_every_count(wat
     hubs, hubs_legend = state["words"], state["legend"]
     assert legend_total(state) == len(names)
     assert 10 <= len(hubs) <= 30 and all(w["size"] >= MIN_WORD_PX for w in hubs), hubs
-    assert overlapping(hubs) == []
+    assert overlapping(hubs) == [] and outside(hubs, state["plot"]) == []
     settle(page)
     page.mouse.click(*state["at"][str(port)])
     panel = page.locator(".st-key-mem_kg_panel")
@@ -54,6 +54,7 @@ def test_a_click_on_the_map_reaches_python_and_expanding_updates_every_count(wat
     words = [w for w in state["words"] if w["w"] > 0]
     assert words and all(w["size"] >= MIN_WORD_PX for w in words), [w for w in words if w["size"] < MIN_WORD_PX]
     assert "Port Alder" in {w["text"] for w in words} and overlapping(words) == []
+    assert outside(words, state["plot"]) == []  # none clipped at the frame's edges
     settle(page)
     watched.shot("memory-explorer-sample-port-alder", top=page.get_by_role("tab", name="Knowledge graph"))
     page.get_by_role("button", name="expand neighbours").click()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 from app_server import ROOT, AppServerError, running_app, watched_page
-from plotly_probe import LIT, wait_for_map
+from plotly_probe import LIT, outside, wait_for_map
 from test_browser import settle, wait_for_graphs
 
 pytestmark = pytest.mark.browser
@@ -115,6 +115,7 @@ def assert_map_is_text(page, home) -> None:
     panel.get_by_role("heading", name=NAMES[1]).wait_for()  # the name as a heading's text
     lit = wait_for_map(page, title=LIT)
     assert NAMES[1] in {w["text"] for w in lit["words"]}, lit["words"]  # written literally on the chart
+    assert outside(lit["words"], lit["plot"]) == []  # long names at the frame's edges are not clipped
     box = page.get_by_role("textbox", name="find an entity")
     for name in (NAMES[0], NAMES[2]):  # the others, found by name: each panel's heading is the literal name
         box.fill(name)

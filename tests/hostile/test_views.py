@@ -8,11 +8,14 @@ built with a scripted LLM and from real method traces.
 
 from __future__ import annotations
 
+import html
 import io
+import json
 import time
 import zlib
 from dataclasses import replace
 
+import plotly.io as pio
 import pytest
 
 from memrag.app import eval_views as ev
@@ -20,7 +23,7 @@ from memrag.config import IndexParams
 from memrag.index.readers import read_bytes, read_paths, read_uploads
 from memrag.index.text import IngestError
 from memrag.trace import GraphEdge, GraphNode
-from memrag.viz import graph_html, memory_graphs, trace_graphs
+from memrag.viz import figure, graph_html, look, memory_graphs, trace_graphs
 from memrag.viz.graph_html import render
 from graph_page import graph_data
 from memrag.methods.neuropath.detail import NeuroPathDetail
@@ -186,18 +189,21 @@ def _assert_text_only(page: str, must_show: list[str]) -> None:
         assert text in shown, text
 
 
-@pytest.mark.probe("graph page: <script>, onerror= and src=// in entity names, descriptions and relations "
-                   "(knowledge graph)", "drawn as literal text; the page passes its safety check", group="graph pages")
-def test_knowledge_graph_page(hostile_memory):
-    page, _ = memory_graphs.knowledge_graph(hostile_memory)
-    _assert_text_only(page, HOSTILE_TEXT[:3] + ["img src=//cdn.example.org/a.png"])
-
-
-@pytest.mark.probe("graph page: the same names as coreference candidates", "drawn as literal text", group="graph pages")
+@pytest.mark.probe("coreference picture (plotly): <script>, onerror= and src=// in names as coreference candidates",
+                   "every word the figure writes (names, hover, legend) escaped; read back as the literal text",
+                   group="graph pages")
 def test_coreference_graph_page(hostile_memory):
-    page, _ = memory_graphs.coref_graph(hostile_memory, top=5, threshold=0.5)
-    assert page, "no coreference links were drawn"
-    _assert_text_only(page, HOSTILE_TEXT[:3])
+    pic = memory_graphs.coref_picture(hostile_memory, top=5, threshold=0.5)
+    assert pic.edges, "no coreference links were drawn"
+    fig = figure.draw(pic, look.current()).figure
+    spec = json.loads(pio.to_json(fig))
+    words = [a["text"] for a in spec["layout"].get("annotations", [])] + [t.get("name") or "" for t in spec["data"]]
+    words += [h for t in spec["data"] for h in (t.get("hovertext") or [])]
+    for w in words:  # plotly reads <b>, <a href>, <br> and &lt; &gt; &amp; in its words: all escaped
+        assert "<" not in w and ">" not in w, w
+    shown = html.unescape("\n".join(words))
+    for text in HOSTILE_TEXT[:3]:
+        assert text in shown, text
 
 
 @pytest.fixture(scope="module")
