@@ -161,3 +161,6 @@ if shown is not None:
     if stale := stale_message(shown.traces, path):  # made before a document was added or removed
         st.warning(escape_markdown(stale))
     ask_views.ask_results(shown, memory)
+    from memrag.app import ask_again_views  # under the answers: what an edit changed, or ask again
+
+    ask_again_views.under_answers(shown, memory, path, rec, live)

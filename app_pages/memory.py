@@ -106,6 +106,6 @@ if error:
 elif memory is not None:
     st.header(escape_markdown(memory_state.memory_label(path)))
     # a fragment: a tab, the graph's size or focus reruns the tabs, not the page and sidebar
-    st.fragment(memory_views.memory_tabs)(memory, key="mem")
+    st.fragment(memory_views.memory_tabs)(memory, key="mem", path=path)
     removal_panel(path, memory)
     edit_panel(path, memory)

@@ -9,7 +9,7 @@ from memrag.ask import ask
 from memrag.index import edits, store
 from memrag.index.edits import Edit
 from test_app_pages import QUESTION, embedder, no_exception, plain, scripted
-from test_app_pages import home, tiny  # noqa: F401 (fixtures)
+from test_app_pages import home, recorded, tiny  # noqa: F401 (fixtures)
 
 
 def _page(path: str, shown) -> None:
@@ -59,3 +59,69 @@ def test_answers_made_before_an_edit_are_asked_again_and_the_change_shown(tiny):
     said = plain(at)
     assert "What changed, method by method" in said
     assert "NeuroPath:" in said and "Ada Brennick → born in → Port Alder" in said
+
+
+# ------------------------------------------------------------------ on the Ask page, offline
+def _tiny_showcase(folder, work) -> "object":
+    """A showcase for the tiny stand-in sample: remove triple 0 (Ada Brennick born in Port Alder), the
+    calls it changes recorded once with the scripted model (the engine the stand-in's recordings name)."""
+    import json
+
+    from memrag.explain import showcase
+
+    folder.mkdir()
+    (folder / showcase.SPEC).write_text(json.dumps({"question": "t1", "title": "remove Ada's birthplace",
+                                                    "why": "a test", "edit": {"kind": "remove-triple",
+                                                                              "args": {"triple": 0}}}))
+    show = showcase.load(folder)
+    showcase.record(show, scripted(), embedder(), work)
+    return show
+
+
+def test_the_ask_page_asks_again_after_an_edit_offline_from_the_showcase_recordings(recorded, home, tmp_path,
+                                                                                    monkeypatch):
+    from memrag.explain import showcase
+    from memrag.index import copies
+    from test_app_pages import ask, ask_page, click, wait_for
+    from memrag.app import session
+
+    show = _tiny_showcase(tmp_path / "showcase", tmp_path / "work")
+    monkeypatch.setattr(showcase, "SHOWCASE_DIR", show.folder)
+    copy = copies.copy_memory(recorded, home / "memories" / "copy")
+    live = scripted("Grey Sea")  # never asked: everything replays
+    at = ask_page(copy, live)
+    assert at.radio(key="ask_kind").value == "Demo question"  # a copy of the sample keeps its gold questions
+    at = ask(at, question="")
+    assert "R@5" in [m.label for m in at.metric]  # gold known on the copy
+    assert "This memory changed" not in plain(at)
+    edits.edit_memory(copy, show.edit, lambda model: embedder())
+    at = no_exception(at.run())
+    said = plain(at)
+    assert "This memory changed since these answers." in said and "go to the model" in said
+    click(at, "Ask again on this version")
+    job = wait_for(at, session.AppState.ask_job.key)
+    assert job.status == "done", job.error
+    at = no_exception(at.run())
+    said = plain(at)
+    assert "What changed, method by method" in said and "Ada Brennick → born in → Port Alder" in said
+    assert "This memory changed since these answers." not in said  # the answers shown are this version's
+    assert live.calls == []  # offline: the showcase's recordings answered the changed calls
+
+
+def test_another_edit_is_not_answered_by_the_showcase_and_says_so(recorded, home, tmp_path, monkeypatch):
+    from memrag.explain import showcase
+    from memrag.index import copies
+    from test_app_pages import ask, ask_page, click, wait_for
+    from memrag.app import session
+
+    show = _tiny_showcase(tmp_path / "showcase", tmp_path / "work")
+    monkeypatch.setattr(showcase, "SHOWCASE_DIR", show.folder)
+    copy = copies.copy_memory(recorded, home / "memories" / "copy")
+    at = ask(ask_page(copy, scripted()), question="")
+    m = store.load(copy)
+    other = next(i for i, t in enumerate(m.triples) if i != 0 and "Vell" in f"{t.head} {t.tail}")
+    edits.edit_memory(copy, Edit("remove-triple", {"triple": other}), lambda model: embedder())
+    at = no_exception(at.run())
+    click(at, "Ask again on this version")
+    job = wait_for(at, session.AppState.ask_job.key)
+    assert job.status == "failed" and "no recorded response" in str(job.error)

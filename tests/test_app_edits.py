@@ -140,3 +140,83 @@ def test_an_edge_panel_removes_its_triple_and_the_sample_is_refused(tiny, monkey
     monkeypatch.setattr(sample, "sample_memory_dir", lambda *a: tiny)
     at = no_exception(panel_app(tiny, "miro tann", 0).run())
     assert "The sample memory cannot be edited" in plain(at) and not any(b.startswith("Apply") for b in buttons(at))
+
+
+# ------------------------------------------------------------------ the Memory page explorer's panel
+def panel_triple_box(at, tiny):
+    return at.selectbox(key=f"mem_kg_edit_{store.load(tiny).fingerprint()}_triple")
+
+
+def test_the_explorer_panel_removes_a_triple_it_lists_and_the_log_undoes_it(tiny):
+    before = store.current_version_dir(tiny)
+    t = next(t for t in store.load(tiny).triples if t.relation == "painted")
+    at = no_exception(app(tiny).run())
+    at = no_exception(at.text_input(key="mem_kg_find").set_value("Miro Tann").run())  # the panel shows Miro Tann
+    box = panel_triple_box(at, tiny)
+    assert box.value is None and any(f"#{t.triple_id}: Miro Tann → painted → Grey Sea" in o for o in box.options)
+    at = no_exception(box.set_value(t.triple_id).run())
+    apply_ = next(b for b in at.button if b.key and b.key.startswith("mem_kg_edit_") and b.label.startswith("Apply"))
+    assert unescaped(apply_.label) == f"Apply: remove triple #{t.triple_id} (Miro Tann → painted → Grey Sea)"
+    at = no_exception(apply_.click().run())
+    assert [x.relation for x in store.load(tiny).triples].count("painted") == 0
+    assert "Removed triple" in plain(at) and "is live" in plain(at)
+    assert [e.kind for e in edit_log.read(tiny)][-1] == "remove-triple"
+    at = no_exception(at.selectbox(key="ed_version").set_value(before.name).run())
+    at = no_exception(click(at, "Make this version live"))
+    assert store.current_version_dir(tiny) == before
+    assert [x.relation for x in store.load(tiny).triples].count("painted") == 1
+
+
+def test_the_explorer_panel_refuses_edits_of_the_sample_and_in_room_mode(tiny, monkeypatch, restore_error_details):
+    from memrag import sample
+
+    monkeypatch.setenv("MEMRAG_ROOM_MODE", "1")
+    at = no_exception(no_exception(app(tiny).run()).text_input(key="mem_kg_find").set_value("Miro Tann").run())
+    assert "MEMRAG_ROOM_ALLOW_LIVE does not list 'removals'" in plain(at)
+    assert not any(s.key and s.key.startswith("mem_kg_edit_") for s in at.selectbox)
+    monkeypatch.setenv("MEMRAG_ROOM_ALLOW_LIVE", "removals")
+    at = no_exception(at.run())
+    assert panel_triple_box(at, tiny) is not None
+    monkeypatch.delenv("MEMRAG_ROOM_MODE")
+    monkeypatch.setattr(sample, "sample_memory_dir", lambda *a: tiny)
+    at = no_exception(at.run())
+    assert "The sample memory cannot be edited" in plain(at)
+    assert not any(s.key and s.key.startswith("mem_kg_edit_") for s in at.selectbox)
+
+
+def test_the_same_edits_and_undo_from_the_explorer_panel_and_the_command_line_give_the_same_memory(tiny, home,
+                                                                                               monkeypatch):
+    import shutil
+
+    from edit_memory import content
+    from memrag.cli.main import main
+    from test_app_pages import embedder
+
+    by_cli = home / "memories" / "by-cli"
+    shutil.copytree(tiny, by_cli)
+    monkeypatch.setattr("memrag.cli.edit._embedder", lambda model_id: embedder())  # the app's embedder
+    t = next(t for t in store.load(tiny).triples if t.relation == "painted")
+    # the app: the Memory page explorer's panel, a triple it lists removed, then the entity merged
+    at = no_exception(app(tiny).run())
+    at = no_exception(at.text_input(key="mem_kg_find").set_value("Miro Tann").run())
+    at = no_exception(panel_triple_box(at, tiny).set_value(t.triple_id).run())
+    at = no_exception(next(b for b in at.button if b.key and b.key.startswith("mem_kg_edit_")
+                           and b.label.startswith("Apply")).click().run())
+    assert main(["edit", "--memory", str(by_cli), "remove-triple", str(t.triple_id)]) == 0
+    assert content(store.load(tiny)) == content(store.load(by_cli))
+    at = no_exception(at.text_input(key="mem_kg_find").set_value("Ada Brenick").run())
+    at = no_exception(next(g for g in at.get("button_group") if "mem_kg_edit_act" in str(g.key))
+                      .set_value("Merge into…").run())
+    apply_ = next(b for b in at.button if b.key and b.key.startswith("mem_kg_edit_") and b.label.startswith("Apply"))
+    assert unescaped(apply_.label) == "Apply: merge 'Ada Brenick' into 'Ada Brennick'"
+    at = no_exception(apply_.click().run())
+    assert main(["edit", "--memory", str(by_cli), "merge", "Ada Brenick", "Ada Brennick"]) == 0
+    merged = content(store.load(tiny))
+    assert merged == content(store.load(by_cli)) and "ada brenick" not in store.load(tiny).entity_index
+    # undo: the app's 'Undo the last change' and `index --undo` go back to the same memory
+    undo = next(b for b in at.button if unescaped(b.label).startswith("Undo the last change (merged 'Ada Brenick'"))
+    at = no_exception(undo.click().run())
+    assert main(["index", "--memory", str(by_cli), "--undo"]) == 0
+    undone = content(store.load(tiny))
+    assert undone == content(store.load(by_cli)) and undone != merged
+    assert store.load(tiny).entity("ada brenick") is not None

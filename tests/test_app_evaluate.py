@@ -122,7 +122,7 @@ def test_a_scripted_evaluation_runs_as_a_job_and_shows_scores_charts_and_traces(
     assert list(per_q["id"]) == ["hp1", "hp2"]
     # compact: one column per method (gold found, EM, each missed passage with its fate)
     assert list(per_q.columns) == ["id", "question", "gold answer", "NeuroPath", "EcphoryRAG", "HippoRAG 2", "Dense"]
-    assert all(re.match(r"^\d/\d( · EM [✓✗])?( · missed .+)?$", v) for v in per_q["Dense"]), list(per_q["Dense"])
+    assert all(re.match(r"^\d/\d( · EM [✓✗])?( — .+)?$", v) for v in per_q["Dense"]), list(per_q["Dense"])
     at.toggle(key="eval_full").set_value(True).run()  # every column, as the export holds them
     per_q = next(d.value for d in no_exception(at).dataframe if "question" in d.value.columns)
     assert {"NeuroPath R@5", "EcphoryRAG F1", "HippoRAG 2 R@5", "HippoRAG 2 gold fates", "Dense answer",
@@ -133,7 +133,9 @@ def test_a_scripted_evaluation_runs_as_a_job_and_shows_scores_charts_and_traces(
     no_exception(at)
     assert "When did the periodical edited by T.S. Arthur end?" in texts(at)
     assert sum("**Answer:**" in m.value for m in at.markdown) == 4
-    assert len(at.get("iframe")) >= 4  # one graph per graph method side by side, and a detail graph
+    # pyvis frames: EcphoryRAG's and HippoRAG 2's side by side and NeuroPath's Retrieval tab (its route
+    # beside the others is a plotly chart since the typed pictures)
+    assert len(at.get("iframe")) >= 3
 
 
 def test_the_first_questions_graphs_are_made_before_they_are_opened(home, monkeypatch):
@@ -157,14 +159,15 @@ def test_the_first_questions_graphs_are_made_before_they_are_opened(home, monkey
         if t.name == "memrag-prefetch":
             t.join(60)
     ahead = list(layouts)
-    # NeuroPath, EcphoryRAG and HippoRAG 2 side by side and NeuroPath's Retrieval tab, of hp1 and hp2
-    assert ahead.count("memrag-prefetch") == 2 * 4, ahead
+    # the pyvis layouts of hp1 and hp2: EcphoryRAG and HippoRAG 2 side by side and NeuroPath's Retrieval
+    # tab (NeuroPath's route beside them is plotly, laid out by no graph_html.layout)
+    assert ahead.count("memrag-prefetch") == 2 * 3, ahead
     for qid in ("hp1", "hp2"):
         before = len(layouts)
         at.selectbox(key="eval_q").set_value(qid).run()
         no_exception(at)
         assert [who for who in layouts[before:] if who != "memrag-prefetch"] == [], (qid, layouts[before:])
-    assert sum("**Answer:**" in m.value for m in at.markdown) == 4 and len(at.get("iframe")) >= 4
+    assert sum("**Answer:**" in m.value for m in at.markdown) == 4 and len(at.get("iframe")) >= 3
 
 
 def test_a_finished_out_folder_opens_without_rerunning(home, tmp_path, monkeypatch):

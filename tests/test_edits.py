@@ -336,6 +336,25 @@ def test_a_damaged_log_line_is_skipped_and_the_rest_read(mem):
     assert [e.kind for e in edit_log.read(mem)] == ["build", "rename"]
 
 
+def test_the_log_is_read_through_the_bounded_reader_a_pipe_never_waits_and_a_long_log_reads_its_tail(
+        mem, monkeypatch):
+    import os
+    import threading
+
+    edit(mem, "rename", entity="Vell", name="River Vell")
+    lines = (mem / edit_log.LOG).read_bytes().splitlines(keepends=True)
+    assert [e.kind for e in edit_log.read(mem)] == ["build", "rename"]
+    monkeypatch.setattr(edit_log, "READ_MAX_BYTES", len(lines[-1]) + 10)  # the last entry and part of one
+    assert [e.kind for e in edit_log.read(mem)] == ["rename"]  # the tail, whole lines only
+    (mem / edit_log.LOG).unlink()
+    os.mkfifo(mem / edit_log.LOG)  # no writer: a plain open() would wait forever
+    got: list = []
+    reader = threading.Thread(target=lambda: got.append(edit_log.read(mem)), daemon=True)
+    reader.start()
+    reader.join(5)
+    assert got == [[]], "reading a pipe as the log waited"
+
+
 # ------------------------------------------------------------------ storage
 def test_edits_survive_save_and_load_and_a_folder_from_before_edits_opens(mem, tmp_path):
     edit(mem, "merge", entity="Varrow Coast", into="Varrow Coast Lines")

@@ -22,8 +22,7 @@ RECORDS = [
     {"qid": "q14", "methods": {
         "neuropath": entry([("vcl", 1, "found by a path"), ("corwin", None, "shown but not judged valid"),
                             ("osric", 9, "shown but not judged valid")], 0.0, TITLES),
-        "dense": entry([("vcl", 1, "in the top k"), ("corwin", 3, "in the top k"), ("osric", 7, "beyond k")], 0.0,
-                       TITLES)}},
+        "dense": entry([("vcl", 1, "in the top k"), ("corwin", 3, "in the top k"), ("osric", 7, "beyond k")], 0.0)}},
     {"qid": "q15", "methods": {
         "neuropath": entry([("a", 2, "found by a path"), ("b", 4, "recovered only by completion")], 1.0),
         "dense": entry([("a", 1, "in the top k"), ("b", 2, "in the top k")], 0.0)}},
@@ -41,9 +40,10 @@ def test_each_missed_passage_is_named_with_its_fate_and_rank():
                                                                 ("osric", "Osric Penhallow", 9)]
     assert np_.missed[0].fate == "shown to the model, not kept"  # the answer card's words
     assert np_.wrong is True and np_.gold == 3
-    assert np_.text() == ("1/3 · EM ✗ · missed Corwin Penhallow (shown to the model, not kept); "
-                          "Osric Penhallow (shown to the model, not kept)")
-    assert [m.unit for m in out["dense"].missed] == ["osric"]
+    assert np_.text() == ("1/3 · EM ✗ — Corwin Penhallow: shown to the model, not kept; "
+                          "Osric Penhallow: shown to the model, not kept")
+    # dense's own trace names no passage: NeuroPath's trace gives the title
+    assert [(m.unit, m.title) for m in out["dense"].missed] == [("osric", "Osric Penhallow")]
     # k decides: with k = 10 NeuroPath ranked Osric's passage inside
     assert [m.unit for m in misses.question_outcomes(RECORDS[0], METHODS, k=10)["neuropath"].missed] == ["corwin"]
 

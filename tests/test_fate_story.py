@@ -93,3 +93,16 @@ def test_the_answer_card_offers_both_moments_with_their_rows(neuropath_sample):
             if r.kind is DenseFate.BEYOND_K and r.rank is not None:
                 assert r.final_loss.text == f"ranked {r.rank}, beyond k = 5" and r.final_loss.rank == r.rank
     assert found
+
+
+def test_q12_no_fresh_trace_is_said_to_predate_the_reach(neuropath_sample):
+    """q12 has no seeds: its passages' fates say so, never that the trace predates the recorded reach
+    (every trace made now records the reach, or has no seeds to reach from)."""
+    memory, asked = neuropath_sample
+    for q, (_, np) in asked:
+        for r in gold_fate_records(np, gold_of(q, memory).chunk_ids, k=5):
+            assert "predates" not in r.detail and (r.first_miss is None or "predates" not in r.first_miss.text), q["id"]
+    q, (_, np) = next((q, t) for q, t in asked if q["id"] == "q12")
+    assert np.detail(NeuroPathDetail).stop_reason == "no seeds"
+    lost = [r for r in gold_fate_records(np, gold_of(q, memory).chunk_ids, k=5) if not r.clean]
+    assert lost and all(r.first_miss.text.endswith("(no seeds)") for r in lost)

@@ -122,6 +122,7 @@ OVERRIDES = {
     DE1: e((3, 1.0)),
     "Zed Unknown": e((0, 0.5), (15, 0.8660254)),
     "river": unit(4),  # a class word as close to the Vell River node as a name can be (1.0)
+    "Port Alder": unit(2),  # its nearest node, then 'Port of Alder' (.9): a longer name of the same place
 }
 
 
@@ -659,19 +660,26 @@ def test_dp_takes_the_valid_paths_only_not_those_only_asked_to_expand():
 
 
 # ---------------------------------------------------------------- seed links and reach
-def test_seed_top_links_each_query_entity_to_its_k_nearest_nodes_each_held_to_the_floor():
+def test_seed_top_links_each_query_entity_to_its_k_nearest_nodes_whose_names_nest():
     from memrag.fields import bounds_of
+    from memrag.methods.neuropath.search import names_nest
 
-    assert NeuroPathParams().seed_top == 1 and (bounds_of(NeuroPathParams, "seed_top").low, bounds_of(NeuroPathParams, "seed_top").high) == (1, 20)
-    t, _ = run(NeuroPathParams(prune_top=2, seed_top=2))
-    seeds = [(s.query_entity, s.key, s.link, s.accepted) for s in t.detail(NeuroPathDetail).seeds]
-    assert seeds == [("Ada Brennick", "ada brennick", 1, True), ("Ada Brennick", "a brennick", 2, True)]
-    assert "(each linked to its 2 nearest graph nodes)" in t.steps[0].summary
-    # the floor holds per link: 'a brennick' (cosine .85) falls below 0.9, the nearest node stays
-    t, _ = run(NeuroPathParams(prune_top=2, seed_top=2, seed_floor=0.9))
-    assert [(s.key, s.accepted) for s in t.detail(NeuroPathDetail).seeds] == [("ada brennick", True),
-                                                                             ("a brennick", False)]
-    assert "(1 below the similarity floor 0.9)" in t.steps[0].summary
+    b = bounds_of(NeuroPathParams, "seed_top")
+    assert NeuroPathParams().seed_top == 1 and (b.low, b.high) == (1, 20)
+    assert names_nest("Nets", "New York Nets") and names_nest("Nicholas I of Russia", "Nicholas I")
+    assert not names_nest("26th Chess Olympiad", "36th Chess Olympiad") and not names_nest("AD 43", "AD 41")
+    # 'Port Alder' → its node (1.0), then 'Port of Alder' (.9, the names nest: a second seed), then
+    # 'Ada Brennick' and the rest (another thing: no seed, whatever the similarity)
+    t, _ = run(NeuroPathParams(prune_top=2, seed_top=3, seed_floor=0.0), entities={"entities": ["Port Alder"]})
+    seeds = [(s.key, s.link, s.accepted) for s in t.detail(NeuroPathDetail).seeds]
+    assert seeds[:2] == [("port alder", 1, True), ("port of alder", 2, True)] and seeds[2][1:] == (3, False)
+    assert "(each linked to its 3 nearest graph nodes)" in t.steps[0].summary
+    assert "(1 further link(s) naming another thing: the names do not nest)" in t.steps[0].summary
+    # the floor holds per link: 'Port of Alder' (cosine .9) falls below 0.95, the nearest node stays
+    t, _ = run(NeuroPathParams(prune_top=2, seed_top=2, seed_floor=0.95), entities={"entities": ["Port Alder"]})
+    assert [(s.key, s.accepted) for s in t.detail(NeuroPathDetail).seeds] == [("port alder", True),
+                                                                             ("port of alder", False)]
+    assert "(1 below the similarity floor 0.95)" in t.steps[0].summary
     # more links than the memory has nodes: every node, once
     t, _ = run(NeuroPathParams(prune_top=2, seed_top=20, seed_floor=0.0))
     assert len(t.detail(NeuroPathDetail).seeds) == len(world().entities)

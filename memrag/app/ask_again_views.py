@@ -4,8 +4,9 @@ answers are shown — what changed per method. The work is `memrag.explain.ask_a
 calls answered from the shown traces' replies) and `memrag.explain.trace_diff`; this module asks
 and reports.
 
-Recorded mode answers the changed calls from the memory's recordings (offline: a call they lack
-fails and says so); live mode asks the current backend, in a background job like any live ask.
+Recorded mode answers the changed calls from the memory's recordings and the recorded showcase's
+(`memrag.explain.showcase`; offline: a call they lack fails and says so); live mode asks the current
+backend, in a background job like any live ask.
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ from memrag.explain import ask_again
 from memrag.explain.trace_diff import MethodDiff, diff_traces
 from memrag.index.memory import Memory
 from memrag.index.stale import stale_message
-from memrag.plain_text import escape_markdown
+from memrag.plain_text import clip, escape_markdown
 from memrag.trace import Trace
 
 STATE = "ask_again"  # session key: {"job": the ask-again job's id, "before": the traces it re-ran}
 ESTIMATES = "ask_again_estimates"  # session key: estimates already made, by what they were made of
 K = 5
+STEP_ITEMS = 4  # paths, engrams or facts shown per step and sign
 
 
 def _engine(rec: Any, live: bool) -> tuple[Any, str]:
@@ -37,7 +39,22 @@ def _engine(rec: Any, live: bool) -> tuple[Any, str]:
     if live:
         llm, _, error = backend_state.job_llm()
         return llm, error
-    return (rec.replay_llm(), "") if rec is not None else (None, "this memory has no recordings: ask live")
+    if rec is None:
+        return None, "this memory has no recordings: ask live"
+    return _with_showcase(rec).replay_llm(), ""
+
+
+def _with_showcase(rec: Any) -> Any:
+    """The memory's recordings with the recorded showcase's replies added (they answer only the calls
+    the showcase's edit changes: any other edit's changed calls still miss and say so)."""
+    from memrag.explain import showcase
+
+    if not showcase.available():
+        return rec
+    try:
+        return showcase.with_showcase(rec)
+    except (ValueError, OSError):  # another engine's recordings, or a damaged file
+        return rec
 
 
 def _estimate(memory: Memory, traces: list[Trace], engine: Any) -> ask_again.Estimate:
@@ -106,13 +123,26 @@ def changes(shown: AskResult, memory: Memory) -> None:
             _method(d)
 
 
+def under_answers(shown: AskResult, memory: Memory, path: str | Path, rec: Any, live: bool) -> None:
+    """The Ask page's lines under its answers: what an ask-again changed, or the offer to ask again
+    when the answers were made on an earlier version of this memory."""
+    changes(shown, memory)
+    offer(shown, memory, path, rec, live)
+
+
 def _method(d: MethodDiff) -> None:
     lines = d.lines()
     st.markdown(f"**{escape_markdown(lines[0])}**")
-    gold = [g for g in d.gold if g.changed]
-    if gold:
-        st.dataframe([{"gold passage": g.title, "rank before": g.rank_before, "rank now": g.rank_after,
-                       "fate before": g.fate_before, "fate now": g.fate_after} for g in gold], hide_index=True)
-    for line in lines[1:]:
-        if not line.startswith("gold "):
+    steps = {f"{s.label}: " for s in d.steps if s.changed}
+    for line in lines[1:]:  # the gold passages first (rank and fate before → now), as text a reader can copy
+        if not any(line.startswith(p) for p in steps):
             st.markdown(escape_markdown(line))
+    for s in d.steps:  # what each step found that appeared or disappeared, a few of each (hop 2 lists dozens)
+        if s.changed:
+            st.markdown(escape_markdown(f"{s.label}: {_few('+', s.appeared)}{_few('-', s.disappeared)}".rstrip("; ")))
+
+
+def _few(sign: str, items: list[str]) -> str:
+    shown = "; ".join(f"{sign} {clip(x, 120)}" for x in items[:STEP_ITEMS])
+    more = f" (and {len(items) - STEP_ITEMS} more)" if len(items) > STEP_ITEMS else ""
+    return f"{shown}{more}; " if items else ""

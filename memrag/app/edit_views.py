@@ -59,7 +59,7 @@ def entity_actions(path: str | Path, memory: Memory, entity: str, key: str) -> N
     take_report(key, EDIT_NOTE)
     if node is None:
         return
-    refusal = _refusal(path)
+    refusal = edit_refusal(path)
     if refusal:
         st.caption(escape_markdown(refusal))
         return
@@ -78,7 +78,7 @@ def triple_actions(path: str | Path, memory: Memory, triple: int, key: str) -> N
     take_report(key, EDIT_NOTE)
     if not 0 <= triple < len(memory.triples):
         return
-    refusal = _refusal(path)
+    refusal = edit_refusal(path)
     if refusal:
         st.caption(escape_markdown(refusal))
         return
@@ -86,12 +86,37 @@ def triple_actions(path: str | Path, memory: Memory, triple: int, key: str) -> N
                   f"{key}_{memory.fingerprint()}_t{triple}", False)
 
 
-def _refusal(path: str | Path) -> str:
+def edit_refusal(path: str | Path) -> str:
     """Why edits cannot be made here ('' when they can): the sample, or room mode."""
     if memory_state.is_sample(path):
         return ("The sample memory cannot be edited: make an editable copy on the Memory page "
                 "(Edit entities and triples) and edit that.")
     return room.live_refusal("removals", room.current()) or ""
+
+
+def panel_actions(path: str | Path, memory: Memory, entity: str, key: str) -> None:
+    """A graph panel's edits of the entity it shows: the entity's own (`entity_actions`) and a triple
+    of its, chosen from those the panel lists, removed (`triple_actions`). One sentence instead when
+    edits are refused here (the sample, room mode)."""
+    node = memory.entity(entity)
+    if node is None:
+        return
+    refusal = edit_refusal(path)
+    if refusal:
+        take_report(key, EDIT_NOTE)
+        st.caption(escape_markdown(refusal))
+        return
+    entity_actions(path, memory, entity, key)
+    ids = memory.triples_of.get(node.key, [])
+    if not ids:
+        return
+    t = memory.triples
+    chosen = st.selectbox("a triple listed above", ids, index=None, key=f"{key}_{memory.fingerprint()}_triple",
+                          placeholder="choose one of its triples to edit",
+                          format_func=lambda i: clip(f"#{t[i].triple_id}: {t[i].head} → {t[i].relation} → "
+                                                     f"{t[i].tail} (passage {t[i].chunk_id})", 160))
+    if chosen is not None:
+        triple_actions(path, memory, int(chosen), key)
 
 
 def _apply_button(path: Path, memory: Memory, edit: Edit | None, key: str, k: str, refused: bool) -> None:

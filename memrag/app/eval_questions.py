@@ -19,8 +19,10 @@ from memrag.methods import registry
 
 ALL = "every question"
 Outcomes = dict[str, dict[str, MethodOutcome]]  # qid → method → outcome
-ROW_PX = 74  # above 4 rem a dataframe wraps its text: three lines per cell
-METHOD_PX = 175  # four methods, the id, question and gold answer fit a 1,440 px window with the sidebar
+ROW_PX = 96  # above 4 rem a dataframe wraps its text: four lines per cell
+# the page's column at 1,440 px with the sidebar is ~980 px: selection 35, id 45, question 215,
+# gold answer 85, and four methods of 145 px
+METHOD_PX = 145
 
 
 def fate_k(summary_stamp: dict[str, Any]) -> int:
@@ -49,9 +51,9 @@ def compact_config(methods: Sequence[str], k: int) -> dict[str, Any]:
     """Column widths that keep the table inside the page at 1,440 px (its text wraps instead)."""
     help_ = (f"gold passages in the top {k} of all gold passages · EM ✓ right / ✗ wrong (none: no answer step) · "
              "each missed passage with its fate")
-    return {"id": st.column_config.TextColumn("id", width=48),
-            "question": st.column_config.TextColumn("question", width=280),
-            "gold answer": st.column_config.TextColumn("gold answer", width=110),
+    return {"id": st.column_config.TextColumn("id", width=45),
+            "question": st.column_config.TextColumn("question", width=215),
+            "gold answer": st.column_config.TextColumn("gold answer", width=85),
             **{registry.label_of(m): st.column_config.TextColumn(registry.label_of(m), width=METHOD_PX, help=help_)
                for m in methods}}
 
@@ -70,7 +72,7 @@ def filter_controls(records: Sequence[dict[str, Any]], methods: Sequence[str], o
     rules = [ALL, *misses.RULES]
     c1, c2, c3, c4 = st.columns([2, 2, 2, 2])
     method = c1.selectbox("questions where", methods, format_func=registry.label_of, key=f"{key}_filter_method")
-    rule = c2.selectbox("filter", rules, key=f"{key}_filter_rule", label_visibility="hidden",
+    rule = c2.selectbox("outcome", rules, key=f"{key}_filter_rule",
                         format_func=lambda r: "(any outcome)" if r == ALL else r)
     others = [m for m in methods if m != method]
     other = None
@@ -78,8 +80,7 @@ def filter_controls(records: Sequence[dict[str, Any]], methods: Sequence[str], o
         if not others:
             c3.caption("one method only: nothing to differ from")
             return [r["qid"] for r in records]
-        other = c3.selectbox("other method", others, format_func=registry.label_of, key=f"{key}_filter_other",
-                             label_visibility="hidden")
+        other = c3.selectbox("than", others, format_func=registry.label_of, key=f"{key}_filter_other")
     if rule == ALL:
         kept = [r["qid"] for r in records]
     else:

@@ -490,7 +490,8 @@ def run_view(run: EvalRun, key: str = "eval", start: Callable[..., None] | None 
     table with exports, and one question's traces in the Ask page's views; under a rerun, the run
     it repeats compared; with `start` (the page's job starter), asking the run again is offered."""
     s = run.typed_summary
-    st.caption(escape_markdown(f"{len(run.records)} question(s) · {stamp_line(s)}"))
+    n = f"{len(run.records)} question(s)" if run.records else f"summary of {s.stamp.get('questions')} question(s)"
+    st.caption(escape_markdown(f"{n} · {stamp_line(s)}"))
     st.caption(escape_markdown(f"folder: {run.folder}"))
     scores = _table(report.score_rows(s))
     cut = list(scores.columns).index("capped answers")  # two tables, each inside the page at 1,440 px

@@ -94,7 +94,12 @@ def guide_section() -> None:
     known = guide(path)
     if known is None:
         st.caption("The sample memory has no recorded questions with gold answers.")
-        return
+    else:
+        _groups(path, known)
+    showcase_section()
+
+
+def _groups(path: str, known: Guide) -> None:
     st.caption(escape_markdown(demo_guide.how_computed(known)))
     questions = recording_state.demo_questions(path)
     for g in known.groups:
@@ -106,3 +111,66 @@ def guide_section() -> None:
             if right.button("open on Ask", key=f"guide_{g.key}_{p.qid}"):
                 _open_on_ask(path, [str(q.get("id", "")) for q in questions].index(p.qid))
                 st.switch_page("app_pages/ask.py")
+
+
+# ------------------------------------------------------------------ the recorded showcase of editing
+SHOWCASE_STEPS = "\n".join((
+    "1. **Ask** replays the question from the recordings.",
+    "2. On the **Memory** page the explorer's panel shows the triple's head: open 'Edit this entity or one of its "
+    "triples', choose the triple, **Apply**.",
+    "3. Back on **Ask**, **Ask again on this version**: the calls the edit changed are answered from the "
+    "showcase's recordings (offline), and the page lists what changed per method.",
+    "4. To undo: the Memory page's **Edit entities and triples**, **Make this version live** on the first version."))
+
+
+def showcase_section() -> None:
+    """'Fix the memory, ask again': the recorded showcase, what it showed when recorded, and a button
+    that opens it on a fresh editable copy of the sample (the sample itself is never edited)."""
+    from memrag.explain import showcase
+
+    if not showcase.available():
+        return
+    try:
+        show, lines = showcase.load(), showcase.expected_lines()
+        record = show.record
+    except (ValueError, KeyError, OSError) as e:  # a damaged showcase file: said, not raised
+        st.caption(escape_markdown(f"The showcase cannot be opened: {e}"))
+        return
+    st.markdown("**Fix the memory, ask again** · a recorded showcase")
+    st.markdown(escape_markdown(f"{show.qid}: {record['question']} — {show.title}"))
+    st.caption(escape_markdown(show.why))
+    for line in lines:
+        st.markdown("- " + escape_markdown(f"recorded: {line}"))
+    st.caption(SHOWCASE_STEPS)
+    if st.button("Open the showcase on an editable copy", key="guide_showcase"):
+        if _open_showcase(show):
+            st.switch_page("app_pages/ask.py")
+
+
+def _open_showcase(show: Any) -> bool:
+    """A fresh copy of the sample made and opened, the Ask page on the showcase's question and the
+    Memory page's explorer on the edited triple's head; False (said) when it cannot be made."""
+    from memrag.app import memory_views, room
+    from memrag.index import copies, edits, store
+
+    refusal = room.live_refusal("removals", room.current())
+    if refusal:
+        st.warning(escape_markdown(refusal))
+        return False
+    sample = memory_state.sample_memory_dir()
+    n = 1
+    while memory_state.memory_path(f"showcase-{n}").exists():
+        n += 1
+    try:
+        copy = copies.copy_memory(sample, memory_state.memory_path(f"showcase-{n}"))
+    except (store.MemoryStoreError, OSError) as e:
+        st.error(escape_markdown(room.shown_error(str(e), room.current(), "The copy")))
+        return False
+    path = str(copy)
+    index = [str(q.get("id", "")) for q in recording_state.demo_questions(path)].index(show.qid)
+    _open_on_ask(path, index)
+    if show.edit.kind == "remove-triple":
+        memory = memory_state.open_memory(path)
+        head = memory.triples[int(show.edit.args["triple"])].head
+        memory_views.choose_entity("mem", edits.find_entity(memory, head).key)
+    return True

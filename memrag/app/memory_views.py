@@ -3,11 +3,14 @@ indexing cost."""
 
 from __future__ import annotations
 
+from functools import partial
+from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
 import streamlit as st
 
+from memrag.app.edit_views import panel_actions
 from memrag.app.view_cache import drawn
 from memrag.app.widgets import frame, picture
 from memrag.index.memory import Memory
@@ -23,11 +26,13 @@ def memory_summary(memory: Memory) -> dict[str, Any]:
     return {**stats, "built with": f"{llm.get('backend', '?')} / {llm.get('model', '?')}" if llm else "unknown"}
 
 
-def memory_tabs(memory: Memory, key: str = "mem") -> None:
-    """The five views of a memory; only the open tab is computed."""
+def memory_tabs(memory: Memory, key: str = "mem", path: str | Path | None = None) -> None:
+    """The five views of a memory; only the open tab is computed. With `path` (the memory's folder),
+    the knowledge graph's entity panel offers edits of what it shows."""
     labels = ["Knowledge graph", "Coreference candidates", "Engrams", "Documents and chunks", "Indexing cost"]
     tabs = st.tabs(labels, key=f"{key}_tabs", on_change="rerun")
-    views: list[Callable[[Memory, str], None]] = [_kg_tab, _coref_tab, _engrams_tab, _docs_tab, _cost_tab]
+    views: list[Callable[[Memory, str], None]] = [partial(_kg_tab, path=path), _coref_tab, _engrams_tab, _docs_tab,
+                                                  _cost_tab]
     for tab, view in zip(tabs, views):
         with tab:
             if tab.open:
@@ -42,6 +47,11 @@ def _size_slider(container: Any, key: str) -> int:
 # ------------------------------------------------------------------ the knowledge graph: the whole memory
 def _explorer(memory: Memory, types: tuple[str, ...] | None) -> memory_explorer.Explorer:
     return memory_explorer.Explorer.of(memory_map.memory_map(memory), types)
+
+
+def choose_entity(key: str, entity: str) -> None:
+    """Open the knowledge-graph tab of `key` on `entity` (a link from elsewhere: the demo guide)."""
+    _choose(key, entity, keep_expanded=False)
 
 
 def _choose(key: str, entity: str | None, *, keep_expanded: bool = True) -> None:
@@ -97,7 +107,7 @@ def _lit_figure(memory: Memory, types: tuple[str, ...] | None, chosen: str, expa
     return memory_explorer.neighbourhood_figure(memory, explorer, explorer.highlight(chosen, expanded))
 
 
-def _kg_tab(memory: Memory, key: str) -> None:
+def _kg_tab(memory: Memory, key: str, path: str | Path | None = None) -> None:
     c1, c2 = st.columns([3, 2])
     with c1:
         _find(memory, key)
@@ -111,7 +121,7 @@ def _kg_tab(memory: Memory, key: str) -> None:
     with panel_col:  # first: a click's answer is sent before the map, which a click leaves as it is
         # its own fragment: a click in the panel (its neighbourhood, expand, clear) reruns the panel
         # alone, and the map (18,000 points for MuSiQue) is neither rebuilt nor sent again
-        st.fragment(_entity_panel)(memory, key, types)
+        st.fragment(_entity_panel)(memory, key, types, path)
     with graph_col:
         st.plotly_chart(drawn(_map_figure, memory, types), key=f"{key}_kg_map",
                         on_select=lambda: _clicked(key, explorer, f"{key}_kg_map"), selection_mode="points",
@@ -119,7 +129,8 @@ def _kg_tab(memory: Memory, key: str) -> None:
         st.caption(escape_markdown(drawn(_map_caption, memory, types)))
 
 
-def _entity_panel(memory: Memory, key: str, types: tuple[str, ...] | None) -> None:
+def _entity_panel(memory: Memory, key: str, types: tuple[str, ...] | None,
+                  path: str | Path | None = None) -> None:
     """What the chosen entity is, its neighbourhood, its relations and its passages: drawn here by Python."""
     explorer = drawn(_explorer, memory, types)
     light = explorer.highlight(st.session_state.get(f"{key}_kg_chosen"),
@@ -150,6 +161,11 @@ def _entity_panel(memory: Memory, key: str, types: tuple[str, ...] | None) -> No
                 st.text(text)
         if facts.candidates:
             st.caption(escape_markdown("coreference candidates: " + ", ".join(facts.candidates)))
+        if path is not None:
+            edit_key = f"{key}_kg_edit"  # open again after an edit: its outcome shows inside
+            with st.expander("Edit this entity or one of its triples (a new version; the edit log undoes it)",
+                             expanded=f"{edit_key}_done" in st.session_state):
+                panel_actions(path, memory, facts.key, edit_key)
 
 
 def _expand(key: str, explorer: memory_explorer.Explorer, light: memory_explorer.Highlight) -> None:

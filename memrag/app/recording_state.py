@@ -41,4 +41,22 @@ def demo_questions(path: str | None) -> list[dict[str, Any]]:
 
         return demo.sample_questions()
     rec, _ = recordings(path)
-    return [{"id": f"r{i + 1}", "question": q} for i, q in enumerate(rec.questions)] if rec else []
+    if rec is None:
+        return []
+    known = _sample_records(path, rec)
+    return [known.get(" ".join(q.split())) or {"id": f"r{i + 1}", "question": q} for i, q in enumerate(rec.questions)]
+
+
+def _sample_records(path: str, rec: Recordings) -> dict[str, dict[str, Any]]:
+    """The sample's question records (with gold) for the questions `rec` holds, when the memory at `path`
+    holds every gold document of them: a copy of the sample (edited or not) keeps its gold questions,
+    while another memory's recordings of the same words get no gold that is not in it."""
+    from memrag import demo
+    from memrag.app.memory_state import open_memory
+
+    wanted = {" ".join(q["question"].split()): q for q in demo.sample_questions()}
+    held = [wanted[n] for n in (" ".join(q.split()) for q in rec.questions) if n in wanted]
+    if not held:
+        return {}
+    docs = {c.doc_id for c in open_memory(path).chunks}
+    return {" ".join(q["question"].split()): q for q in held if set(q.get("gold_docs", [])) <= docs}

@@ -36,26 +36,33 @@ class MethodOutcome:
     gold: int  # gold passages of the question
 
     def text(self) -> str:
-        """'R@k 1/3 · EM ✗ · missed Corwin Penhallow (shown, not kept); …' for a compact table cell."""
+        """'1/3 · EM ✗ — Corwin Penhallow: shown to the model, not kept; …' for a compact table cell:
+        gold passages in the top k of all, the answer, then each missed passage with its fate."""
         found = self.gold - len(self.missed)
         em = "" if self.wrong is None else f" · EM {'✗' if self.wrong else '✓'}"
-        missed = "; ".join(f"{m.title} ({m.fate})" for m in self.missed)
-        return f"{found}/{self.gold}{em}" + (f" · missed {missed}" if missed else "")
+        missed = "; ".join(f"{m.title}: {m.fate}" for m in self.missed)
+        return f"{found}/{self.gold}{em}" + (f" — {missed}" if missed else "")
 
 
-def _titles(entry: dict[str, Any]) -> dict[str, str]:
-    """doc id → title from the method's stored trace (its passages' references)."""
-    chunks = (entry.get("trace") or {}).get("chunks") or []
-    return {str(c.get("doc_id")): str(c.get("title") or "") for c in chunks if isinstance(c, dict)}
+def titles_of(entries: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """doc id → title from methods' stored traces (their passages' references): a passage one
+    method never retrieved is named by another's trace."""
+    out: dict[str, str] = {}
+    for entry in entries:
+        for c in (entry.get("trace") or {}).get("chunks") or []:
+            if isinstance(c, dict) and c.get("title"):
+                out.setdefault(str(c.get("doc_id")), str(c["title"]))
+    return out
 
 
-def method_outcome(method: str, entry: dict[str, Any], k: int) -> MethodOutcome:
-    """A method's misses on one question, from its results entry (gold fates, metrics, trace refs)."""
+def method_outcome(method: str, entry: dict[str, Any], k: int, titles: dict[str, str] | None = None) -> MethodOutcome:
+    """A method's misses on one question, from its results entry (gold fates, metrics, trace refs);
+    `titles` names passages its own trace does not hold."""
     by_unit: dict[str, list[dict[str, Any]]] = {}
     for f in entry.get("gold_fate") or []:
         unit = str(f.get("unit") or f"chunk:{f.get('chunk_id')}")
         by_unit.setdefault(unit, []).append(f)
-    titles = _titles(entry)
+    titles = {**(titles or {}), **titles_of([entry])}
     missed = []
     for unit, fates in by_unit.items():
         best = best_fate(fates)
@@ -69,7 +76,8 @@ def method_outcome(method: str, entry: dict[str, Any], k: int) -> MethodOutcome:
 def question_outcomes(record: dict[str, Any], methods: Iterable[str], k: int) -> dict[str, MethodOutcome]:
     """method → its outcome on this question (methods the record lacks are left out)."""
     per = record.get("methods") or {}
-    return {m: method_outcome(m, per[m], k) for m in methods if m in per}
+    titles = titles_of(per.values())
+    return {m: method_outcome(m, per[m], k, titles) for m in methods if m in per}
 
 
 def differs(a: MethodOutcome, b: MethodOutcome) -> bool:

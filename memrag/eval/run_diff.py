@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from memrag.eval.compare_runs import compare
-from memrag.eval.misses import method_outcome
+from memrag.eval.misses import method_outcome, titles_of
 from memrag.eval.records import LABELS, QuestionRecord
 
 METRICS = ("recall@2", "recall@5", "em")
@@ -57,9 +57,10 @@ def _typed(records: Sequence[dict[str, Any]], what: str) -> dict[str, QuestionRe
     return {r["qid"]: QuestionRecord.from_json(r, f"{what} run, question {r.get('qid')!r}") for r in records}
 
 
-def question_change(qid: str, method: str, before: dict[str, Any], after: dict[str, Any], k: int) -> QuestionChange:
+def question_change(qid: str, method: str, before: dict[str, Any], after: dict[str, Any], k: int,
+                    titles: dict[str, str] | None = None) -> QuestionChange:
     """One method's entry of one question in both runs (results.jsonl's method entries)."""
-    was, now = method_outcome(method, before, k), method_outcome(method, after, k)
+    was, now = method_outcome(method, before, k, titles), method_outcome(method, after, k, titles)
     missed_before = {m.unit: m.title for m in was.missed}
     missed_after = {m.unit: m.title for m in now.missed}
     return QuestionChange(
@@ -77,9 +78,10 @@ def diff_runs(before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]],
     paired = compare(_typed([b[q] for q in shared], "earlier"), _typed([a[q] for q in shared], "later"), METRICS)
     changes = []
     for q in shared:
+        titles = titles_of([*b[q]["methods"].values(), *a[q]["methods"].values()])
         for m in methods:
             if m in b[q]["methods"] and m in a[q]["methods"]:
-                c = question_change(q, m, b[q]["methods"][m], a[q]["methods"][m], k)
+                c = question_change(q, m, b[q]["methods"][m], a[q]["methods"][m], k, titles)
                 if c.changed:
                     changes.append(c)
     return RunDiff(paired, changes, len(shared), len(b) - len(shared), len(a) - len(shared))

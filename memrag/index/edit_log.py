@@ -6,7 +6,8 @@ lock after CURRENT was switched (a crash between the two leaves a version the lo
 `index --versions` still lists it). The log is shared by every version of the folder, so it tells
 the whole story, including versions since pruned (`versions.history` says which are still on disk).
 Appends are single writes of one line, so a torn last line (a power cut) is the worst damage; the
-reader skips lines that are not what memrag writes and reads at most the last READ_MAX_BYTES.
+reader (through `memrag.filesafe`: a regular file only, never a pipe that would hold it) skips lines
+that are not what memrag writes and reads at most the last READ_MAX_BYTES.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memrag.durable import fsync_dir, write_atomic
+from memrag.filesafe import UnreadableFile, open_regular
 
 LOG = "edit-log.jsonl"
 READ_MAX_BYTES = 2_000_000  # thousands of entries; older ones are dropped when the file outgrows it
@@ -62,13 +64,16 @@ def _trim(file: Path) -> None:
 def read(path: Path) -> list[LogEntry]:
     """The entries, oldest first ([] when there is no log). Lines memrag did not write are skipped."""
     file = Path(path) / LOG
-    try:
-        with open(file, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            fh.seek(max(0, size - READ_MAX_BYTES))
-            blob = fh.read(READ_MAX_BYTES)
-    except FileNotFoundError:
+    if not os.path.lexists(file):
         return []
+    try:
+        fd = open_regular(file)  # filesafe's rule: a pipe or a device by that name is never opened to wait
+    except UnreadableFile:
+        return []  # not a file memrag wrote (a folder, a pipe): no entry of it can be read
+    with os.fdopen(fd, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        fh.seek(max(0, size - READ_MAX_BYTES))
+        blob = fh.read(READ_MAX_BYTES)  # the bound: a log grown past it is read from its tail
     lines = blob.split(b"\n")
     if size > READ_MAX_BYTES:
         lines = lines[1:]  # the first is cut

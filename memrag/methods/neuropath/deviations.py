@@ -16,7 +16,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "by evidence, R@2 rose on both selection sets (sample 49.2 -> 58.3, MuSiQue 31-60 45.3 -> 48.1). "
               "The floor (2026-12-02) keeps fusion from burying a kept passage below completion's head by "
               "the path list's 'past the end' score (the CARICOM question: rank 19 -> 3); R@2 is unchanged by "
-              "construction, R@5 moved -3.8 / +3.9 / -0.3 points (sample / MuSiQue 31-60 / 1-30, replayed)"),
+              "construction, R@5 moved -3.8 / +3.9 / -0.3 points (sample / MuSiQue 31-60 / 1-30, replayed). Against the paper's "
+              "order again (2026-12-07, replayed, no model): R@2 / R@5 fused 58.8 / 87.5, 53.3 / 67.5 and 50.6 / "
+              "74.4 against first 57.5 / 86.2, 52.5 / 65.8 and 48.6 / 72.2 (sample, MuSiQue 31-60, 1-30)"),
     Deviation("neuropath", "What a tracking prompt after hop 1 carries (hop_prompt; an option, off)",
               "the question and the listed paths only",
               "hop_prompt='paths' (default since 2026-12-02) is the official shape; 'carry', memrag's earlier "
@@ -99,10 +101,12 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "cap bound in 6 of 28, 10 of 42 and 12 of 40 likelihood judgements (sample, MuSiQue 31-60, 1-30)"),
     Deviation("neuropath", "Seed links per query entity (seed_top; an option, 1 = the paper)",
               "every query entity seeds its one nearest graph node",
-              "seed_top=k links each query entity to its k nearest graph nodes; each link is held to "
-              "seed_floor on its own and recorded in the seed table with its rank (link 1..k)",
-              "on MuSiQue 1-30 20 of 69 gold passages were out of 2-hop reach of the seeds: the gold was "
-              "often named under a node next to the nearest one ('Nets' -> 'New York Nets'); 3 links per "
-              "entity would bring gold within 2-hop reach from 45 to 57 of 69 (replayed traces), at about "
-              "twice the median reach in passages"),
+              "seed_top=k links each query entity to its k nearest graph nodes; each link is held to seed_floor "
+              "on its own, and a link beyond the nearest only if the names nest (one's words all in the "
+              "other's: 'Nets' -> 'New York Nets'); the seed table records each link's rank. Default 1",
+              "measured as the reach lever of issue 37 and not chosen: the 3 nearest nodes without the nesting "
+              "rule linked siblings ('26th Chess Olympiad' -> '36th Chess Olympiad' 0.97, 'AD 43' -> 'AD 41' "
+              "0.92) and moved NeuroPath's R@2 / R@5 by +2.5 / -2.5 (sample, EM -5.0) and -1.7 / -1.9 (MuSiQue "
+              "31-60); with the rule, +2.5 / -2.5 and -1.7 / 0.0; measured once on MuSiQue 1-30: -3.3 / 0.0, "
+              "EM 0.0, gold within 2 hops of a seed 46 -> 47 of 71 (docs/runs/musique-pooled-1-30-reach)"),
 )

@@ -47,9 +47,10 @@ class NeuroPathParams:
         "('LaHave' → 'LaHave River' 0.72, 'Nets' → 'New York Nets' 0.79).", low=0.0, high=1.0)
     seed_top: int = _f(
         1, "Seed links per query entity: its seed_top nearest graph nodes, each a seed if at or above "
-        "seed_floor (the floor holds per link). 1 = the paper (the nearest node only); more reaches gold "
-        "named under another node ('Nets' → 'New York Nets' and 'Brooklyn Nets'), at the price of more "
-        "listed paths and longer prompts.", low=1, high=20)
+        "seed_floor (the floor holds per link) and, beyond the nearest, only if the names nest (one's words "
+        "all in the other's: 'Nets' → 'New York Nets', not '26th Chess Olympiad' → '36th Chess Olympiad'). "
+        "1 = the paper (the nearest node only); more reaches gold named under a longer name, at the price "
+        "of more listed paths and longer prompts.", low=1, high=20)
     skip_class_words: bool = _f(
         True, "Deviation: a query entity written all in lower case ('country', 'city of birth', 'director') "
         "names a kind of thing, not an entity, and seeds nothing; its nearest graph node (often the same "

@@ -19,6 +19,7 @@ why each ranked chunk is there.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, get_args
@@ -160,6 +161,14 @@ def is_class_word(query_entity: str) -> bool:
     return bool(letters) and any(c.lower() != c.upper() for c in letters) and not any(c.isupper() for c in letters)
 
 
+def names_nest(query_entity: str, name: str) -> bool:
+    """One name's words all within the other's ('Nets' / 'New York Nets', 'Nicholas I' / 'Nicholas I
+    of Russia'): a longer or shorter name of the same thing, not a sibling that differs by a word
+    ('26th Chess Olympiad' / '36th Chess Olympiad', 'AD 43' / 'AD 41')."""
+    a, b = set(re.findall(r"\w+", query_entity.lower())), set(re.findall(r"\w+", name.lower()))
+    return bool(a and b) and (a <= b or b <= a)
+
+
 def _seeds(ctx: QueryContext, trace: Trace, params: NeuroPathParams) -> list[str]:
     """Seed records into the trace; returns the seed set (seeds, then their coreference members)."""
     memory, detail = ctx.memory, trace.detail(NeuroPathDetail)
@@ -172,7 +181,7 @@ def _seeds(ctx: QueryContext, trace: Trace, params: NeuroPathParams) -> list[str
             for link, (s, i) in enumerate(zip(row_s[:k], row_i[:k]), start=1):
                 node = memory.entities[int(i)]
                 accepted = (params.seed_floor <= 0 or float(s) >= params.seed_floor) and \
-                    not (params.skip_class_words and is_class_word(qe))
+                    not (params.skip_class_words and is_class_word(qe)) and (link == 1 or names_nest(qe, node.name))
                 detail.seeds.append(NeuroPathSeed(qe, node.key, node.name, float(s), accepted=accepted, link=link))
         if params.verbatim_seeds:
             taken = {s.key for s in detail.seeds if s.accepted}
@@ -193,10 +202,13 @@ def _seeds(ctx: QueryContext, trace: Trace, params: NeuroPathParams) -> list[str
                 order.append(m.key)
     accepted = [s for s in detail.seeds if s.accepted]
     kinds = [s for s in detail.seeds if not s.accepted and params.skip_class_words and is_class_word(s.query_entity)]
-    low = len(detail.seeds) - len(accepted) - len(kinds)
+    other = [s for s in detail.seeds if not s.accepted and s not in kinds and s.link > 1
+             and not names_nest(s.query_entity, s.name)]
+    low = len(detail.seeds) - len(accepted) - len(kinds) - len(other)
     step.summary = (f"{len(detail.query_entities)} query entities → {len(accepted)} seeds"
                     + (f" (each linked to its {params.seed_top} nearest graph nodes)" if params.seed_top > 1 else "")
                     + (f" ({low} below the similarity floor {params.seed_floor})" if low else "")
+                    + (f" ({len(other)} further link(s) naming another thing: the names do not nest)" if other else "")
                     + (f" ({len(kinds)} written in lower case, a kind of thing rather than an entity: "
                        f"{', '.join(repr(s.query_entity) for s in kinds)})" if kinds else "")
                     + f"; {len(order) - len({s.key for s in accepted})} coreference members added.")
