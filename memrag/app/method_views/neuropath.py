@@ -10,6 +10,7 @@ import streamlit as st
 from memrag.app import focus, graph_view
 from memrag.app.method_views import MethodViews
 from memrag.app.method_views.common import Picture, method_picture_of, numbers
+from memrag.app.table_fit import fitted_table, ranked_passages
 from memrag.app.widgets import fitted_lines, frame, text, wrapped_table
 from memrag.methods.fate_kit import FateRecord, Moment
 from memrag.methods.neuropath.fates import NeuroPathFate
@@ -91,11 +92,11 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
         st.info("This trace has no NeuroPath detail.")
         return
     text(", ".join(d.query_entities) or "(none)", prefix="**Query entities:** ")
-    st.dataframe(frame([{"query entity": s.query_entity, "seed": s.name, "similarity": round(s.similarity, 3),
-                       "origin": s.origin, "accepted": s.accepted,
-                       "coreference members": ", ".join(f"{m.name} ({m.similarity:.2f})" for m in s.coref)}
-                      for s in d.seeds], ["query entity", "seed", "similarity", "origin", "accepted",
-                                          "coreference members"]), hide_index=True)
+    fitted_table(frame([{"query entity": s.query_entity, "seed": s.name, "similarity": round(s.similarity, 3),
+                         "origin": s.origin, "accepted": s.accepted,
+                         "coreference members": ", ".join(f"{m.name} ({m.similarity:.2f})" for m in s.coref)}
+                        for s in d.seeds], ["query entity", "seed", "similarity", "origin", "accepted",
+                                            "coreference members"]), wrap=["coreference members"])
     if d.fallback_dense:
         st.info("No query entities: NeuroPath fell back to dense retrieval.")
     steps = [hop_step(h.hop) for h in d.hops] + ["All hops", COMPLETION]
@@ -140,7 +141,7 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
                    help=f"{words.KEPT_PATH_PASSAGES.label}: {words.KEPT_PATH_PASSAGES.help}. "
                         f"{words.COMPLETION_PASSAGES.label}: {words.COMPLETION_PASSAGES.help}.")
         text(d.de_query or "(no completion query)")
-        st.dataframe(tables.ranked_table(trace, gold_ids, limit=20), hide_index=True)
+        ranked_passages(tables.ranked_table(trace, gold_ids, limit=20))
 
 
 def route_chart(trace: Trace, gold_ids: Iterable[int] | None, key: str, upto: int | None = None) -> None:
