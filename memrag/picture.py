@@ -13,6 +13,8 @@ from dataclasses import dataclass
 NODE_KINDS = ("question", "entity", "passage", "count")  # count: listed-not-kept paths folded into one node
 # what an edge stands for
 EDGE_KINDS = ("triple", "coreference", "activation", "passage")
+# what an edit of the memory did to a mark, when a picture is compared with an earlier run's (ask again)
+CHANGES = ("appeared",)
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class PictureNode:
     gold: bool = False  # from a gold passage
     tooltip: str = ""  # plain text shown on hover
     ref: str = ""  # what it stands for in the memory: an entity key, a chunk id, a path id
+    change: str = ""  # one of CHANGES: new since the run it is compared with ('' = not compared, or the same)
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,7 @@ class PictureEdge:
     step: int | None = None
     tooltip: str = ""
     ref: str = ""  # a triple id, a chunk id
+    change: str = ""  # one of CHANGES (see PictureNode.change)
 
 
 @dataclass(frozen=True)

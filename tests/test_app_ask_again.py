@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from memrag.app.ask_result import AskResult
 from memrag.ask import ask
-from memrag.index import edits, store
+from memrag.index import edits, store, versions
 from memrag.index.edits import Edit
 from test_app_pages import QUESTION, embedder, no_exception, plain, scripted
 from test_app_pages import home, recorded, tiny  # noqa: F401 (fixtures)
@@ -62,6 +62,10 @@ def test_answers_made_before_an_edit_are_asked_again_and_the_change_shown(tiny):
 
 
 # ------------------------------------------------------------------ on the Ask page, offline
+def answers(at) -> list[str]:
+    return [m.value for m in at.markdown if m.value.startswith("**Answer:**")]
+
+
 def _tiny_showcase(folder, work) -> "object":
     """A showcase for the tiny stand-in sample: remove triple 0 (Ada Brennick born in Port Alder), the
     calls it changes recorded once with the scripted model (the engine the stand-in's recordings name)."""
@@ -93,6 +97,7 @@ def test_the_ask_page_asks_again_after_an_edit_offline_from_the_showcase_recordi
     assert at.radio(key="ask_kind").value == "Demo question"  # a copy of the sample keeps its gold questions
     at = ask(at, question="")
     assert "R@5" in [m.label for m in at.metric]  # gold known on the copy
+    first, first_version = answers(at), store.current_version_dir(copy).name
     assert "This memory changed" not in plain(at)
     edits.edit_memory(copy, show.edit, lambda model: embedder())
     at = no_exception(at.run())
@@ -106,6 +111,16 @@ def test_the_ask_page_asks_again_after_an_edit_offline_from_the_showcase_recordi
     assert "What changed, method by method" in said and "Ada Brennick → born in → Port Alder" in said
     assert "This memory changed since these answers." not in said  # the answers shown are this version's
     assert live.calls == []  # offline: the showcase's recordings answered the changed calls
+    # the edit undone (its first version live again): the answers of the undone edit are offered again,
+    # and asked again they come back as the first ones, every changed call from the copy's recordings
+    versions.use_version(copy, first_version)
+    at = no_exception(at.run())
+    assert "This memory changed since these answers." in plain(at)
+    click(at, "Ask again on this version")
+    job = wait_for(at, session.AppState.ask_job.key)
+    assert job.status == "done", job.error
+    at = no_exception(at.run())
+    assert answers(at) == first and "What changed, method by method" in plain(at) and live.calls == []
 
 
 def test_another_edit_is_not_answered_by_the_showcase_and_says_so(recorded, home, tmp_path, monkeypatch):

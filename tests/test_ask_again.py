@@ -145,7 +145,7 @@ def test_a_merge_opens_a_second_hop_and_the_diff_says_so():
     again = ask_again(edited, traces, llm=policy(hops=2), embedder=HashEmbedder())
     d = diff_method(traces[0], again.traces[0], gold_chunk_ids=[0, 1])
     steps = {s.label: s for s in d.steps}
-    assert "Ada Brennick → founded → Varrow Coast Lines; Varrow Coast → ran ferries from → Port Alder" in \
+    assert "Ada Brennick → founded → Varrow Coast Lines ⇒ Varrow Coast → ran ferries from → Port Alder" in \
         steps["hop 2: paths kept"].appeared
     assert again.asked["neuropath"] >= 1 and again.reused["neuropath"] >= 2  # entities, hop 1 replayed
 

@@ -23,6 +23,7 @@ from memrag.demo import gold_chunk_ids
 from memrag.eval.gold import doc_unit
 from memrag.explain import ask_again
 from memrag.explain.trace_diff import MethodDiff, diff_traces
+from memrag.index import versions
 from memrag.index.memory import Memory
 from memrag.index.stale import stale_message
 from memrag.plain_text import clip, escape_markdown
@@ -67,9 +68,21 @@ def _estimate(memory: Memory, traces: list[Trace], engine: Any) -> ask_again.Est
     return made[key]
 
 
+def _other_version(shown: AskResult, memory: Memory, path: str | Path) -> bool:
+    """Whether `shown` was made on another version of the memory folder at `path`: an earlier one, or
+    one kept in its log that is no longer live (an edit since undone, another version made live)."""
+    if stale_message(shown.traces, path):
+        return True
+    made = {t.memory_fingerprint for t in shown.traces}
+    if memory.fingerprint() in made:
+        return False
+    return bool(made & {v.fingerprint for v in versions.list_versions(Path(path), open_each=False) if not v.live})
+
+
 def offer(shown: AskResult, memory: Memory, path: str | Path, rec: Any, live: bool) -> None:
-    """Below answers made on an earlier version of this memory: ask them again on this one."""
-    if not stale_message(shown.traces, path) or shown.mode == "file":
+    """Below answers made on another version of this memory (before an edit, or on an edit since
+    undone): ask them again on this one."""
+    if shown.mode == "file" or not _other_version(shown, memory, path):
         return
     engine, why = _engine(rec, live)
     st.markdown("**This memory changed since these answers.**")
@@ -121,6 +134,28 @@ def changes(shown: AskResult, memory: Memory) -> None:
     for i, d in enumerate(diffs):
         with cols[i % 2].container(border=True):
             _method(d)
+    _route_since(again["before"], shown.traces, gold)
+
+
+def _route_since(before: list[Trace], now: list[Trace], gold: list[int]) -> None:
+    """NeuroPath's route now, its paths new since the edit marked hop by hop (the typed picture and
+    its one renderer, clicks reaching the same panel as on the route above). HippoRAG 2's and
+    EcphoryRAG's pictures are not typed pictures yet: their changes stay the lines above."""
+    from memrag.app import graph_view
+    from memrag.app.method_views.neuropath import ROUTE_WIDTH, route_part
+    from memrag.methods.neuropath import route_diff
+    from memrag.viz import look as looks
+
+    was = {t.method: t for t in before}
+    for t in now:
+        if t.method != "neuropath" or t.method not in was or not route_diff.comparable(was[t.method], t):
+            continue
+        st.markdown("**NeuroPath's route now**, what is new since the edit in magenta (per hop: the note counts "
+                    "what appeared and what is gone)")
+        chart = graph_view.Chart(looks.current(), 560, ROUTE_WIDTH, graph_view.results_key())
+        graph_view.picture_chart(t, lambda opened, was=was[t.method], t=t: route_diff.since(
+                                     was, t, expanded=opened, gold_chunk_ids=gold),
+                                 f"np_since_{id(t)}", chart, route_part)
 
 
 def under_answers(shown: AskResult, memory: Memory, path: str | Path, rec: Any, live: bool) -> None:
@@ -138,11 +173,11 @@ def _method(d: MethodDiff) -> None:
         if not any(line.startswith(p) for p in steps):
             st.markdown(escape_markdown(line))
     for s in d.steps:  # what each step found that appeared or disappeared, a few of each (hop 2 lists dozens)
-        if s.changed:
-            st.markdown(escape_markdown(f"{s.label}: {_few('+', s.appeared)}{_few('-', s.disappeared)}".rstrip("; ")))
+        if s.changed:  # one item a line: a path's chain ("a → r → b ⇒ b → s → c") must not run into the next
+            st.markdown("\n".join([escape_markdown(f"{s.label}:"), *_few("+", s.appeared), *_few("−", s.disappeared)]))
 
 
-def _few(sign: str, items: list[str]) -> str:
-    shown = "; ".join(f"{sign} {clip(x, 120)}" for x in items[:STEP_ITEMS])
-    more = f" (and {len(items) - STEP_ITEMS} more)" if len(items) > STEP_ITEMS else ""
-    return f"{shown}{more}; " if items else ""
+def _few(sign: str, items: list[str]) -> list[str]:
+    shown = [f"- {escape_markdown(f'{sign} {clip(x, 160)}')}" for x in items[:STEP_ITEMS]]
+    more = [f"- {escape_markdown(f'{sign} … and {len(items) - STEP_ITEMS} more')}"] if len(items) > STEP_ITEMS else []
+    return shown + more

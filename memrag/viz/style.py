@@ -15,6 +15,7 @@ RELATION_PX = 12  # a relation's words on a bold edge (at scale 1; never under 1
 COUNT_COLOUR = "#f2f2f2"
 COREF_COLOUR = "#00695c"  # far from every fate colour (dropped is purple)
 EDGE_COLOURS = {"coreference": COREF_COLOUR, "activation": "#9a9a9a", "passage": "#b8c9d9"}
+CHANGE_COLOUR = "#e6007e"  # new since an edit (ask again): far from every fate colour and the gold ring
 SHAPES = {"seed": "star", "coref": "diamond", "count": "square", "question": "circle", "passage": "square"}
 
 
@@ -48,11 +49,16 @@ def node_mark(node: PictureNode, look: Look) -> NodeMark:
     symbol = SHAPES.get(node.kind if node.kind in ("count", "question", "passage") else node.role, "circle")
     size = NODE_PX * look.scale * max(0.6, min(2.0, node.weight)) * (1.5 if symbol == "star" else 1.0)
     ring, width = ("#111", 2.0) if node.gold else ("#555", 1.0) if node.kind == "count" else ("#fff", 1.0)
-    return NodeMark(node_fill(node), symbol, size, palette.GOLD if node.gold else ring, width * look.scale)
+    ring = palette.GOLD if node.gold else ring
+    if node.change == "appeared":  # the ring says "new since the edit"; the fill keeps the fate
+        ring, width = CHANGE_COLOUR, 3.0
+    return NodeMark(node_fill(node), symbol, size, ring, width * look.scale)
 
 
 def edge_mark(edge: PictureEdge, look: Look) -> EdgeMark:
     colour = EDGE_COLOURS.get(edge.kind) or palette.group_colour(edge.fate or "untouched")
+    if edge.change == "appeared":  # new since the edit; its fate is in its tooltip and the panel
+        colour = CHANGE_COLOUR
     width = (3.5 if edge.bold else 1.2) * look.scale
     dash = "dash" if edge.kind == "coreference" else "dot" if edge.kind in ("activation", "passage") else "solid"
     return EdgeMark(colour, width, dash)
@@ -68,14 +74,17 @@ def relation_px(look: Look) -> int:
 
 def legend_mark(mark: str, look: Look) -> NodeMark | EdgeMark:
     """The mark a legend entry shows (memrag.picture.LegendEntry.mark): "edge:<kind>[:<fate>[:bold]]",
-    "node:<role or kind>[:<fate>]", or "node:gold" (the ring a node from a gold passage wears)."""
+    "node:<role or kind>[:<fate>]", or "node:gold" (the ring a node from a gold passage wears); a last
+    part ":appeared" gives the look of what is new since an edit."""
     what, _, rest = mark.partition(":")
+    change = "appeared" if rest.endswith(":appeared") else ""
+    rest = rest.removesuffix(":appeared")
     if what == "edge":
         kind, fate, *bold = rest.split(":") + [""]
-        return edge_mark(PictureEdge("", "", "", kind=kind, fate=fate, bold="bold" in bold), look)
+        return edge_mark(PictureEdge("", "", "", kind=kind, fate=fate, bold="bold" in bold, change=change), look)
     kind, _, fate = rest.partition(":")
     if kind == "gold":
         return NodeMark("#ffffff", "circle", NODE_PX * look.scale, palette.GOLD, 2.5)
     node = PictureNode("", "", kind=kind if kind in ("count", "question", "passage") else "entity", role=kind,
-                       fate=fate)
+                       fate=fate, change=change)
     return node_mark(node, look)
