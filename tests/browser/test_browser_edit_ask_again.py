@@ -87,6 +87,11 @@ def test_edit_ask_again_showcase_replays_offline_from_the_demo_guide(watched, se
     assert "→" in line.inner_text()
     assert page.get_by_text("no recorded response").count() == 0  # every changed call came from the showcase
     watched.shot("ask-again-showcase-diff", top=page.get_by_text("What changed, method by method"))
+    # NeuroPath's route now, what appeared since the edit marked (its legend counts the new paths)
+    route_head = page.get_by_text("NeuroPath's route now")
+    route_head.wait_for()
+    page.get_by_text(re.compile(r"new since the edit \(\d+ gone\) · \d+ paths?")).first.wait_for()
+    watched.shot("ask-again-showcase-route-since", top=route_head)
 
     # undo: the edit log makes the copy's first version live again; asked there, the question
     # replays from the sample's recordings exactly as the first time

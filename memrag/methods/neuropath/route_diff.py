@@ -6,7 +6,7 @@ call every path new.
 
 A new path's own last triple and the node it reached (when that node is new to the route too) wear
 the look of `change="appeared"`; a fold of listed, not kept paths says how many of them are new.
-What disappeared is no longer in the route: the legend and the note count it per hop."""
+What disappeared is no longer in the route: the legend counts those paths, the note per hop."""
 
 from __future__ import annotations
 
@@ -71,21 +71,24 @@ def since(before: Trace, now: Trace, *, expanded: Iterable[str] = (),
     new = new_paths(before, now)
     by_root = {p.pid: p for p in route.route_paths(now.detail(NeuroPathDetail))}
     folded = {pid for n in picture.nodes if n.kind == "count" and n.id not in opened for pid in n.ref.split(",")}
-    drawn_new = {(by_root[pid].cand.triples[-1].triple_id, len(by_root[pid].cand.triples)): hops
-                 for pid, hops in new.items() if pid not in folded}
+    drawn_new: dict[tuple[int, int], tuple[str, list[int]]] = {}  # (triple id, layer) → (its relation, hops)
+    for pid, hops in new.items():
+        if pid not in folded:
+            last = by_root[pid].cand.triples[-1]
+            drawn_new[(last.triple_id, len(by_root[pid].cand.triples))] = (last.relation, hops)
     layer = {n.id: n.layer or 0 for n in picture.nodes}
     edges, reached = [], set()
     for e in picture.edges:
         at = max(layer.get(e.source, 0), layer.get(e.target, 0))
-        hops = sorted({h for ref in e.ref.split(",") if ref.isdigit() for h in drawn_new.get((int(ref), at), [])})
-        if e.kind == "triple" and hops:
-            e = dataclasses.replace(e, change=APPEARED, tooltip=f"{e.tooltip}\nnew since the edit (hop "
-                                                                f"{', '.join(map(str, hops))})".strip())
+        found = [drawn_new[(int(ref), at)] for ref in e.ref.split(",") if ref.isdigit() and (int(ref), at) in drawn_new]
+        if e.kind == "triple" and found:  # a joined edge says which of its relations are new
+            said = "; ".join(f"{rel} (hop {', '.join(map(str, hops))})" for rel, hops in found)
+            e = dataclasses.replace(e, change=APPEARED, tooltip=f"{e.tooltip}\nnew since the edit: {said}".strip())
             reached |= {e.source, e.target} - earlier
         edges.append(e)
     nodes = [_node(n, reached, new) for n in picture.nodes]
     counts = step_counts(before, now)
-    gone = sum(g for _, _, g in counts)
+    gone = len(new_paths(now, before))  # the earlier run's paths it kept or listed where this one does not
     legend = [*picture.legend, LegendEntry(f"edge:triple:valid:bold:{APPEARED}", f"new since the edit ({gone} gone)",
                                            len(new), "path" if len(new) == 1 else "paths")] if counts else picture.legend
     said = "; ".join(f"{label} +{n} −{g}" for label, n, g in counts) or "no path changed"
