@@ -5,18 +5,13 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import pandas as pd
 import streamlit as st
 
 from memrag.app.method_views import MethodViews
 from memrag.app.view_cache import drawn
-from memrag.app.table_fit import fitted_table
-from memrag.app.widgets import graph
+from memrag.app.widgets import CELL_PAD_PX, LINE_PX, graph
 from memrag.trace import Trace
 from memrag.viz import palette, tables, trace_graphs
-
-
-NARROW_PX = 220  # px of a quarter-width column at 1,440 px, less its padding
 
 
 def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
@@ -25,10 +20,11 @@ def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
     # narrow column: the rank as the index, and only what compares with the graphs beside it
     # gold as a star on the title: a narrow column has no room for a third, cut-off column
     head["title"] = [(f"{palette.GOLD_MARK} " if g else "") + t for t, g in zip(head["title"], head["gold"])]
-    # titles wrap, the columns sized to a small multiple's width (the narrowest: four methods side by side)
-    head["score"] = pd.to_numeric(head["score"], errors="coerce").round(2)
-    fitted_table(head[["position", "title", "score"]], wrap=["title"], budget_px=NARROW_PX,
-                 help={"title": f"{palette.GOLD_MARK} = a chunk of a gold passage"})
+    # titles wrap (rows of three lines, a fixed title width) instead of being cut at 1,440 px
+    st.dataframe(head.set_index("position")[["title", "score"]], height=height, row_height=3 * LINE_PX + CELL_PAD_PX,
+                 column_config={"title": st.column_config.TextColumn(
+                     width="medium", help=f"{palette.GOLD_MARK} = a chunk of a gold passage"),
+                     "score": st.column_config.NumberColumn(width="small", format="%.2f")})
 
 
 def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
