@@ -161,5 +161,5 @@ def test_click_reaches_python_in_the_focused_neuropath_route(watched, server, sa
     watched.shot("neuropath-route-q11-panel")
     panel.get_by_role("button", name="show where").click()
     row = page.locator(".st-key-res_neuropath_focus_row")
-    row.wait_for(timeout=30_000)
+    row.wait_for(timeout=90_000)  # a full rerun of the page: slow when other work shares the cores
     assert "highlighted in this hop's table" in row.inner_text()
