@@ -278,6 +278,11 @@ def open_dropdown(page, label: str, tries: int = 20) -> None:
     raise SystemExit(f"the list of {label!r} did not open")
 
 
+def question_of(option: str) -> str:
+    """The question in a picker option: 'q14 · missed by NeuroPath — By what…' (or 'q14: By what…')."""
+    return option.split(" — ", 1)[1] if " — " in option else option.split(": ", 1)[1]
+
+
 def eval_runs(browser, url: str, repeat: int, methods: int, graphs: int) -> list[float]:
     """A recorded evaluation of the sample's first EVAL_QUESTIONS questions, then open one question's
     traces `repeat` times (alternating): seconds to its answers and every graph drawn."""
@@ -299,7 +304,7 @@ def eval_runs(browser, url: str, repeat: int, methods: int, graphs: int) -> list
             before = frame_docs(page)
             open_dropdown(page, "open the traces of")
             option = page.get_by_role("option").nth(i % EVAL_QUESTIONS)
-            question = option.inner_text().split(": ", 1)[1]
+            question = question_of(option.inner_text())
             t0 = time.perf_counter()
             option.click()
             page.locator("p").filter(has_text=f"Question: {question}").first.wait_for()

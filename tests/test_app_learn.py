@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from memrag.app import jobs, session
@@ -11,7 +13,7 @@ from memrag.index import store
 from memrag.ask import ask as run_ask
 from memrag.methods.neuropath.params import NeuroPathParams
 from memrag.app.learn_views import DEMO, LAST_ASK
-from memrag.viz import trace_graphs
+from memrag.viz import figure, trace_graphs
 from memrag.methods.ecphory.detail import EcphoryDetail
 from scripted import ScriptedLLM
 from test_app_pages import (QUESTION, app, assert_nothing_raw, embedder, frames, no_exception, plain,  # noqa: F401
@@ -21,9 +23,10 @@ LEARN = "app_pages/learn.py"
 
 
 def drawn(at) -> set[str]:
-    """Ids of the nodes the step graph draws in full (later steps are label-less ghosts)."""
-    (nodes, _), = frames(at)
-    return {n["id"] for n in nodes if n["label"].strip()}
+    """Ids of the nodes the step's picture draws (a plotly chart, memrag.viz.figure: nothing of later steps)."""
+    (chart,) = at.get("plotly_chart")
+    spec = json.loads(chart.proto.spec)
+    return {c.removeprefix(figure.NODE) for t in spec["data"] if t.get("name") == "nodes" for c in t["customdata"]}
 
 
 def slider(at):
@@ -82,7 +85,7 @@ def test_learn_replays_a_recorded_demo_question_without_asking_the_model(recorde
     assert at.radio(key="learn_source").options == [DEMO]
     assert at.selectbox(key="learn_demo").value == 0
     assert live.calls == []
-    assert len(frames(at)) == 1 and slider(at).options[0] == "1. Seeds"
+    assert len(at.get("plotly_chart")) == 1 and slider(at).options[0] == "1. Seeds"
     before = drawn(at)
     slider(at).set_value(1).run()
     assert drawn(no_exception(at)) > before

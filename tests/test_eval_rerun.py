@@ -57,6 +57,10 @@ def test_a_run_asked_again_reuses_unchanged_calls_and_compares_question_by_quest
     assert plan.version == store.current_version_dir(mem).name and plan.config.out.parent == tmp_path / "evals"
     rerun.write_again(plan)
     engine = new_engine()
+    assert rerun.reusing_llm(records, engine).replays is False  # live new calls: a live run's stamp
+    engine.replays = True
+    assert rerun.reusing_llm(records, engine).replays is True  # recordings answer them: a replay's stamp
+    engine.replays = False
     run_to_end(run_eval(plan.config, llm=rerun.reusing_llm(records, engine), embedder=embedder()))
     after = read_results(plan.config.out / RESULTS)
     assert [r["qid"] for r in after] == [r["qid"] for r in records]

@@ -92,10 +92,21 @@ def test_the_map_counts_every_entity_and_names_the_most_linked(memory, tmp_path)
     assert sum(legend(fig).values()) == len(ex.map) == sum(len(tr.x) for tr in fig.data if tr.mode == "markers")
     named = [a.text for a in fig.layout.annotations]
     assert named[0] == "Alfa" and len(named) == len(ex.hubs()) and f"{len(named)} of the most linked" in mx.map_caption(ex)
-    # the links are one SVG path, the entities WebGL: a click's selection redraws the WebGL scene,
-    # which software WebGL does in ~0.2 s for MuSiQue's markers but 1–2 s with its links in it
-    assert [tr.type for tr in fig.data] == ["scatter"] + ["scattergl"] * (len(fig.data) - 1)
-    assert fig.data[0].name == "links" and fig.data[0].mode == "lines"
+    # the links are one image under the WebGL entities: a click's selection redraws the WebGL
+    # scene, which software WebGL does in ~0.2 s for MuSiQue's markers but 1–2 s with its links in it
+    assert {tr.type for tr in fig.data} == {"scattergl"} and all(tr.mode == "markers" for tr in fig.data)
+    (image,) = fig.layout.images
+    assert image.layer == "below" and image.source.startswith("data:image/png;base64,")
+    mask = _png_alpha(image.source)
+    (x0, x1), (y0, y1) = mx.MAP_VIEW
+    at = lambda i: (int(round((y1 - ex.map.y[i]) / (y1 - y0) * (mx.LINKS_PX - 1))),  # noqa: E731
+                    int(round((ex.map.x[i] - x0) / (x1 - x0) * (mx.LINKS_PX - 1))))
+    for a, b in ex.map.links:  # every link is drawn: its ends and its middle are inked
+        (ra, ca), (rb, cb) = at(a), at(b)
+        assert mask[ra, ca] and mask[rb, cb] and mask[(ra + rb) // 2, (ca + cb) // 2]
+    solo = at(ex.map.position["solo"])  # a lone entity: no link reaches it
+    assert not mask[solo[0] - 4:solo[0] + 5, solo[1] - 4:solo[1] + 5].any()
+    assert not mx.map_figure(mx.Explorer.of(ex.map, ("concept",))).layout.images  # a filter with no links
 
 
 def test_counts_agree_between_caption_legend_and_the_neighbourhood_drawn(memory, tmp_path):
@@ -168,6 +179,21 @@ def test_a_neighbourhood_too_big_to_draw_keeps_the_chosen_the_expanded_and_the_m
     assert hl.labelled and set(hl.labelled) <= lit  # no name written for an entity left undrawn
     assert "(the 3 most linked of the 5 reached)" in mx.lit_caption(ex, hl)
     assert sum(len(tr.x) for tr in mx.neighbourhood_figure(memory, ex, hl).data if tr.mode == "markers") == 3
+
+
+def _png_alpha(uri: str) -> np.ndarray:
+    """The alpha channel of the grey-and-alpha PNG line_raster writes (one IDAT, filter 0 rows)."""
+    import base64
+    import struct
+    import zlib
+    png = base64.b64decode(uri.split(",", 1)[1])
+    w, h, depth, kind = struct.unpack(">IIBB", png[16:26])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and (depth, kind) == (8, 4)
+    size = struct.unpack(">I", png[33:37])[0]
+    assert png[37:41] == b"IDAT"
+    rows = np.frombuffer(zlib.decompress(png[41:41 + size]), dtype=np.uint8).reshape(h, 1 + 2 * w)
+    assert not rows[:, 0].any()  # no row filter
+    return rows[:, 1:].reshape(h, w, 2)[..., 1]
 
 
 def _word_box(a, unit: float) -> tuple[float, float, float, float]:

@@ -125,7 +125,8 @@ def comparison(run: Any, load_run: Any, typed_run_folder: Any) -> None:
     diff = made("run_diff", (before, run), k, lambda: run_diff.diff_runs(before.records, run.records, run.methods, k))
     st.markdown("**Compared with the run it repeats** (the same questions, paired)")
     st.caption(escape_markdown(
-        f"before: {before.folder.name} · now: {again['memory']} at version {again['version']} · {diff.shared} "
+        f"before: {before.folder.name} · now: memory {Path(again['memory']).name} at version {again['version']} · "
+        f"{diff.shared} "
         f"question(s) in both" + (f", {diff.only_before} only before" if diff.only_before else "")
         + (f", {diff.only_after} only now" if diff.only_after else "")
         + ". Percent; the interval is a paired bootstrap over questions; wins = questions scored higher now."))

@@ -13,16 +13,15 @@ from typing import Any, Sequence
 import pandas as pd
 import streamlit as st
 
+from memrag.app import table_fit
+from memrag.app.widgets import CELL_PAD_PX, LINE_PX
 from memrag.eval import misses
 from memrag.eval.misses import MethodOutcome
 from memrag.methods import registry
 
 ALL = "every question"
 Outcomes = dict[str, dict[str, MethodOutcome]]  # qid → method → outcome
-ROW_PX = 96  # above 4 rem a dataframe wraps its text: four lines per cell
-# the page's column at 1,440 px with the sidebar is ~980 px: selection 35, id 45, question 215,
-# gold answer 85, and four methods of 145 px
-METHOD_PX = 145
+SELECT_PX = 35  # the row-selection column the table adds
 
 
 def fate_k(summary_stamp: dict[str, Any]) -> int:
@@ -47,15 +46,17 @@ def compact_table(records: Sequence[dict[str, Any]], methods: Sequence[str], out
     return pd.DataFrame(rows, columns=["id", "question", "gold answer", *(registry.label_of(m) for m in methods)])
 
 
-def compact_config(methods: Sequence[str], k: int) -> dict[str, Any]:
-    """Column widths that keep the table inside the page at 1,440 px (its text wraps instead)."""
+def compact_config(df: pd.DataFrame, methods: Sequence[str], k: int) -> tuple[dict[str, Any], int | None]:
+    """(column config, row height): the id fits its values, the question, gold answer and method
+    columns share the rest of the page's column at 1,440 px and wrap (memrag.app.table_fit's rule)."""
     help_ = (f"gold passages in the top {k} of all gold passages · EM ✓ right / ✗ wrong (none: no answer step) · "
              "each missed passage with its fate")
-    return {"id": st.column_config.TextColumn("id", width=45),
-            "question": st.column_config.TextColumn("question", width=215),
-            "gold answer": st.column_config.TextColumn("gold answer", width=85),
-            **{registry.label_of(m): st.column_config.TextColumn(registry.label_of(m), width=METHOD_PX, help=help_)
-               for m in methods}}
+    labels = [registry.label_of(m) for m in methods]
+    wrap = ["question", "gold answer", *labels]
+    px = table_fit.widths(df, wrap, table_fit.CONTENT_PX - SELECT_PX)
+    config = {c: st.column_config.TextColumn(c, width=px[c], help=help_ if c in labels else None) for c in df.columns}
+    lines = table_fit.lines_needed(df, {c: px[c] for c in wrap})
+    return config, (max(lines, 3) * LINE_PX + CELL_PAD_PX if lines > 1 else None)
 
 
 def pick_label(record: dict[str, Any], outcomes: Outcomes) -> str:

@@ -21,7 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from memrag.app import backend_state, job_owner, memory_state, ask_views, estimates, room, widgets, jobs
-from memrag.app import eval_again, eval_questions as eq
+from memrag.app import eval_again, eval_questions as eq, table_fit
 from memrag.index import store
 from memrag.index.memory import Memory
 from memrag.app.ask_result import AskResult
@@ -517,7 +517,7 @@ def run_view(run: EvalRun, key: str = "eval", start: Callable[..., None] | None 
     tracker = report.tracker_rows(s)
     if tracker[1]:
         st.markdown("**Tracker precision** (new paths, per hop)")
-        st.dataframe(_table(tracker), hide_index=True)
+        table_fit.fitted_table(_table(tracker), wrap=["flag"])
         st.caption(report.TRACKER_NOTE)
 
     if start is not None:
@@ -575,7 +575,7 @@ def questions_view(run: EvalRun, key: str = "eval") -> None:
         df, config, row_px = whole[whole["id"].isin(qids)].reset_index(drop=True), None, None
     else:
         df = eq.compact_table(run.records, run.methods, outcomes, qids)
-        config, row_px = eq.compact_config(run.methods, k), eq.ROW_PX
+        config, row_px = eq.compact_config(df, run.methods, k)
     pick_key = f"{key}_q"
 
     def picked() -> None:  # a row selected in the table opens that question

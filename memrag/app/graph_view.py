@@ -15,12 +15,13 @@ from dataclasses import dataclass
 import streamlit as st
 
 from memrag.app import edit_views, memory_state
-from memrag.app.widgets import frame
+from memrag.app.widgets import downloads, frame
 from memrag.index.memory import Memory
 from memrag.picture import Picture, PictureEdge, PictureNode
 from memrag.plain_text import escape_markdown
 from memrag.trace import Trace
 from memrag.viz import figure, memory_explorer, palette
+from memrag.viz.drawing import of_picture
 from memrag.viz.look import Look
 
 Make = Callable[[frozenset[str]], Picture]  # the picture with these count nodes opened
@@ -72,11 +73,13 @@ def picture_chart(trace: Trace, make: Make, key: str, chart: Chart, part: TraceP
 @st.fragment
 def _fragment(trace: Trace, make: Make, key: str, chart: Chart, part: TracePart | None) -> None:
     picture = make(frozenset(st.session_state.get(opened_key(key), ())))
-    fig = figure.picture_figure(picture, chart.look, width=chart.width, height=chart.height)
-    st.plotly_chart(fig, key=f"{key}_chart", on_select=lambda: _clicked(key, picture), selection_mode="points",
-                    config={"displayModeBar": False, "scrollZoom": False})
+    drawn = figure.draw(picture, chart.look, width=chart.width, height=chart.height)
+    st.plotly_chart(drawn.figure, key=f"{key}_chart", on_select=lambda: _clicked(key, picture),
+                    selection_mode="points", config={"displayModeBar": False, "scrollZoom": False})
     if picture.note and not chart.look.compact:
         st.caption(escape_markdown(picture.note))
+    if not chart.look.compact:  # a small multiple's files are its focused picture's
+        downloads(of_picture(picture, drawn, chart.look), picture.name, ident=key)
     target = st.session_state.pop(chosen_key(key), None)
     if target is not None:
         kind, ident = target

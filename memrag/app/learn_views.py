@@ -10,23 +10,27 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from memrag.app import backend_state, recording_state, url_state, widgets
 from memrag.app.question_gold import gold_of
 from memrag.explain import lessons as learn
+from memrag.explain.learn_picture import learn_pictures
+from memrag.picture import Picture
 from memrag.index.memory import Memory
 from memrag.app.session import AppState
-from memrag.app.view_cache import drawn, made, prefetch
+from memrag.app.view_cache import made
 from memrag.llm.recordings import StaleRecording
 from memrag.methods import registry
 from memrag.trace import Trace
-from memrag.viz import trace_graphs
+from memrag.viz import figure, look as looks
 from memrag.plain_text import escape_markdown
 
 LAST_ASK = "Your last question"
 DEMO = "A recorded demo question"
 GRAPH_HEIGHT = 520
+GRAPH_WIDTH = 580  # the design box: the graph's column at 1,440 px (a wider column spreads the nodes)
 
 
 @st.cache_resource(show_spinner="replaying a recorded demo question…", max_entries=8)
@@ -90,7 +94,8 @@ def _slider_key(trace: Trace) -> str:
 
 
 @st.fragment
-def replay(trace: Trace, gold_chunk_ids: list[int] | None, record: dict[str, Any] | None = None) -> int:
+def replay(trace: Trace, gold_chunk_ids: list[int] | None, record: dict[str, Any] | None = None,
+           gold_answers: tuple[str, ...] = ()) -> int:
     """The step slider, the graph at that step and what the step teaches; returns the step shown.
     A fragment: moving the slider reruns only this part of the page."""
     lessons = made("lessons", (trace,), None, lambda: learn.lessons(trace))
@@ -107,16 +112,19 @@ def replay(trace: Trace, gold_chunk_ids: list[int] | None, record: dict[str, Any
     url_state.write(url_state.learn_params(url_state.memory_name(AppState().active_memory), record, trace.method,
                                            step))
     lesson = lessons[step]
-    # one layout for every step, made once per trace: a node stays where the previous step drew it
-    fixed = made("learn layout", (trace,), tuple(gold_chunk_ids or ()),
-                 lambda: trace_graphs.step_layout(trace, gold_chunk_ids=gold_chunk_ids))
+    # every step's picture, made once per trace: one set of nodes, so a node stays where the step before drew it
+    pictures = made("learn pictures", (trace,), (tuple(gold_chunk_ids or ()), gold_answers),
+                    lambda: learn_pictures(trace, gold_chunk_ids=gold_chunk_ids, gold_answers=gold_answers,
+                                           names=[x.names for x in lessons]))
     left, right = st.columns([3, 2])
     with left:
-        widgets.graph(drawn(trace_graphs.step_graph, trace, step, gold_chunk_ids=gold_chunk_ids, height=GRAPH_HEIGHT,
-                            fixed=fixed), GRAPH_HEIGHT, name=f"learn-{trace.method}-step-{step + 1}")
-    # the steps either side, made while the browser draws this one: the next click finds them ready
-    prefetch(trace_graphs.step_graph, trace, [(n,) for n in (step + 1, step - 1) if 0 <= n < len(lessons)],
-             gold_chunk_ids=gold_chunk_ids, height=GRAPH_HEIGHT, fixed=fixed)
+        picture = pictures[step]
+        options = (tuple(gold_chunk_ids or ()), gold_answers)
+        room = made("learn legend room", (trace,), options, lambda: legend_room(pictures))
+        fig = made("learn figure", (trace,), (step, *options), lambda: steady(pictures[step], step, room))
+        # no zoom: the wheel over the graph scrolls the page
+        st.plotly_chart(fig, key=f"{_slider_key(trace)}_graph", config={"displayModeBar": False, "scrollZoom": False})
+        st.caption(escape_markdown(picture.note))
     with right:
         st.markdown(f"#### Step {step + 1} of {len(lessons)}: " + escape_markdown(lesson.title))
         if lesson.concept:
@@ -130,6 +138,22 @@ def replay(trace: Trace, gold_chunk_ids: list[int] | None, record: dict[str, Any
             with st.expander("the method's own note on this step"):
                 st.text(summary)
     return step
+
+
+def legend_room(pictures: list[Picture]) -> int:
+    """The room (px) the replay's longest legend takes above its graph."""
+    look = looks.current()
+    return max(figure.picture_figure(p, look, width=GRAPH_WIDTH, height=GRAPH_HEIGHT, step=n).layout.margin.t or 0
+               for n, p in enumerate(pictures))
+
+
+def steady(picture: Picture, step: int, room: int) -> go.Figure:
+    """The step's figure with `room` above the graph for the legend: a step whose legend is longer
+    would otherwise push the graph down, and its nodes would move on the screen."""
+    fig = figure.picture_figure(picture, looks.current(), width=GRAPH_WIDTH, height=GRAPH_HEIGHT, step=step)
+    plot = fig.layout.height - (fig.layout.margin.t or 0)
+    fig.update_layout(height=plot + room, margin_t=room)
+    return fig
 
 
 def _title(method: str) -> str:
@@ -150,5 +174,6 @@ def learn_page(traces: dict[str, Trace], record: dict[str, Any] | None, memory: 
     analogy(method)
     gold = gold_of(record, memory)
     same_memory = memory is not None and trace.memory_fingerprint == memory.fingerprint()
-    replay(trace, gold.chunk_ids if gold is not None and same_memory else None, record)
+    replay(trace, gold.chunk_ids if gold is not None and same_memory else None, record,
+           tuple(gold.answers) if gold is not None else ())
     st.caption(escape_markdown(learn.SOURCES))

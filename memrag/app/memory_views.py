@@ -12,8 +12,10 @@ import streamlit as st
 
 from memrag.app.edit_views import panel_actions
 from memrag.app.view_cache import drawn
+from memrag.app import graph_view
 from memrag.app.widgets import frame, picture
 from memrag.index.memory import Memory
+from memrag.picture import Picture, PictureNode
 from memrag.trace import CallCost
 from memrag.plain_text import clip, escape_markdown
 from memrag.viz import entity_search, memory_explorer, memory_graphs, memory_map, tables
@@ -189,11 +191,26 @@ def _coref_tab(memory: Memory, key: str) -> None:
         st.caption(f"No entity has a candidate at cosine ≥ {threshold}.")
         return
     max_nodes = _size_slider(st, f"{key}_coref_max")
-    picture(memory_graphs.coref_picture(memory, int(top), float(threshold), max_nodes), 560, key=f"{key}_coref_graph")
+    _coref_graph(memory_graphs.coref_picture(memory, int(top), float(threshold), max_nodes), memory, key)
     who = st.text_input("show the candidate set of (name contains)", key=f"{key}_coref_who")
     if who.strip():
         df = df[df["entity"].str.contains(who.strip(), case=False, regex=False)]
     st.dataframe(df, hide_index=True)
+
+
+def _coref_graph(pic: Picture, memory: Memory, key: str) -> None:
+    """The coreference picture; a click on an entity shows its facts beneath (relations, passages,
+    candidates), a click on a link says which candidate set lists which."""
+    chosen = picture(pic, 560, key=f"{key}_coref_graph", clickable=True)
+    if chosen is None:
+        st.caption("Click an entity for its relations, passages and candidates; a link's middle for who lists whom.")
+        return
+    with st.container(border=True, key=f"{key}_coref_panel"):
+        if isinstance(chosen, PictureNode):
+            graph_view.node_facts(pic, chosen, memory)
+        else:
+            st.subheader("coreference candidates", anchor=False)
+            st.text(chosen.tooltip)
 
 
 def _engrams_tab(memory: Memory, key: str) -> None:

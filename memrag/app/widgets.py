@@ -16,7 +16,7 @@ import streamlit as st
 
 from memrag.app.estimates import seconds_text  # noqa: F401 (pages format times through widgets)
 from memrag.textsafe import download_name
-from memrag.picture import Picture
+from memrag.picture import Picture, PictureEdge, PictureNode
 from memrag.viz import export, figure
 from memrag.viz import look as looks
 from memrag.viz.drawing import Drawing, of_picture
@@ -43,15 +43,24 @@ def graph(result: tuple[str, str], height: int, name: str = "graph") -> None:
     downloads(drawn, name, ident=hashlib.sha1(f"{name}|{page}".encode("utf-8")).hexdigest()[:12])
 
 
-def picture(pic: Picture, height: int, key: str) -> None:
+def picture(pic: Picture, height: int, key: str, *, clickable: bool = False) -> PictureNode | PictureEdge | None:
     """A typed picture drawn by `memrag.viz.figure` (plotly: names on hover, a legend of what each mark
-    means), its note as a caption, and its downloads (the files are named after the picture)."""
+    means), its note as a caption, and its downloads (the files are named after the picture).
+    `clickable`: a click on a node or an edge's middle reruns the page and returns what was clicked
+    (plotly keeps the choice while the picture stays the same); None when nothing is chosen."""
     look = looks.current()
     drawn = figure.draw(pic, look, height=height)
-    st.plotly_chart(drawn.figure, key=key, config={"displayModeBar": False, "scrollZoom": False})
+    event = st.plotly_chart(drawn.figure, key=key, on_select="rerun" if clickable else "ignore",
+                            selection_mode="points", config={"displayModeBar": False, "scrollZoom": False})
     if pic.note:
         st.caption(escape_markdown(pic.note))
     downloads(of_picture(pic, drawn, look), pic.name, ident=key)
+    points = event.selection.points if clickable and event else []
+    target = figure.target_of(points[0].get("customdata")) if points else None
+    if target is None:
+        return None
+    kind, ident = target
+    return pic.node(ident) if kind == "node" else pic.edge(ident)
 
 
 def downloads(drawn: Drawing, name: str, ident: str) -> None:

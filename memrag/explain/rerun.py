@@ -84,7 +84,10 @@ def plan_rerun(before: Path, run: dict[str, Any], records: Sequence[dict[str, An
 def reusing_llm(records: Sequence[dict[str, Any]], engine: LLM) -> ReusePreviousLLM:
     """`engine` behind the first run's replies: a call whose prompt did not change is answered
     from the stored traces, only changed calls reach `engine`."""
-    return ReusePreviousLLM(PreviousReplies([t for r in records for t in record_traces(r)]), engine)
+    wrapped = ReusePreviousLLM(PreviousReplies([t for r in records for t in record_traces(r)]), engine)
+    # the run's stamp says "recorded" when its new calls replay recordings (reused ones replay the first run)
+    wrapped.replays = bool(getattr(engine, "replays", False))  # type: ignore[attr-defined]
+    return wrapped
 
 
 def write_again(rerun: Rerun) -> None:

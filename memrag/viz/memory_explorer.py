@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from memrag.index.memory import Memory
-from memrag.viz import palette
+from memrag.viz import line_raster, palette
 from memrag.viz.memory_map import MemoryMap
 
 HUB_LABELS = 25  # entities named on the whole map (the most linked ones shown)
@@ -31,6 +31,7 @@ PLOT_PX = 540  # the map's width at 1,440 px (three fifths of the page): words a
 NEIGHBOURHOOD_PX, NEIGHBOURHOOD_HEIGHT = 360, 420  # the lit neighbourhood's drawing, beside the map
 LEGEND_PX = 60  # the legend's rows above a chart take this much of its height at most
 HUB_SCAN = 400  # most linked entities tried for a place on the whole map
+LINKS_PX = 2048  # the links image's side: sharp up to ~4× zoom on a 540 px map
 MAP_VIEW = ([-1.05, 1.05], [-1.05, 1.05])  # the whole map's view (its layout spans [-1, 1]), where names are placed
 
 
@@ -256,23 +257,22 @@ def _layout(fig: go.Figure, height: int, title: str, words: list[dict],
 
 
 def map_figure(ex: Explorer) -> go.Figure:
-    """The whole memory: the links as one SVG path, under one WebGL marker trace per entity type
-    (its legend entry counts it); the most linked names as annotations (SVG text above the canvas,
-    whose place and size a test reads in the page). It does not change with a click: plotly's own
+    """The whole memory: the links as one image under one WebGL marker trace per entity type (its
+    legend entry counts it); the most linked names as annotations (SVG text above the canvas, whose
+    place and size a test reads in the page). It does not change with a click: plotly's own
     selection marks the clicked entity, and Python redraws only the panel. Every point's customdata
     is its place on the map.
 
-    The links are SVG, not WebGL, because a click's selection redraws the WebGL scene, and
-    software WebGL (headless Chromium, machines without a GPU) redraws 17,000 links in 1–2 s but
-    the markers alone in ~0.2 s (MuSiQue, measured at load 8); an SVG path is not redrawn."""
+    The links are a picture, not a trace: a click's selection redraws the WebGL scene, and
+    software WebGL (headless Chromium, machines without a GPU) redraws MuSiQue's 15,651 links in
+    1–2 s but its markers alone in ~0.2 s; as an SVG path they still cost ~1.5 s of the first draw
+    (plotly.js newPlot at load 10–13: links in WebGL 2.5–4.7 s, SVG 2–3.2 s, an image or none
+    1.0–1.5 s). The neighbourhood beside the map draws the chosen entity's links crisply."""
     m = ex.map
     counts = type_counts(ex)
     colour = _type_colours(m)
     x, y = m.x.astype(np.float32), m.y.astype(np.float32)
     fig = go.Figure()
-    lx, ly = _segments(x, y, ex.shown_links())
-    fig.add_trace(go.Scatter(x=lx, y=ly, mode="lines", line=dict(width=0.6, color="#c8c8c8"),
-                             hoverinfo="skip", showlegend=False, name="links"))
     types, size = np.array(m.types), _sizes(m)
     for t, n in counts:
         idx = np.flatnonzero(ex.shown & (types == t))
@@ -284,7 +284,20 @@ def map_figure(ex: Explorer) -> go.Figure:
             hovertext=[plot_text(m.names[i]) for i in idx], hoverinfo="text"))
     _layout(fig, HEIGHT, "type (entities)", [_name(m, i, "#222", spot) for i, spot in ex.hub_spots()], MAP_VIEW,
             f"map-{m.fingerprint}-{ex.types}")
+    fig.update_layout(images=[links_image(ex)] if len(ex.shown_links()) else [])
     return fig
+
+
+def links_image(ex: Explorer) -> dict:
+    """The shown links drawn into one image spanning the map's view (LINKS_PX square), placed in
+    map units under the points."""
+    (x0, x1), (y0, y1) = MAP_VIEW
+    links = ex.shown_links()
+    scale_x, scale_y = (LINKS_PX - 1) / (x1 - x0), (LINKS_PX - 1) / (y1 - y0)
+    px, py = (ex.map.x - x0) * scale_x, (y1 - ex.map.y) * scale_y  # image rows go down
+    mask = line_raster.rasterize(px[links[:, 0]], py[links[:, 0]], px[links[:, 1]], py[links[:, 1]], LINKS_PX)
+    return dict(source=line_raster.png_data_uri(mask), xref="x", yref="y", x=x0, y=y1, sizex=x1 - x0,
+                sizey=y1 - y0, sizing="stretch", layer="below", name="links")
 
 
 def neighbourhood_figure(memory: Memory, ex: Explorer, hl: Highlight) -> go.Figure:

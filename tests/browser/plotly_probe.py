@@ -92,19 +92,19 @@ PICTURE_STATE = """(legend) => {
       [...g.querySelectorAll('.legendtext')].some(t => t.textContent.startsWith(legend)));
   if (!gd || !gd._fullLayout._plots || !gd._fullLayout._plots.xy) return null;
   const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
-  const nodes = [];
+  const nodes = [], handles = [];
   for (const tr of gd._fullData) {
-    if (tr.name !== 'nodes') continue;
+    if (tr.name !== 'nodes' && tr.name !== 'edges') continue;
     for (let i = 0; i < tr.customdata.length; i++)
-      nodes.push({id: tr.customdata[i], text: tr.hovertext[i],
-                  x: box.left + xa._offset + xa.l2p(tr.x[i]), y: box.top + ya._offset + ya.l2p(tr.y[i])});
+      (tr.name === 'nodes' ? nodes : handles).push({id: tr.customdata[i], text: tr.hovertext[i],
+          x: box.left + xa._offset + xa.l2p(tr.x[i]), y: box.top + ya._offset + ya.l2p(tr.y[i])});
   }
   const words = [...gd.querySelectorAll('.annotation-text')].map(t => { const r = t.getBoundingClientRect();
     return {text: t.textContent, x: r.left, y: r.top, w: r.width, h: r.height,
             size: parseFloat(getComputedStyle(t).fontSize)}; });
   const legend_texts = [...gd.querySelectorAll('.legendtext')].map(t => t.textContent);
   const gl = !!(gd._fullLayout._plots.xy._scene && [...gd.querySelectorAll('canvas')].some(c => c.width > 0));
-  return {nodes: gl ? nodes : [], words, legend: legend_texts};
+  return {nodes: gl ? nodes : [], handles, words, legend: legend_texts};
 }"""
 
 
@@ -121,3 +121,13 @@ def wait_for_picture(page, legend: str, timeout_s: float = 60) -> dict[str, Any]
         if time.time() > deadline:
             raise AssertionError(f"no picture with a legend entry {legend!r} was drawn: {str(state)[:400]}")
         page.wait_for_timeout(100)
+
+
+def clear_point(state: dict[str, Any]) -> dict[str, Any]:
+    """The node of a picture state farthest from every other clickable point (a click there picks it)."""
+    points = state["nodes"] + state["handles"]
+
+    def room(n: dict[str, Any]) -> float:
+        return min(((p["x"] - n["x"]) ** 2 + (p["y"] - n["y"]) ** 2 for p in points if p is not n), default=1e9)
+
+    return max(state["nodes"], key=room)

@@ -13,7 +13,7 @@ import time
 
 import pytest
 from app_server import settle  # noqa: F401  (the other browser tests import it from here)
-from plotly_probe import overlapping, wait_for_map, wait_for_picture
+from plotly_probe import clear_point, overlapping, wait_for_map, wait_for_picture
 
 pytestmark = pytest.mark.browser
 
@@ -91,6 +91,17 @@ def test_sample_memory_draws_the_knowledge_graph(watched, server, sample_memory)
     coref = wait_for_picture(watched.page, "coreference candidates")
     assert len(coref["nodes"]) >= 10 and all(n["id"].startswith("node|e:") for n in coref["nodes"])
     assert all(w["size"] >= 11 for w in coref["words"]) and not overlapping(coref["words"])
+    # a click on an entity reaches Python, which writes its facts beneath the picture
+    settle(watched.page)
+    node = clear_point(wait_for_picture(watched.page, "coreference candidates"))  # places after the page settled
+    watched.page.mouse.move(node["x"], node["y"])  # WebGL points are picked on hover first
+    watched.page.wait_for_timeout(300)
+    watched.page.mouse.click(node["x"], node["y"])
+    panel = watched.page.locator(".st-key-mem_coref_panel")
+    panel.wait_for(timeout=30_000)
+    name = panel.get_by_role("heading").first.inner_text()
+    assert name and name in node["text"], (name, node["text"])  # the clicked entity, its name as text
+    watched.page.mouse.move(5, 5)  # its hover label off the picture
     settle(watched.page)
     watched.shot("memory-sample-coreference", top=watched.page.get_by_role("tab", name="Coreference candidates"))
 

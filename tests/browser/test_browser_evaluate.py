@@ -92,7 +92,7 @@ def per_question_fits_and_filters(watched) -> None:
     page.get_by_role("option", name="missed a gold passage").click()
     settle(page)
     kept = int(page.get_by_text(re.compile(r"^\d+ of 3 question\(s\)$")).inner_text().split()[0])
-    page.get_by_test_id("stSelectbox").filter(has_text="pick a question").click()
+    page.get_by_test_id("stSelectbox").filter(has_text="open the traces of").click()
     options = page.get_by_role("option").all_inner_texts()
     page.keyboard.press("Escape")
     marked = [o for o in options if re.search(r" · missed by [^—]*NeuroPath", o)]
@@ -150,7 +150,8 @@ def test_a_run_asked_again_on_an_edited_copy_opens_compared(browser, edited_copy
     losses / ties). Screenshot: docs/screenshots/evaluate-asked-again.png."""
     from app_server import ROOT, watched_page
 
-    with watched_page(browser, lambda: False, "asked-again", ROOT / "test-artifacts") as watched:
+    # its own server: the last state always goes to test-artifacts/ (git-ignored), pass or fail
+    with watched_page(browser, lambda: True, "asked-again", ROOT / "test-artifacts") as watched:
         page = watched.page
         page.set_viewport_size({"width": 1440, "height": 900})
         open_app(watched, edited_copy_server, "Evaluate")
@@ -158,8 +159,11 @@ def test_a_run_asked_again_on_an_edited_copy_opens_compared(browser, edited_copy
         settle(page)
         page.get_by_role("button", name="Run evaluation").click()
         page.get_by_text("finished in").first.wait_for(timeout=RUN_TIMEOUT_MS)
+        settle(page)  # the results draw, and the page settles, before the expander is opened
         page.get_by_text("Ask this run again on an edited memory").click()
+        settle(page)
         page.get_by_test_id("stSelectbox").filter(has_text="memory (its live version)").click()
+        page.keyboard.type("sample-edited")
         page.get_by_role("option", name=re.compile("sample-edited")).click()
         settle(page)
         page.get_by_role("button", name="Ask this run again").click()
@@ -167,7 +171,7 @@ def test_a_run_asked_again_on_an_edited_copy_opens_compared(browser, edited_copy
         paired = page.locator("[data-testid=stDataFrame]").filter(has_text="wins / losses / ties")
         in_view(page, paired)
         assert paired.get_by_text("after − before [95% CI]", exact=True).count() >= 1
-        assert page.get_by_text(re.compile(r"now: .*sample-edited at version v\d+")).count() == 1
+        assert page.get_by_text(re.compile(r"now: memory sample-edited at version v\d+")).count() == 1
         settle(page)
         page.wait_for_timeout(1000)
         watched.shot("evaluate-asked-again", top=page.get_by_role("heading", name="Results"))

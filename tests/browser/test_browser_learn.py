@@ -1,9 +1,9 @@
 """The Learn page and the Ask page's compare mode in a real browser, on the sample memory's recordings.
 
-Learn: the step slider replays a recorded demo trace and the graph inside the frame changes which
-nodes it draws in full. Compare: one recorded demo question under NeuroPath with completion on and
+Learn: the step slider replays a recorded demo trace and its picture (a plotly chart) changes which
+nodes it draws; no node moves between steps; NeuroPath's Completion step draws what completion added. Compare: one recorded demo question under NeuroPath with completion on and
 off; the retrieval replays, B's answer (other passages) says it needs 'run live'.
-Screenshots: docs/screenshots/learn.png and compare.png.
+Screenshots: docs/screenshots/learn.png, learn-step-N.png, learn-neuropath-completion-q01.png and compare.png.
 """
 
 from __future__ import annotations
@@ -16,19 +16,38 @@ from test_browser import open_app, settle, wait_for_graphs
 
 pytestmark = pytest.mark.browser
 
-# nodes drawn with a label (a step draws only what it knew: no ghosts of later steps, see explain/step_picture)
-DRAWN_JS = "nodes.get().filter(n => n.label && n.label.trim()).map(n => n.id).sort()"
+# The Learn page's one picture (a plotly chart, memrag.viz.figure): each drawn node's place on the screen,
+# opacity and hover text; the written words; the legend; the chart's box.
+LEARN_STATE = """() => {
+  const gd = [...document.querySelectorAll('[data-testid=stMain] .js-plotly-plot')].find(g => g._fullData &&
+      g._fullData.some(t => t.name === 'nodes'));
+  if (!gd || !gd._fullLayout._plots || !gd._fullLayout._plots.xy) return null;
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
+  const nodes = {};
+  for (const tr of gd._fullData) {
+    if (tr.name !== 'nodes') continue;
+    const op = tr.marker.opacity;
+    for (let i = 0; i < tr.customdata.length; i++)
+      nodes[tr.customdata[i].slice(5)] = {x: box.left + xa._offset + xa.l2p(tr.x[i]),
+        y: box.top + ya._offset + ya.l2p(tr.y[i]), opacity: Array.isArray(op) ? op[i] : op, text: tr.hovertext[i]};
+  }
+  const words = [...gd.querySelectorAll('.annotation-text')].map(t => t.textContent);
+  const legend = [...gd.querySelectorAll('.legendtext')].map(t => t.textContent);
+  return {nodes, words, legend, box: [box.left, box.top, box.width, box.height]};
+}"""
+
+
+def state(page) -> dict | None:
+    try:
+        return page.evaluate(LEARN_STATE)
+    except Exception:  # the chart is being replaced while we look
+        return None
 
 
 def drawn(page) -> list[str] | None:
-    """Ids of the nodes the page's one graph draws in full, or None while no graph is there."""
-    for frame in page.main_frame.child_frames:
-        try:
-            if frame.evaluate("typeof nodes !== 'undefined' && nodes.get ? nodes.length : 0"):
-                return frame.evaluate(DRAWN_JS)
-        except Exception:  # a frame being replaced while we look
-            continue
-    return None
+    """Ids of the nodes the page's one picture draws, or None while no picture is there."""
+    now = state(page)
+    return sorted(now["nodes"]) if now and now["nodes"] else None
 
 
 def move_slider(page, steps: int, expect: str) -> None:
@@ -52,9 +71,8 @@ def test_learn_slider_changes_the_highlighted_nodes(watched, server, sample_reco
     open_app(watched, server, "Learn")
     page = watched.page
     page.get_by_text("Step 1 of").first.wait_for(timeout=300_000)  # replays the demo (loads the embedder)
-    assert wait_for_graphs(page, 1), "no graph on the Learn page"
     settle(page)
-    seeds = drawn(page)
+    seeds = wait_changed(page, [])
     assert seeds, "the seeds step draws no node"
     move_slider(page, 1, "Step 2 of")
     hop1 = wait_changed(page, seeds)
@@ -73,51 +91,80 @@ def test_learn_slider_changes_the_highlighted_nodes(watched, server, sample_reco
     watched.shot("learn", top=page.get_by_role("heading", name="Learn", level=1))
 
 
-# Every node's place on the screen (the frame's viewport px) and the frame's own size.
-PLACES_JS = """() => {
-  const out = {};
-  for (const [id, p] of Object.entries(network.getPositions())) { const d = network.canvasToDOM(p); out[id] = [d.x, d.y]; }
-  return {places: out, view: [window.innerWidth, window.innerHeight]};
-}"""
-
-
-def step_frame(page, step: int):
-    """The Learn graph's frame of step `step` (1-based; its details panel says "at step N") once its
-    labels are placed."""
-    from test_browser_focus import frame_where
-
-    return frame_where(page, "(d, n) => Object.values(d.details).some(x => x.heading === 'at step ' + n)", step,
-                       f"Learn graph of step {step}")
-
-
 def test_stepping_through_a_replay_moves_no_node(watched, server, sample_recordings):
     """Issue 29: at 1,440 × 900, NeuroPath's steps 1 → 2 → 3 on the demo question: every node two
-    consecutive steps draw is at the same place on the screen (within a pixel), the frame keeps its
-    size, and each step's written labels are 12 px or more, inside the graph and not overlapping."""
-    from test_browser_focus import _shown_labels
-
+    consecutive steps draw is at the same place on the screen (within a pixel), and the chart keeps its box."""
     page = watched.page
     page.set_viewport_size({"width": 1440, "height": 900})
     open_app(watched, server, "Learn")
     page.get_by_text("Step 1 of").first.wait_for(timeout=300_000)
     settle(page)
     before = None
+    wait_changed(page, [])  # the first step's picture is drawn
     for step in (1, 2, 3):
         if step > 1:
             move_slider(page, 1, f"Step {step} of")
+            wait_changed(page, sorted(before["nodes"]))
             page.wait_for_timeout(800)
-        frame = step_frame(page, step)
-        now = frame.evaluate(PLACES_JS)
-        written = _shown_labels(frame, fewest=1)
-        print(f"step {step}: {len(now['places'])} nodes, {len(written)} labels written")
+        now = state(page)
+        print(f"step {step}: {len(now['nodes'])} nodes, {len(now['words'])} words written")
         if before is not None:
-            shared = before["places"].keys() & now["places"].keys()
-            assert shared and len(now["places"]) > len(shared), (step, len(shared))
-            moved = {i: (before["places"][i], now["places"][i]) for i in shared
-                     if max(abs(a - b) for a, b in zip(before["places"][i], now["places"][i])) > 1}
-            assert not moved and now["view"] == before["view"], (step, moved, before["view"], now["view"])
+            shared = before["nodes"].keys() & now["nodes"].keys()
+            assert shared and len(now["nodes"]) > len(shared), (step, len(shared))
+            # places within the chart (the page may have scrolled between the two looks)
+            moved = {i: (before["nodes"][i], now["nodes"][i]) for i in shared
+                     if max(abs((before["nodes"][i][k] - before["box"][j]) - (now["nodes"][i][k] - now["box"][j]))
+                            for j, k in ((0, "x"), (1, "y"))) > 1}
+            assert not moved and now["box"][2:] == before["box"][2:], (step, moved, before["box"], now["box"])
         before = now
         watched.shot(f"learn-step-{step}", top=page.get_by_text("replay the trace step by step"))
+
+
+def test_learn_neuropath_completion_draws_what_completion_added(watched, server, sample_recordings):
+    """Issue 34: NeuroPath's Completion step on q01 draws the answer's passages (new at this step, each
+    saying why: a kept path or the completion search's rank) and fades the paths' other entities; the
+    gold answer (Tresswick) is marked; the wheel over the graph scrolls the page and leaves the graph be."""
+    page = watched.page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    open_app(watched, server, "Learn")
+    page.get_by_text("Step 1 of").first.wait_for(timeout=300_000)
+    assert "q=q01" in page.url, page.url  # the demo question the Learn page starts with
+    settle(page)
+    wait_changed(page, [])
+    hop2: dict = {}
+    for step in (2, 3, 4):
+        before = drawn(page)
+        move_slider(page, 1, f"Step {step} of")
+        wait_changed(page, before)
+        page.wait_for_timeout(500)
+        if step == 3:
+            hop2 = state(page)
+    page.get_by_text("replay ↔ post-retrieval completion").first.wait_for()
+    page.wait_for_timeout(800)
+    now = state(page)
+    passages = {i: n for i, n in now["nodes"].items() if i.startswith("c:")}
+    assert passages and not (passages.keys() & hop2["nodes"].keys()), (sorted(passages), sorted(hop2["nodes"]))
+    assert all(n["opacity"] == 1 for n in passages.values())
+    assert all("rank" in n["text"] or "path" in n["text"] for n in passages.values()), passages
+    assert sum(1 for w in now["words"] if w.startswith("#")) >= 2, now["words"]  # "#2 Port Alder": rank, title
+    assert "completion search" in now["nodes"]["q:completion"]["text"]
+    assert any(n["opacity"] < 1 for n in now["nodes"].values())  # the paths' other entities fade
+    assert any("passage found by the completion search" in x for x in now["legend"]), now["legend"]
+    assert any("Tresswick" in n["text"] and "gold answer" in n["text"] for n in now["nodes"].values())
+    assert not any("no drawn path" in x for x in now["legend"]), now["legend"]
+    page.get_by_text("replay the trace step by step").first.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(800)
+    watched.shot("learn-neuropath-completion-q01")
+
+    # the wheel over the graph scrolls the page
+    scroller = "document.querySelector('[data-testid=stMain]')"
+    top = page.evaluate(f"{scroller}.scrollTop")
+    box = state(page)["box"]
+    page.mouse.move(box[0] + box[2] / 2, box[1] + min(box[3] / 2, 300))
+    page.mouse.wheel(0, 300)
+    page.wait_for_timeout(800)
+    assert page.evaluate(f"{scroller}.scrollTop") > top, "the wheel over the graph did not scroll the page"
+    assert state(page)["box"][2:] == box[2:]  # and the graph kept its size (no zoom)
 
 
 def test_compare_mode_on_a_recorded_demo_question(watched, server, sample_recordings):
