@@ -55,3 +55,6 @@ class MethodViews:
     # after an ask-again: draws (trace before, trace now, gold ids) with what is new since the edit marked;
     # None = the method shows its changes as the diff's lines only
     since: Callable[[Trace, Trace, list[int]], None] | None = None
+    # its HTML overview renderer, (trace, gold_chunk_ids=, height=) -> (html, note), for `method_picture`;
+    # None: the spec's (a wing outside memrag may name one there)
+    renderer: Callable[..., tuple[str, str]] | None = None
