@@ -11,7 +11,7 @@ from memrag.methods.neuropath.params import NeuroPathParams
 from memrag.trace import AnswerResult, LLMCallRecord, RankedChunk, Trace
 from memrag.methods.neuropath.detail import NeuroPathDetail
 from memrag.methods.ecphory.detail import EcphoryDetail
-from test_app_pages import (QUESTION, app, assert_nothing_raw, frames, no_exception, plain, recorded,  # noqa: F401
+from test_app_pages import (QUESTION, app, assert_nothing_raw, frames, no_exception, pictures, plain, recorded,  # noqa: F401
                             scripted, table_with, tiny, home)
 
 CMP_JOB = session.AppState.compare_job.key
@@ -57,8 +57,9 @@ def test_compare_completion_on_off_then_max_hops_changes_the_table(tiny):
     assert rows["LLM calls"][2] == "same"
     # one shared query-entity call for both sets
     assert [c["stage"] for c in llm.calls].count("query.entities") == 1
-    graphs = frames(at)
-    assert len(graphs) >= 2 and all(nodes for nodes, _ in graphs[:2])
+    # both sets' NeuroPath routes drawn as typed pictures, each with nodes
+    routes = pictures(at)
+    assert len(routes) >= 2 and all(routes[:2])
     assert_nothing_raw(at)
 
     at.selectbox(key="cmp_preset_neuropath").set_value("max hops 2 / 1").run()

@@ -391,10 +391,10 @@ def test_ask_shows_four_methods_with_graphs_tables_and_costs(tiny):
     answers = [m.value for m in at.markdown if m.value.startswith("**Answer:**")]
     assert answers == ["**Answer:** Vell River"] * 4
     graphs = frames(at)
-    # EcphoryRAG and HippoRAG 2 beside the focused NeuroPath route (dense: a table), NeuroPath's hop graph
-    assert len(graphs) == 3
+    # EcphoryRAG and HippoRAG 2 beside the focused NeuroPath route (dense: a table), NeuroPath's hop 1 route
+    assert len(graphs) == 2
     routes = route_charts(at)
-    assert len(routes) == 1  # NeuroPath's route: a plotly chart whose clicks reach Python
+    assert len(routes) == 2  # NeuroPath's routes: plotly charts whose clicks reach Python
     # the kept paths go through Port Alder; the listed path that reached the river is folded into a count
     assert any(n.startswith("Port Alder") for n in routes[0]) and any("not kept" in n for n in routes[0]), routes
     stages = [c["stage"] for c in llm.calls]
@@ -402,10 +402,10 @@ def test_ask_shows_four_methods_with_graphs_tables_and_costs(tiny):
     assert stages.count("hipporag2.recognition") == 1
     totals = table_with(at, "recorded calls")
     assert totals["method"].tolist()[-1].startswith("all methods")
-    assert len(at.get("plotly_chart")) == 1  # the cost chart is drawn only when its tab is opened
+    assert len(at.get("plotly_chart")) == 2  # the cost chart is drawn only when its tab is opened
     at.session_state["res_cost_tabs"] = "As a chart"
     at = no_exception(at.run())
-    assert len(at.get("plotly_chart")) == 2
+    assert len(at.get("plotly_chart")) == 3
     assert_nothing_raw(at)
 
 
@@ -419,8 +419,8 @@ def test_ask_widgets_change_what_is_computed(tiny):
     at.session_state["ask_methods"] = ["neuropath"]
     at = ask(at.run())
     assert [c["stage"] for c in llm.calls] == ["query.entities", "neuropath.track.hop1", "answer"]
-    # one method: no side-by-side row, only the detail's hop graph
-    assert len(frames(at)) == 1
+    # one method: no side-by-side row, only the detail's hop 1 route
+    assert len(frames(at)) == 0 and len(route_charts(at)) == 1
     # the LLM-call inspector shows one call in full
     at.session_state["res_neuropath_tabs"] = "LLM calls"
     at = no_exception(at.run())

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from memrag.app import view_cache
-from memrag.viz import graph_html, trace_graphs
+from memrag.viz import graph_html
 from test_app_learn import LEARN, slider
 from test_app_pages import ask, ask_page, no_exception, recorded, scripted, tiny, home  # noqa: F401
 
@@ -51,29 +51,34 @@ def join_prefetch() -> None:
             t.join(60)
 
 
-def test_each_learn_step_is_made_once_and_the_next_before_it_is_asked_for(recorded, monkeypatch):
+def test_the_learn_replay_pictures_are_made_once_and_each_step_figure_once(recorded, monkeypatch):
+    """Every step's picture is made in one go, once per trace (memrag.explain.learn_picture: they share
+    one layout); moving the slider makes no picture again and each step's figure at most once."""
+    from memrag.app import learn_views
     from test_app_pages import app
 
     view_cache.MEMO.clear()
-    calls: list[tuple[int, str]] = []
-    real = trace_graphs.step_graph
+    pictures: list[int] = []
+    figures: list[int] = []
+    real_pictures, real_steady = learn_views.learn_pictures, learn_views.steady
 
-    def step_graph(trace, step, **kwargs):
-        calls.append((step, threading.current_thread().name))
-        return real(trace, step, **kwargs)
+    def counted_pictures(trace, **kwargs):
+        pictures.append(len(trace.steps))
+        return real_pictures(trace, **kwargs)
 
-    monkeypatch.setattr(trace_graphs, "step_graph", step_graph)
+    def counted_steady(picture, step, room):
+        figures.append(step)
+        return real_steady(picture, step, room)
+
+    monkeypatch.setattr(learn_views, "learn_pictures", counted_pictures)
+    monkeypatch.setattr(learn_views, "steady", counted_steady)
     at = no_exception(app(recorded, scripted()).run())
     at.switch_page(LEARN).run()
-    join_prefetch()
     for step in (1, 0, 1, 2):
         slider(at).set_value(step).run()
-        join_prefetch()
     no_exception(at)
-    made = [s for s, _ in calls]
-    assert sorted(made) == sorted(set(made)) and {0, 1, 2, 3} <= set(made)  # each step once, step 3 ahead
-    # only the first step was made while the page waited; every later one was ready before its click
-    assert [s for s, who in calls if who != "memrag-prefetch"] == [0]
+    assert len(pictures) == 1 and pictures[0] >= 3, pictures
+    assert sorted(figures) == [0, 1, 2], figures
 
 
 def test_the_demo_question_shown_is_replayed_and_drawn_before_the_ask_click(recorded, layouts, monkeypatch):

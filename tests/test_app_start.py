@@ -13,8 +13,8 @@ from memrag.app.work import build_work
 from memrag.config import IndexParams
 from memrag.methods import registry
 from scripted import ScriptedLLM
-from test_app_pages import (DOCS, EXTRACTIONS, QUESTION, app, click, embedder, frames, no_exception, plain,
-                            scripted, wait_for)
+from test_app_pages import (DOCS, EXTRACTIONS, QUESTION, app, click, embedder, frames, no_exception, pictures,
+                            plain, scripted, wait_for)
 from test_app_pages import home, recorded, tiny  # noqa: F401 (fixtures)
 
 
@@ -82,8 +82,10 @@ def test_a_running_one_chunk_build_shows_its_graph_and_nothing_of_the_previous_m
         at.session_state[session.AppState.build_job.key] = job.id
         at = no_exception(at.run())
         assert job.status == jobs.RUNNING
-        (nodes, _), = frames(at)  # the growing graph of the one chunk read, and no other graph
-        assert {n["label"] for n in nodes} == {"Ada Brennick", "Ada Brenick", "Port Alder"}
+        (drawn,) = pictures(at)  # the growing graph of the one chunk read, and no other graph
+        assert {c for c in drawn if c.startswith("node|")} == {"node|e:ada brennick", "node|e:ada brenick",
+                                                                "node|e:port alder"}
+        assert frames(at) == []
         assert not at.tabs  # the previous memory's tabs are gone while it builds
         assert not at.file_uploader and not any(b.label == "Build memory" for b in at.button)
     finally:

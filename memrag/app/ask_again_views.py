@@ -26,6 +26,7 @@ from memrag.explain.trace_diff import MethodDiff, diff_traces
 from memrag.index import versions
 from memrag.index.memory import Memory
 from memrag.index.stale import stale_message
+from memrag.methods import registry
 from memrag.plain_text import clip, escape_markdown
 from memrag.trace import Trace
 
@@ -138,24 +139,13 @@ def changes(shown: AskResult, memory: Memory) -> None:
 
 
 def _route_since(before: list[Trace], now: list[Trace], gold: list[int]) -> None:
-    """NeuroPath's route now, its paths new since the edit marked hop by hop (the typed picture and
-    its one renderer, clicks reaching the same panel as on the route above). HippoRAG 2's and
-    EcphoryRAG's pictures are not typed pictures yet: their changes stay the lines above."""
-    from memrag.app import graph_view
-    from memrag.app.method_views.neuropath import ROUTE_WIDTH, route_part
-    from memrag.methods.neuropath import route_diff
-    from memrag.viz import look as looks
-
+    """Each method's picture now, with what is new since the edit marked, where its views draw one
+    (`MethodViews.since`); the others' changes stay the lines above."""
     was = {t.method: t for t in before}
     for t in now:
-        if t.method != "neuropath" or t.method not in was or not route_diff.comparable(was[t.method], t):
-            continue
-        st.markdown("**NeuroPath's route now**, what is new since the edit in magenta (per hop: the note counts "
-                    "what appeared and what is gone)")
-        chart = graph_view.Chart(looks.current(), 560, ROUTE_WIDTH, graph_view.results_key())
-        graph_view.picture_chart(t, lambda opened, was=was[t.method], t=t: route_diff.since(
-                                     was, t, expanded=opened, gold_chunk_ids=gold),
-                                 f"np_since_{id(t)}", chart, route_part)
+        since = registry.get(t.method).views.since if t.method in was else None
+        if since is not None:
+            since(was[t.method], t, gold)
 
 
 def under_answers(shown: AskResult, memory: Memory, path: str | Path, rec: Any, live: bool) -> None:

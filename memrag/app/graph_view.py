@@ -15,12 +15,13 @@ from dataclasses import dataclass
 import streamlit as st
 
 from memrag.app import edit_views, memory_state
-from memrag.app.widgets import frame
+from memrag.app.widgets import downloads, frame
 from memrag.index.memory import Memory
 from memrag.picture import Picture, PictureEdge, PictureNode
 from memrag.plain_text import escape_markdown
 from memrag.trace import Trace
 from memrag.viz import figure, memory_explorer, palette
+from memrag.viz.drawing import of_picture
 from memrag.viz.look import Look
 
 Make = Callable[[frozenset[str]], Picture]  # the picture with these count nodes opened
@@ -72,11 +73,13 @@ def picture_chart(trace: Trace, make: Make, key: str, chart: Chart, part: TraceP
 @st.fragment
 def _fragment(trace: Trace, make: Make, key: str, chart: Chart, part: TracePart | None) -> None:
     picture = make(frozenset(st.session_state.get(opened_key(key), ())))
-    fig = figure.picture_figure(picture, chart.look, width=chart.width, height=chart.height)
-    st.plotly_chart(fig, key=f"{key}_chart", on_select=lambda: _clicked(key, picture), selection_mode="points",
-                    config={"displayModeBar": False, "scrollZoom": False})
+    drawn = figure.draw(picture, chart.look, width=chart.width, height=chart.height)
+    st.plotly_chart(drawn.figure, key=f"{key}_chart", on_select=lambda: _clicked(key, picture),
+                    selection_mode="points", config={"displayModeBar": False, "scrollZoom": False})
     if picture.note and not chart.look.compact:
         st.caption(escape_markdown(picture.note))
+    if not chart.look.compact:  # a small multiple's files are its focused picture's
+        downloads(of_picture(picture, drawn, chart.look), picture.name, ident=key)
     target = st.session_state.pop(chosen_key(key), None)
     if target is not None:
         kind, ident = target
@@ -108,27 +111,34 @@ def _panel(trace: Trace, picture: Picture, target: PictureNode | PictureEdge, ke
     path, memory, _ = memory_state.active_memory()
     same = memory is not None and memory.fingerprint() == trace.memory_fingerprint
     with st.container(key=f"{key}_panel"):
-        if isinstance(target, PictureNode):
-            node_facts(picture, target, memory if same else None)
-        else:
-            edge_facts(picture, target, memory if same else None)
+        # what it is, then what the retrieval did with it, then what the memory holds about it
+        facts = node_facts if isinstance(target, PictureNode) else edge_facts
+        facts(picture, target, None)
         if part is not None:
             part(trace, target, results_key)
+        if same:
+            facts(picture, target, memory, heading=False)
         if not same:
             st.caption("The open memory is not the one this trace was made on: its facts and edits are not shown.")
         elif path is not None and memory is not None:
             _edits(path, memory, target, key)
 
 
+ROLE_WORDS = {"seed": "seed: where the route starts", "coref": "coreference candidate",
+              "path": "reached by a path", "count": "paths folded into one node"}
+
+
 def _what(fate: str, role: str) -> str:
-    return " · ".join(x for x in (role, palette.group_word(fate) if fate else "") if x)
+    return " · ".join(x for x in (ROLE_WORDS.get(role, role), palette.group_word(fate) if fate else "") if x)
 
 
-def node_facts(picture: Picture, node: PictureNode, memory: Memory | None) -> None:
-    """A node: its name, its part in the picture, and (from the memory) its relations and passages."""
-    st.subheader(escape_markdown(node.label), anchor=False)
-    st.caption(escape_markdown(_what(node.fate, node.role or node.kind)
-                               + (" · from a gold passage" if node.gold else "")))
+def node_facts(picture: Picture, node: PictureNode, memory: Memory | None, heading: bool = True) -> None:
+    """A node: its name and its part in the picture (`heading`), and from `memory`, when given, its
+    relations and passages."""
+    if heading:
+        st.subheader(escape_markdown(node.label), anchor=False)
+        st.caption(escape_markdown(_what(node.fate, node.role or node.kind)
+                                   + (" · from a gold passage" if node.gold else "")))
     if memory is None or node.kind != "entity" or memory.entity(node.ref) is None:
         return
     facts = memory_explorer.entity_facts(memory, node.ref, passages=PASSAGES)
@@ -143,16 +153,18 @@ def node_facts(picture: Picture, node: PictureNode, memory: Memory | None) -> No
         st.caption(escape_markdown("coreference candidates: " + ", ".join(facts.candidates)))
 
 
-def edge_facts(picture: Picture, edge: PictureEdge, memory: Memory | None) -> None:
-    """An edge: the triples it draws (each with its passage), or the coreference jump it is."""
+def edge_facts(picture: Picture, edge: PictureEdge, memory: Memory | None, heading: bool = True) -> None:
+    """An edge: what it joins (`heading`), and from `memory`, when given, the triples it draws, each
+    with its passage."""
     a, b = picture.node(edge.source), picture.node(edge.target)
-    ends = f"{a.label if a else edge.source} — {b.label if b else edge.target}"
-    st.subheader(escape_markdown(edge.relation or edge.kind), anchor=False)
-    st.caption(escape_markdown(f"{edge.kind} · {ends}" + (f" · {_what(edge.fate, '')}" if edge.fate else "")))
-    if edge.kind == "coreference":
-        st.write(escape_markdown(f"{b.label if b else edge.target} is a coreference candidate of "
-                                 f"{a.label if a else edge.source}: a path went on from it as if from "
-                                 "the same thing (candidate sets are per node, not merges)."))
+    if heading:
+        ends = f"{a.label if a else edge.source} — {b.label if b else edge.target}"
+        st.subheader(escape_markdown(edge.relation or edge.kind), anchor=False)
+        st.caption(escape_markdown(f"{edge.kind} · {ends}" + (f" · {_what(edge.fate, '')}" if edge.fate else "")))
+        if edge.kind == "coreference":
+            st.write(escape_markdown(f"{b.label if b else edge.target} is a coreference candidate of "
+                                     f"{a.label if a else edge.source}: a path went on from it as if from "
+                                     "the same thing (candidate sets are per node, not merges)."))
     if memory is None:
         return
     for tid in triple_ids(edge):

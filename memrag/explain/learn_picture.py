@@ -39,6 +39,8 @@ ROLE_WORDS = {"seed": "seed (where the search starts)", "coref": "coreference ca
 ROUND_WORDS = {0: "activated first (by the question and cues)"}
 PAGERANK = {"seed": "seeded phrase (from a kept fact)", "phrase": "phrase reached by PageRank",
             "passage": "passage (size = PageRank mass)"}
+# the graph layer's group key of an engram first activated in round r (a key, never a sentence read back)
+ROUND_OF = {f"round {r}": r for r in range(100)}
 
 
 @dataclass
@@ -157,8 +159,8 @@ def _legend(nodes: Iterable[PictureNode], pagerank: bool) -> tuple[LegendEntry, 
     for (role, fate, kind), k in counts.items():
         if role in words:
             label = words[role] + (f", {PATH_FATES[fate].label}" if fate in PATH_FATES else "")
-        elif fate.startswith("round "):
-            r = int(fate.split()[1])
+        elif fate in ROUND_OF:
+            r = ROUND_OF[fate]
             label = ROUND_WORDS.get(r, f"activated in round {r}")
         else:
             label = PATH_FATES[fate].label if fate in PATH_FATES else ("on no drawn path" if fate == "untouched"

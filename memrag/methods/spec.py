@@ -39,8 +39,9 @@ def step_style(method: str) -> str:
 
 @dataclass(frozen=True)
 class Picture:
-    """How a method's traces are drawn: its overview renderer and its replay steps' style."""
-    overview: Callable[..., tuple[str, str]]
+    """How a method's traces are drawn: its overview renderer (an outside wing's; None: its app views
+    draw it) and its replay steps' style."""
+    overview: Callable[..., tuple[str, str]] | None
     step_style: str
 
 
@@ -65,9 +66,12 @@ class MethodSpec:
     params: type  # its parameters dataclass, with help text per field
     # 'module:attribute' names, imported on first use.
     retrieve_at: str  # (QueryContext, params) -> Trace
-    renderer_at: str  # its trace's overview picture (memrag.viz), HTML + legend
     fates_at: str  # its FateRules (memrag.methods.fate_kit): where each gold chunk went
     view_at: str  # the app's views of its trace (memrag/app/method_views/<name>.py): a MethodViews
+    # A wing outside memrag may name an HTML overview renderer here ((trace, gold_chunk_ids=, height=) ->
+    # (html, note)); memrag's own wings draw through their app views (MethodViews.renderer, the typed
+    # pictures), so nothing below the app names memrag.viz. Empty: none.
+    renderer_at: str = ""
     # The LLM stages one query makes before the answer (the shared query-entity call included),
     # for the time estimates; retries come on top.
     expected_stages: Callable[[Any], tuple[str, ...]] = _no_stages
@@ -114,8 +118,8 @@ class MethodSpec:
         return resolve(self.retrieve_at)
 
     @property
-    def renderer(self) -> Callable[..., tuple[str, str]]:
-        return resolve(self.renderer_at)
+    def renderer(self) -> Callable[..., tuple[str, str]] | None:
+        return resolve(self.renderer_at) if self.renderer_at else None
 
     @property
     def picture(self) -> Picture:
@@ -138,7 +142,7 @@ _PARTS = {"lessons": ("lessons_at", "lessons:LESSON"), "ablations": ("ablations_
           "deviations": ("deviations_at", "deviations:DEVIATIONS")}
 
 
-def wing_spec(package: str, *, name: str, label: str, params: type, renderer_at: str,
+def wing_spec(package: str, *, name: str, label: str, params: type, renderer_at: str = "",
               parts: tuple[str, ...] = ("lessons", "ablations", "deviations"), view_at: str = "",
               **fields: Any) -> MethodSpec:
     """A spec for a wing laid out as usual: `<package>.search:retrieve`, `<package>.fates:RULES`,

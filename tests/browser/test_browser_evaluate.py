@@ -57,8 +57,8 @@ def test_evaluate_runs_three_recorded_sample_questions_and_draws_its_charts(watc
     page.locator("p").filter(has_text="Question: In which village was the founder").first.wait_for()
     answers = page.locator("strong").filter(has_text=re.compile(r"^Answer:$"))
     answers.nth(2).wait_for(timeout=120_000)
-    sizes = wait_for_graphs(page, 2)  # NeuroPath's route in focus is a plotly chart, the others frames
-    assert len(sizes) >= 2 and all(s > 0 for s in sizes), sizes
+    sizes = wait_for_graphs(page, 1)  # NeuroPath's routes are plotly charts, the others frames
+    assert len(sizes) >= 1 and all(s > 0 for s in sizes), sizes
     settle(page)
     page.wait_for_timeout(1000)
     watched.shot("evaluate-question-traces", top=page.get_by_text("open the traces of"))

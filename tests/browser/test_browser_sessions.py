@@ -220,8 +220,8 @@ def test_two_sessions_build_and_ask_at_once(browser, shared_server, held_ollama,
         settle(ap)
         assert answers(ap).count() == 2, f"{answers(ap).count()} answers for two methods"
         ap.get_by_text("recorded with", exact=False).first.wait_for()
-        sizes = wait_for_graphs(ap, 2, timeout_s=120)
-        assert len(sizes) >= 2, f"graph frames with nodes: {sizes}"
+        sizes = wait_for_graphs(ap, 1, timeout_s=120)  # EcphoryRAG's; NeuroPath's routes are plotly charts
+        assert len(sizes) >= 1, f"graph frames with nodes: {sizes}"
         frames = overview_frames(ap)
         assert any(any(i.startswith(("centroid:", "cue:")) for i in ids) for ids in frames), "no EcphoryRAG graph"
         # the asker's ask ran while the build was held, and made no LLM call of its own

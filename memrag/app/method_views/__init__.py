@@ -52,3 +52,9 @@ class MethodViews:
     overview_picture: Callable[[Trace, Iterable[int] | None, int], "Picture | None"] = no_picture
     # the graph the Retrieval tab draws first (trace, gold ids), made ahead for the same reason
     first_detail_picture: Callable[[Trace, Iterable[int] | None], "Picture | None"] = no_detail_picture
+    # after an ask-again: draws (trace before, trace now, gold ids) with what is new since the edit marked;
+    # None = the method shows its changes as the diff's lines only
+    since: Callable[[Trace, Trace, list[int]], None] | None = None
+    # its HTML overview renderer, (trace, gold_chunk_ids=, height=) -> (html, note), for `method_picture`;
+    # None: the spec's (a wing outside memrag may name one there)
+    renderer: Callable[..., tuple[str, str]] | None = None

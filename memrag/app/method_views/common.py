@@ -35,8 +35,10 @@ class Picture:
 def method_picture_of(trace: Trace, ids: Iterable[int] | None, height: int, drawable: bool) -> Picture:
     """The method's own picture (the registry's renderer), or its ranking as a dense graph when
     the trace holds nothing to draw."""
-    if drawable:
-        return Picture(registry.get(trace.method).renderer, f"{trace.method}-overview", ids, height)
+    spec = registry.get(trace.method)
+    renderer = spec.views.renderer or spec.renderer
+    if drawable and renderer is not None:
+        return Picture(renderer, f"{trace.method}-overview", ids, height)
     return Picture(trace_graphs.dense_graph, f"{trace.method}-ranking", ids, height)
 
 

@@ -31,4 +31,4 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
     graph(drawn(trace_graphs.dense_graph, trace, gold_chunk_ids=gold_ids), 420, name="dense-ranking")
 
 
-VIEWS = MethodViews(detail, overview)
+VIEWS = MethodViews(detail, overview, renderer=trace_graphs.dense_graph)

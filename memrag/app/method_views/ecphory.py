@@ -114,4 +114,4 @@ def step_name(trace: Trace, step: str | int) -> str:
 
 
 VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="ec", step_name=step_name, moment_at=moment_at,
-                    overview_picture=overview_picture)
+                    overview_picture=overview_picture, renderer=trace_graphs.ecphory_activation_graph)

@@ -10,6 +10,7 @@ import streamlit as st
 from memrag.app import focus
 from memrag.app.method_views import MethodViews
 from memrag.app.method_views.common import Picture
+from memrag.app.table_fit import fitted_table
 from memrag.app.view_cache import drawn
 from memrag.app.widgets import graph
 from memrag.methods.fate_kit import Moment
@@ -88,8 +89,8 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
     graph(drawn(trace_graphs.hipporag2_overview, trace, gold_chunk_ids=gold_ids), 600, name="hipporag2-pagerank")
     st.markdown("**5. Passages by PageRank mass** — why each is there:")
     head = tables.ranked_table(trace, gold_ids, limit=10)
-    st.dataframe(head[["position", "chunk", "title", "score", "why", "gold", "in answer context"]],
-                 hide_index=True, key=f"{key}_hr_ranked")
+    fitted_table(head[["position", "chunk", "title", "score", "why", "gold", "in answer context"]],
+                 wrap=["title", "why"], key=f"{key}_hr_ranked")
 
 
 def moment_at(moment: Moment, trace: Trace) -> tuple[str | None, str | int | None]:

@@ -10,6 +10,7 @@ import streamlit as st
 from memrag.app import focus, graph_view
 from memrag.app.method_views import MethodViews
 from memrag.app.method_views.common import Picture, method_picture_of, numbers
+from memrag.app.table_fit import fitted_table, ranked_passages
 from memrag.app.widgets import fitted_lines, frame, text, wrapped_table
 from memrag.methods.fate_kit import FateRecord, Moment
 from memrag.methods.neuropath.fates import NeuroPathFate
@@ -18,12 +19,13 @@ from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop
 from memrag.index.normalise import entity_key
 from memrag.methods.neuropath import picture as np_picture, route
 from memrag.picture import PictureEdge, PictureNode
-from memrag.viz import figure, look as looks, tables, trace_graphs
+from memrag.viz import figure, look as looks, tables
 from memrag import words
 from memrag.plain_text import clip, escape_markdown
 
 ROUTE_WIDTH = figure.DESIGN_WIDTH  # px the route is laid out for, large (the focus graph) or small
 SIDE_WIDTH = 400.0  # … and beside the other methods (a third of the page)
+DETAIL_HEIGHT = 560  # px of the Retrieval tab's route
 
 COMPLETION = "Completion"
 
@@ -90,11 +92,11 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
         st.info("This trace has no NeuroPath detail.")
         return
     text(", ".join(d.query_entities) or "(none)", prefix="**Query entities:** ")
-    st.dataframe(frame([{"query entity": s.query_entity, "seed": s.name, "similarity": round(s.similarity, 3),
-                       "origin": s.origin, "accepted": s.accepted,
-                       "coreference members": ", ".join(f"{m.name} ({m.similarity:.2f})" for m in s.coref)}
-                      for s in d.seeds], ["query entity", "seed", "similarity", "origin", "accepted",
-                                          "coreference members"]), hide_index=True)
+    fitted_table(frame([{"query entity": s.query_entity, "seed": s.name, "similarity": round(s.similarity, 3),
+                         "origin": s.origin, "accepted": s.accepted,
+                         "coreference members": ", ".join(f"{m.name} ({m.similarity:.2f})" for m in s.coref)}
+                        for s in d.seeds], ["query entity", "seed", "similarity", "origin", "accepted",
+                                            "coreference members"]), wrap=["coreference members"])
     if d.fallback_dense:
         st.info("No query entities: NeuroPath fell back to dense retrieval.")
     steps = [hop_step(h.hop) for h in d.hops] + ["All hops", COMPLETION]
@@ -127,11 +129,11 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
                 wrapped_table(focus.highlighted(paths[paths["id"] == row], "id", row), ["path"], help=helps,
                               lines=fitted_lines(paths, ["path"]))
             focus.scroll_once(key)
-        hop_picture(h, gold_ids).show(trace, 560)
+        route_chart(trace, gold_ids, key, upto=h.hop)
         wrapped_table(focus.highlighted(paths, "id", row) if row in set(paths["id"]) else paths, ["path"],
                       help=helps, lines=fitted_lines(paths, ["path"]))
     elif pick == "All hops":
-        all_hops_picture(gold_ids).show(trace, 600)
+        route_chart(trace, gold_ids, key)
     else:
         st.caption(escape_markdown(f"Tracking stopped: {d.stop_reason or 'n/a'}. First the "
                                    f"{words.KEPT_PATH_PASSAGES.label} (chunks {numbers(d.dp_chunk_ids)}), then the "
@@ -139,23 +141,17 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
                    help=f"{words.KEPT_PATH_PASSAGES.label}: {words.KEPT_PATH_PASSAGES.help}. "
                         f"{words.COMPLETION_PASSAGES.label}: {words.COMPLETION_PASSAGES.help}.")
         text(d.de_query or "(no completion query)")
-        st.dataframe(tables.ranked_table(trace, gold_ids, limit=20), hide_index=True)
+        ranked_passages(tables.ranked_table(trace, gold_ids, limit=20))
 
 
-def hop_picture(h: NeuroPathHop, gold_ids: Iterable[int] | None) -> Picture:
-    return Picture(trace_graphs.neuropath_hop_graph, f"neuropath-hop-{h.hop}", gold_ids, args=(h.hop,))
-
-
-def all_hops_picture(gold_ids: Iterable[int] | None) -> Picture:
-    return Picture(trace_graphs.neuropath_overview, "neuropath-all-hops", gold_ids)
-
-
-def first_detail_picture(trace: Trace, gold_ids: Iterable[int] | None) -> Picture | None:
-    """The Retrieval tab's first step: hop 1's paths, or all hops when none ran."""
-    d = trace.detail(NeuroPathDetail)
-    if d is None:
-        return None
-    return hop_picture(d.hops[0], gold_ids) if d.hops else all_hops_picture(gold_ids)
+def route_chart(trace: Trace, gold_ids: Iterable[int] | None, key: str, upto: int | None = None) -> None:
+    """The route as it stood after hop `upto` (all of it: None), in the Retrieval tab (`key`: the
+    tab's, "<results key>_<method>")."""
+    gold = tuple(gold_ids or ())
+    chart = graph_view.Chart(looks.current(), DETAIL_HEIGHT, ROUTE_WIDTH, key.removesuffix(f"_{trace.method}"))
+    graph_view.picture_chart(
+        trace, lambda opened: np_picture.picture(trace, expanded=opened, gold_chunk_ids=gold, upto=upto),
+        f"np_detail_{id(trace)}_{upto}", chart, route_part)
 
 
 def _kept_line(h: NeuroPathHop) -> str:
@@ -186,5 +182,22 @@ def lost_at(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | N
     return "Ranked passages", None
 
 
+def since(before: Trace, now: Trace, gold: list[int]) -> None:
+    """The route now, its paths new since an edit marked hop by hop (after an ask-again), with clicks
+    reaching the same panel as the route above."""
+    from memrag.app import graph_view
+    from memrag.methods.neuropath import route_diff
+    from memrag.viz import look as looks
+
+    if not route_diff.comparable(before, now):
+        return
+    st.markdown("**NeuroPath's route now**, what is new since the edit in magenta (per hop: the note counts "
+                "what appeared and what is gone)")
+    chart = graph_view.Chart(looks.current(), 560, ROUTE_WIDTH, graph_view.results_key())
+    graph_view.picture_chart(now, lambda opened: route_diff.since(before, now, expanded=opened,
+                                                                   gold_chunk_ids=gold),
+                             f"np_since_{id(now)}", chart, route_part)
+
+
 VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="np", moment_at=moment_at,
-                    overview_picture=overview_picture, first_detail_picture=first_detail_picture)
+                    overview_picture=overview_picture, since=since)

@@ -7,7 +7,6 @@ from memrag.methods.spec import wing_spec
 SPEC = wing_spec(
     __name__,
     name="dense", label="Dense", params=DenseParams,
-    renderer_at="memrag.viz.trace_graphs:dense_graph",
     baseline=True,
     vectors_only=True,
     parts=("deviations",),

@@ -19,7 +19,6 @@ SPEC = wing_spec(
     ablation_facts_at="memrag.methods.ecphory.ablations:retrieval_facts",
     changes_at="memrag.methods.ecphory.changes:steps",
     name="ecphory", label="EcphoryRAG", params=EcphoryParams,
-    renderer_at="memrag.viz.trace_graphs:ecphory_activation_graph",
     expected_stages=_stages,
     context_size=_context_size,
     renamed={"depth": "rounds"},  # its name until the rename: older files and commands still read

@@ -15,7 +15,6 @@ SPEC = wing_spec(
     ablation_facts_at="memrag.methods.hipporag2.ablations:retrieval_facts",
     changes_at="memrag.methods.hipporag2.changes:steps",
     name="hipporag2", label="HippoRAG 2", params=HippoRAG2Params,
-    renderer_at="memrag.viz.trace_graphs:hipporag2_overview",
     expected_stages=_stages,
     stage_tokens={"hipporag2.recognition": (500.0, 40.0)},
     paper_settings={},  # its defaults are the paper's settings (linking_top_k 5, damping 0.5, weight 0.05)

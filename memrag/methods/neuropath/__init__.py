@@ -22,7 +22,6 @@ SPEC = wing_spec(
     ablation_facts_at="memrag.methods.neuropath.ablations:retrieval_facts",
     changes_at="memrag.methods.neuropath.changes:steps",
     name="neuropath", label="NeuroPath", params=NeuroPathParams,
-    renderer_at="memrag.viz.trace_graphs:neuropath_overview",
     expected_stages=_stages,
     # a judge call reads only its path fresh (the instructions and question are a cached prefix)
     stage_tokens={"neuropath.track": (1400.0, 200.0), "neuropath.judge": (40.0, 1.0)},

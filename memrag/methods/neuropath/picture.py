@@ -25,9 +25,11 @@ _NODE_ROLE_ORDER = ["seed", "coref", "frontier", "path"]
 _HIDDEN = ("pruned", "unlisted")  # fates of paths the model never saw
 
 
-def picture(trace: Trace, *, expanded: Iterable[str] = (), gold_chunk_ids: Iterable[int] | None = None) -> Picture:
-    """The trace as a route: seeds, hop 1, hop 2; `expanded`: the count nodes opened by a click."""
-    return route.route(trace, expanded=expanded, gold_chunk_ids=gold_chunk_ids)
+def picture(trace: Trace, *, expanded: Iterable[str] = (), gold_chunk_ids: Iterable[int] | None = None,
+            upto: int | None = None) -> Picture:
+    """The trace as a route: seeds, hop 1, hop 2; `expanded`: the count nodes opened by a click;
+    `upto`: as it stood after that hop."""
+    return route.route(trace, expanded=expanded, gold_chunk_ids=gold_chunk_ids, upto=upto)
 
 
 def subgraph(ctx: QueryContext, trace: Trace) -> None:

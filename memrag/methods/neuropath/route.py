@@ -52,12 +52,14 @@ class _Build:
         have["bold"] = have.get("bold", False) or kw.get("bold", False)
 
 
-def route_paths(detail: NeuroPathDetail) -> list[RoutePath]:
+def route_paths(detail: NeuroPathDetail, upto: int | None = None) -> list[RoutePath]:
     """Every path once, in its best fate over the hops that listed it (a path kept at hop 1 and
-    listed again, not kept, at hop 2 was still kept), pruned and unlisted ones included."""
-    by_pid = {c.pid: c for h in detail.hops for c in h.candidates}
+    listed again, not kept, at hop 2 was still kept), pruned and unlisted ones included; with
+    `upto`, only what the hops up to that one listed."""
+    hops = [h for h in detail.hops if upto is None or h.hop <= upto]
+    by_pid = {c.pid: c for h in hops for c in h.candidates}
     out: dict[str, RoutePath] = {}
-    for h in detail.hops:
+    for h in hops:
         for c in h.candidates:
             root = c
             while root.kept_from is not None and root.parent in by_pid:
@@ -85,7 +87,10 @@ def _touched(head: str, tail: str, reached: str) -> str:
     return head if tail == reached else tail if head == reached else head
 
 
-def route(trace: Trace, *, expanded: Iterable[str] = (), gold_chunk_ids: Iterable[int] | None = None) -> Picture:
+def route(trace: Trace, *, expanded: Iterable[str] = (), gold_chunk_ids: Iterable[int] | None = None,
+          upto: int | None = None) -> Picture:
+    """The route (see the module); `expanded`: the count nodes a click opened; `upto`: the route as
+    it stood after that hop (the Retrieval tab's hop view)."""
     detail = trace.detail(NeuroPathDetail)
     if detail is None:
         raise ValueError(f"this is a {trace.method!r} trace, not a NeuroPath trace")
@@ -98,7 +103,7 @@ def route(trace: Trace, *, expanded: Iterable[str] = (), gold_chunk_ids: Iterabl
         b.node(f"{s.key}@0", key=s.key, layer=0, role="seed", fate="", labelled=True, hop=0)
         for m in s.coref:
             names.setdefault(m.key, m.name)
-    paths = route_paths(detail)
+    paths = route_paths(detail, upto)
     shown = [p for p in paths if p.fate not in HIDDEN]
     folded: dict[str, list[RoutePath]] = defaultdict(list)  # count node id → its paths
     jumps = 0
@@ -114,9 +119,8 @@ def route(trace: Trace, *, expanded: Iterable[str] = (), gold_chunk_ids: Iterabl
             if prev is None and came not in seeds and came in coref_of:
                 prev = coref_of[came]
             is_jump = prev is not None and came != prev
-            last = i == len(p.cand.triples) - 1
-            visible_step = kept or (not last)  # a folded path's own new triple is its last one
-            if is_jump and (visible_step or kept or True):
+            last = i == len(p.cand.triples) - 1  # a folded path's own new triple is its last one
+            if is_jump:
                 # the jump shows even on a folded path: its count node hangs from the jumped-to node
                 jumps += b.edges.get(f"coref:{prev}|{came}@{start_layer}") is None
                 b.node(f"{came}@{start_layer}", key=came, layer=start_layer, role="coref", fate=p.fate if kept else "",
@@ -144,10 +148,11 @@ def route(trace: Trace, *, expanded: Iterable[str] = (), gold_chunk_ids: Iterabl
             b.paths_of[to].append(p.pid)
             b.paths_of[anchor].append(p.pid)
             prev = reached
-    return _picture(trace, detail, b, paths, folded, opened, names, gold, jumps)
+    hops = [h.hop for h in detail.hops if upto is None or h.hop <= upto]
+    return _picture(hops, b, paths, folded, opened, names, gold, jumps)
 
 
-def _picture(trace: Trace, detail: NeuroPathDetail, b: _Build, paths: list[RoutePath],
+def _picture(hops: list[int], b: _Build, paths: list[RoutePath],
              folded: dict[str, list[RoutePath]], opened: set[str], names: dict[str, str], gold: set[int],
              jumps: int) -> Picture:
     fates = Counter(p.fate for p in paths)
@@ -193,16 +198,16 @@ def _picture(trace: Trace, detail: NeuroPathDetail, b: _Build, paths: list[Route
         legend.append(LegendEntry("edge:coreference", "coreference jump", jumps, ""))
     if any(n.gold for n in nodes):
         legend.append(LegendEntry("node:gold", "ring: from a gold passage"))
-    note = route_note(detail, fates, folded_paths)
-    titles = tuple(["seeds"] + [f"hop {h.hop}" for h in detail.hops])
+    note = route_note(len(hops), fates, folded_paths)
+    titles = tuple(["seeds"] + [f"hop {h}" for h in hops])
     return Picture("neuropath-route", tuple(nodes), tuple(edges), tuple(legend), note, layer_titles=titles)
 
 
-def route_note(detail: NeuroPathDetail, fates: Counter, folded: int) -> str:
+def route_note(hops: int, fates: Counter, folded: int) -> str:
     """What the route shows, in the legend's numbers."""
     kept = words.path_counts({f: fates.get(f, 0) for f in KEPT}) or "no kept path"
     hidden = sum(fates.get(f, 0) for f in HIDDEN)
-    parts = [f"NeuroPath's route over {len(detail.hops)} hop(s): {kept}, drawn bold"]
+    parts = [f"NeuroPath's route over {hops} hop(s): {kept}, drawn bold"]
     if folded:
         parts.append(f"{folded} {words.path_fate('dropped')} folded into boxes (click one to open it)")
     if hidden:
