@@ -10,6 +10,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from test_browser import settle, wait_for_graphs
+from plotly_probe import wait_for_picture
+from test_browser_learn import wait_changed
 
 pytestmark = pytest.mark.browser
 ANSWER = re.compile(r"^Answer:$")
@@ -51,7 +53,7 @@ def test_a_learn_link_opens_its_question_and_step(watched, server, sample_record
     page.get_by_text("Step 2 of").first.wait_for(timeout=300_000)  # replays the demo (loads the embedder)
     assert page.get_by_role("combobox", name="demo question").input_value().startswith("q02: ")
     slider = page.get_by_role("slider", name="replay the trace step by step")
-    assert wait_for_graphs(page, 1)
+    assert wait_changed(page, []), "the Learn step drew no picture"  # the step's typed picture (plotly)
     settle(page)
     slider.focus()
     page.keyboard.press("ArrowRight")
@@ -83,5 +85,7 @@ def test_a_reload_after_ask_keeps_the_question_methods_and_answers(watched, serv
     settle(page)
     assert answers.count() == 3  # the same three methods, replayed
     assert params(page) == expected
-    assert wait_for_graphs(page, 2)
+    # NeuroPath's route (a typed picture) and HippoRAG 2's overview (still a pyvis frame) drawn again
+    assert wait_for_picture(page, "seed")["nodes"]
+    assert wait_for_graphs(page, 1)
     forgive_probes(watched, missing)
