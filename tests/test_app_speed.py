@@ -6,12 +6,14 @@ embedder; the fragments themselves (which part reruns in a browser) are timed by
 from __future__ import annotations
 
 import gc
+from functools import partial
 import threading
 
 import pytest
 
 from memrag.app import view_cache
 from memrag.viz import graph_html
+from memrag.viz import layout as picture_layout
 from test_app_learn import LEARN, slider
 from test_app_pages import ask, ask_page, no_exception, recorded, scripted, tiny, home  # noqa: F401
 
@@ -27,14 +29,22 @@ def layouts(monkeypatch) -> list[int]:
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(graph_html, "layout", counted)
+    monkeypatch.setattr(graph_html, "layout", counted)  # the pyvis overviews (EcphoryRAG, HippoRAG 2)
+    picture_layout._laid_out.clear()
+    monkeypatch.setattr(picture_layout, "lay_out", partial(counted_places, picture_layout.lay_out, calls))
     return calls
+
+
+def counted_places(real, calls: list[int], *args, **kwargs):
+    """The typed pictures' layout (NeuroPath's route), counted like the pyvis one."""
+    calls.append(1)
+    return real(*args, **kwargs)
 
 
 def test_a_tab_switch_after_an_ask_lays_out_no_graph_again(tiny, layouts):
     at = ask(ask_page(tiny, scripted()))
     drawn_by_ask = len(layouts)
-    assert drawn_by_ask >= 3  # NeuroPath, EcphoryRAG and HippoRAG 2 overviews (+ NeuroPath's hop 1)
+    assert drawn_by_ask >= 3  # NeuroPath's route, EcphoryRAG and HippoRAG 2 overviews (+ NeuroPath's hop 1)
     for tab in ("Ranked passages", "LLM calls", "Tokens", "Retrieval"):
         at.session_state["res_neuropath_tabs"] = tab
         no_exception(at.run())
@@ -102,7 +112,9 @@ def test_the_demo_question_shown_is_replayed_and_drawn_before_the_ask_click(reco
     job = wait_for(at, session.AppState.ask_job.key)
     no_exception(at.run())
     assert job.status == jobs.DONE and replays == ["memrag-prefetch"]  # the click replayed nothing again
-    assert len(layouts) == made_ahead  # and laid out no graph: every one it shows was made ahead
+    # and laid out no pyvis graph: every one it shows was made ahead. NeuroPath's route (a typed picture)
+    # is not made ahead yet: its two layouts (focus, Retrieval tab) happen in this run, once each.
+    assert len(layouts) - made_ahead <= 2, (made_ahead, len(layouts))
     assert sum("**Answer:**" in m.value for m in at.markdown) == 4
 
 

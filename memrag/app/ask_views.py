@@ -82,6 +82,9 @@ def gold_key(gold: Gold | None) -> tuple | None:
     return None if gold is None else (tuple(gold.answers), tuple(gold.gold_docs), tuple(gold.chunk_ids))
 
 
+PASSAGE_IN_BUTTON = 16  # characters of a passage title a "show where" button writes
+
+
 def fate_line(trace: Trace, gold: Gold, memory: Memory | None, key: str | None) -> None:
     """The gold passages' fate in one line, with a button that opens the step that lost one."""
     line = made("gold_fate_line", (trace, memory), gold_key(gold), lambda: gold_fate_line(trace, gold, memory))
@@ -94,8 +97,9 @@ def fate_line(trace: Trace, gold: Gold, memory: Memory | None, key: str | None) 
     shown = [] if any((m.tab, m.step) == (line.tab, line.step) for m in line.moments) else [
         (f"show where: {line.tab}", line, "", f"at {_step_name(trace, line.step)}" if line.step is not None else "")]
     # one pair per named passage, each button naming its passage (titles come from documents: escaped)
-    shown += [(f"{escape_markdown(m.passage)}: {m.label}" if m.passage else f"show where: {m.label}", m, f"_{i}",
-               m.text) for i, m in enumerate(line.moments)]
+    # (a long title is clipped to fit a quarter-width column side by side; the tooltip names it whole)
+    shown += [(f"{escape_markdown(clip(m.passage, PASSAGE_IN_BUTTON))}: {m.label}" if m.passage
+               else f"show where: {m.label}", m, f"_{i}", m.text) for i, m in enumerate(line.moments)]
     for label, target, tail, under in shown:
         st.button(label, key=f"{key}_{trace.method}_fate_go{tail}", on_click=_open_step,
                   args=(key, trace.method, target), icon=":material/search:",

@@ -25,8 +25,24 @@ SEED = 7
 ROW_PX = 64.0  # the most room a node of a short column gets
 
 
+LAID_OUT_KEPT = 256  # recent layouts kept: a rerun (a click, a tab) redraws its pictures without laying them out
+_laid_out: dict[tuple[Picture, float, float], Places] = {}
+
+
 def places(picture: Picture, width: float, height: float) -> Places:
-    """Each node's (x, y) in px of a `width` × `height` box, y growing downwards."""
+    """Each node's (x, y) in px of a `width` × `height` box, y growing downwards; the same picture in
+    the same box is laid out once (a picture is frozen data, so it is its own key). Read-only."""
+    key = (picture, float(width), float(height))
+    found = _laid_out.get(key)
+    if found is None:
+        found = _laid_out[key] = lay_out(picture, width, height)
+        while len(_laid_out) > LAID_OUT_KEPT:
+            del _laid_out[next(iter(_laid_out))]  # the oldest first
+    return found
+
+
+def lay_out(picture: Picture, width: float, height: float) -> Places:
+    """Each node's (x, y) in px of a `width` × `height` box, computed."""
     if picture.nodes and all(n.layer is not None for n in picture.nodes):
         return _layered(picture, width, height)
     return _free(picture, width, height)
