@@ -9,6 +9,7 @@ seeded force layout."""
 from __future__ import annotations
 
 import random
+import threading
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -27,6 +28,7 @@ ROW_PX = 64.0  # the most room a node of a short column gets
 
 LAID_OUT_KEPT = 256  # recent layouts kept: a rerun (a click, a tab) redraws its pictures without laying them out
 _laid_out: dict[tuple[Picture, float, float], Places] = {}
+_laid_out_lock = threading.Lock()
 
 
 def places(picture: Picture, width: float, height: float) -> Places:
@@ -35,9 +37,11 @@ def places(picture: Picture, width: float, height: float) -> Places:
     key = (picture, float(width), float(height))
     found = _laid_out.get(key)
     if found is None:
-        found = _laid_out[key] = lay_out(picture, width, height)
-        while len(_laid_out) > LAID_OUT_KEPT:
-            del _laid_out[next(iter(_laid_out))]  # the oldest first
+        found = lay_out(picture, width, height)
+        with _laid_out_lock:  # sessions and the prefetch thread lay out at once
+            _laid_out[key] = found
+            while len(_laid_out) > LAID_OUT_KEPT:
+                del _laid_out[next(iter(_laid_out))]  # the oldest first
     return found
 
 
