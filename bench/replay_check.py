@@ -66,12 +66,35 @@ MUSIQUE_CORPUS = "musique/musique_train_corpus.json"
 MUSIQUE_OPENIE = "musique/openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"
 SHOWN = 6  # differences printed per run
 # Parameters added after some runs were made: a stamp without one ran with this value in effect
-# (the behaviour before the parameter existed), whatever today's default is.
-ADDED_LATER: dict[str, dict[str, Any]] = {"neuropath": {"seed_top": 1}}
+# (the behaviour before the parameter existed), whatever today's default is: one seed link per
+# entity (seed_top, 2026-12-07), no class-word skip (skip_class_words, added off on 2026-12-02),
+# the tracking prompt that carries the previous hop's chain (hop_prompt, added 'carry' on 2026-12-02),
+# the generative tracker (tracker and its keep_* settings, 2026-12-02).
+ADDED_LATER: dict[str, dict[str, Any]] = {"neuropath": {
+    "seed_top": 1, "skip_class_words": False, "hop_prompt": "carry",
+    "tracker": "generative", "keep_threshold": 0.5, "keep_top": 10}}
+# Behaviour that changed without a parameter until one was added for it, keyed by a parameter that
+# arrived in the same commit: a stamp without that marker was made before the change (the fused
+# merge's floor came with hop_prompt, 80bc2f3, 2026-12-02; dp_floor names it since 2026-12-07).
+MADE_BEFORE: dict[str, dict[str, dict[str, Any]]] = {"neuropath": {"hop_prompt": {"dp_floor": False}}}
+
+
+def replay_params(method: str, stamped: dict[str, Any]) -> dict[str, Any]:
+    """The parameters that replay a run's `method` as it was made: its stamp's, plus ADDED_LATER's and
+    MADE_BEFORE's values for what the stamp predates."""
+    before = {k: v for marker, values in MADE_BEFORE.get(method, {}).items() if marker not in stamped
+              for k, v in values.items()}
+    return {**ADDED_LATER.get(method, {}), **before, **stamped}
 # Figures whose definition changed after some runs were made: a difference in them is listed with
 # the reason, not counted against the run.
 REDEFINED = {"tracker_precision": "2026-12-07 (issue 37): at hop h a path touches gold only through the passage "
                                   "of the triple that hop added"}
+
+# Counts split in two after some runs were made: {new part: (the count it came out of, when)}. A
+# summary that predates the split is compared with the parts added back together.
+SPLIT = {"reachable within max_hops, but tracking did not go there":
+         ("no seed reaches it within max_hops", "2026-12-02 (issue 26): NeuroPath's gold fates tell a tracker "
+                                                "that stopped short from seeds that reach nothing")}
 
 
 def _summary(run: Path) -> dict[str, Any]:
@@ -173,7 +196,7 @@ def replay_command(run: Path, bench: Path, work: Path, musique_memory: Path,
     stamp = summary["stamp"]
     methods = kept_methods(run, without)
     params = work / f"{run.name}.params.json"
-    params.write_text(json.dumps({m: {**ADDED_LATER.get(m, {}), **stamp["params"][m]} for m in methods}),
+    params.write_text(json.dumps({m: replay_params(m, stamp["params"][m]) for m in methods}),
                       encoding="utf-8")
     cmd = [sys.executable, "-m", "memrag", "eval", "--dataset", stamp["dataset"],
            "--data", str(_questions_file(stamp, bench, work)), "--scope", stamp["scope"],
@@ -187,8 +210,9 @@ def replay_command(run: Path, bench: Path, work: Path, musique_memory: Path,
     if not stamp["answers"]:
         cmd.append("--no-answer")
     if imported(summary):
-        cmd += ["--corpus", str(bench / MUSIQUE_CORPUS), "--import-openie", str(bench / MUSIQUE_OPENIE),
-                "--memory", str(musique_memory)]
+        cmd += ["--corpus", str(bench / MUSIQUE_CORPUS), "--import-openie", str(bench / MUSIQUE_OPENIE)]
+        if stamp["scope"] == "pooled":  # else the slice's own small memory, imported into the replay's folder
+            cmd += ["--memory", str(musique_memory)]
     return cmd
 
 
@@ -199,6 +223,19 @@ def _keys_of(committed: Any, replayed: Any, at: str, added: list[str]) -> Any:
         added += [k for k in replayed if k not in committed]
         return {k: _keys_of(committed[k], v, f"{at}/{k}", added) for k, v in replayed.items() if k in committed}
     return replayed
+
+
+def fold_split(committed: Any, replayed: Any, folded: list[str]) -> Any:
+    """`replayed` with each SPLIT part that `committed` predates added back into the count it came
+    out of (the part's name put in `folded`)."""
+    if not (isinstance(committed, dict) and isinstance(replayed, dict)):
+        return replayed
+    out = {k: fold_split(committed.get(k), v, folded) for k, v in replayed.items()}
+    for part, (whole, _) in SPLIT.items():
+        if part in out and part not in committed and whole in committed and whole in out:
+            out[whole] += out.pop(part)
+            folded.append(part)
+    return out
 
 
 def only_methods(figures: dict[str, Any], methods: list[str]) -> dict[str, Any]:
@@ -251,8 +288,12 @@ def check(run: Path, args: argparse.Namespace) -> str:
     if len(methods) < len(kept_methods(run)):
         committed, replayed = only_methods(committed, methods), only_methods(replayed, methods)
     added: list[str] = []
+    folded: list[str] = []
+    replayed = fold_split(committed, replayed, folded)
     diff, redefined = split_redefined(differences(committed, _keys_of(committed, replayed, "summary", added),
                                                   "summary", limit=1000))
+    for part in sorted(set(folded)):
+        print(f"  '{part}' counted in '{SPLIT[part][0]}' (split from it on {SPLIT[part][1]}; the summary predates it)")
     verdict = "identical" if not diff else "differs"
     for key, lines in redefined.items():
         print(f"  {len(lines)} figure(s) of {key} differ as redefined on {REDEFINED[key]} (not counted)")
