@@ -264,8 +264,8 @@ def split_redefined(diff: list[str]) -> tuple[list[str], dict[str, list[str]]]:
 
 
 def check(run: Path, args: argparse.Namespace) -> str:
-    """Replay one run; its verdict: 'identical', 'differs', 'could not replay' (to the committed
-    summary), and with --baseline '; baseline identical' or '; baseline DIFFERS'."""
+    """Replay one run; its verdict: 'identical', 'differs (N figures: the first)', 'could not replay: why'
+    (to the committed summary), and with --baseline '; baseline identical' or '; baseline DIFFERS'."""
     out = args.work / run.name
     if out.exists():
         shutil.rmtree(out)
@@ -280,7 +280,8 @@ def check(run: Path, args: argparse.Namespace) -> str:
     if done.returncode != 0:
         last = [x for x in done.stderr.splitlines() if x.strip()][-3:]
         print(f"{run.name}: could not replay (exit {done.returncode}): " + " | ".join(last) + "\n", flush=True)
-        return "could not replay"
+        why = next((x.removeprefix("error: ") for x in reversed(last) if x.startswith("error: ")), last[-1] if last else "")
+        return f"could not replay: {why.split(': the prompts')[0]}"
     digest = run_digest(out)
     (out / "digest.json").write_text(json.dumps(digest, ensure_ascii=False), encoding="utf-8")
     committed = summary_figures(json.loads((run / "summary.json").read_text(encoding="utf-8")))
@@ -294,7 +295,7 @@ def check(run: Path, args: argparse.Namespace) -> str:
                                                   "summary", limit=1000))
     for part in sorted(set(folded)):
         print(f"  '{part}' counted in '{SPLIT[part][0]}' (split from it on {SPLIT[part][1]}; the summary predates it)")
-    verdict = "identical" if not diff else "differs"
+    verdict = "identical" if not diff else f"differs ({len(diff)} figures: {'; '.join(diff[:3])})"
     for key, lines in redefined.items():
         print(f"  {len(lines)} figure(s) of {key} differ as redefined on {REDEFINED[key]} (not counted)")
     print(f"{run.name}: {'identical' if not diff else f'differs ({len(diff)} figures)'} to its committed summary.json"
@@ -313,6 +314,24 @@ def check(run: Path, args: argparse.Namespace) -> str:
     return verdict
 
 
+def replays_from(run: Path, how: str) -> str:
+    """The table's 'replays from' cell for a run that replays `how` (how_it_replays)."""
+    if how == "replies":
+        source = replies_of(run)
+        return "its replies" if source is not None and source.parent == run else f"{source.parent.name}'s replies"
+    return {"sample recordings": "the sample memory's recordings", "no model": "nothing (no model call)"}.get(how, "–")
+
+
+def table(results: dict[str, str]) -> str:
+    """A markdown table of every run: what it replays from and its verdict (`results`, by run name;
+    a run that cannot replay says why)."""
+    rows = ["| run | replays from | verdict |", "|---|---|---|"]
+    for run, how in every_run().items():
+        verdict = results.get(run.name, how if how.startswith("cannot") else "not checked")
+        rows.append(f"| {run.name} | {replays_from(run, how)} | {verdict.replace('|', '/')} |")
+    return "\n".join(rows) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--work", type=Path, default=REPO / "data" / "replay-check",
@@ -324,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", help="comma-separated run names (default: every run with replies)")
     ap.add_argument("--without", default="", help="comma-separated methods to leave out of every replay "
                     "(one whose replies no longer match, e.g. neuropath on MuSiQue: see the docstring)")
+    ap.add_argument("--table", type=Path, help="also write every run's verdict as a markdown table here "
+                    "(docs/runs/REPLAY.md's table)")
     args = ap.parse_args(argv)
     args.without = [m.strip() for m in args.without.split(",") if m.strip()]
     missing = [str(args.bench / f) for f in (*DATA_FILES.values(), MUSIQUE_CORPUS, MUSIQUE_OPENIE)
@@ -339,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
     print("summary:\n" + "\n".join(f"  {n}: {v}" for n, v in results.items()))
     if not args.runs:  # what cannot be replayed, and why
         print("\n".join(f"  {d.name}: {how}" for d, how in every_run().items() if how.startswith("cannot")))
+    if args.table is not None:
+        args.table.write_text(table(results), encoding="utf-8")
     # with a baseline, the question is whether the code changed anything; without, the committed figures
     ok = [v.endswith("baseline identical") if args.baseline else v in ("identical", "skipped")
           for v in results.values()]

@@ -130,3 +130,15 @@ def test_a_count_split_after_a_run_was_made_is_compared_with_its_parts_added_bac
     assert RC.fold_split(both, replayed, []) == replayed
     assert RC.differences(committed, RC.fold_split(committed, {"m": {"gold_fate": {"found": 4, part: 2, whole: 1}}},
                                                    []))
+
+
+def test_the_table_names_every_run_with_what_it_replays_from_and_its_verdict():
+    text = RC.table({"sample-pooled-20": "identical", "2wiki-per-question-5-hipporag2-retrieval": "differs (1 figures: a|b)"})
+    rows = text.splitlines()[2:]
+    assert [r.split(" | ")[0].lstrip("| ") for r in rows] == [d.name for d in RC.every_run()]
+    assert "| sample-pooled-20 | the sample memory's recordings | identical |" in rows
+    assert ("| 2wiki-per-question-5-hipporag2-retrieval | 2wiki-per-question-5-four-methods's replies | "
+            "differs (1 figures: a/b) |") in rows  # a cell never breaks the table
+    assert "| musique-pooled-dense | nothing (no model call) | not checked |" in rows
+    cannot = [r for r in rows if "| – | cannot replay" in r]
+    assert cannot and all("missing:" in r for r in cannot)
