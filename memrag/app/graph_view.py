@@ -56,6 +56,7 @@ class Chart:
     height: int
     width: float = figure.DESIGN_WIDTH
     results_key: str = "res"
+    step: int | None = None  # the picture's step look to draw (memrag.picture.StepLook); None: all of it
 
 
 def chosen_key(key: str) -> str:
@@ -71,31 +72,10 @@ def picture_chart(trace: Trace, make: Make, key: str, chart: Chart, part: TraceP
     _fragment(trace, make, key, chart, part)
 
 
-def drawing(picture: Picture, chart: Chart) -> figure.Drawn:
-    """The picture drawn as `chart` draws it (its layout is kept per picture and box: memrag.viz.layout)."""
-    return figure.draw(picture, chart.look, width=chart.width, height=chart.height)
-
-
-@dataclass(frozen=True)
-class Planned:
-    """A chart a view will draw, known before it is shown: a prefetch calls `make` (the picture
-    with nothing opened, laid out, off the page's run), the view `show`, which then lays out nothing."""
-    picture: Make
-    key: str
-    chart: Chart
-    part: TracePart | None = None
-
-    def make(self, trace: Trace) -> figure.Drawn:
-        return drawing(self.picture(frozenset()), self.chart)
-
-    def show(self, trace: Trace, height: int | None = None) -> None:
-        picture_chart(trace, self.picture, self.key, self.chart, self.part)
-
-
 @st.fragment
 def _fragment(trace: Trace, make: Make, key: str, chart: Chart, part: TracePart | None) -> None:
     picture = make(frozenset(st.session_state.get(opened_key(key), ())))
-    drawn = drawing(picture, chart)
+    drawn = figure.draw(picture, chart.look, width=chart.width, height=chart.height, step=chart.step)
     st.plotly_chart(drawn.figure, key=f"{key}_chart", on_select=lambda: _clicked(key, picture),
                     selection_mode="points", config={"displayModeBar": False, "scrollZoom": False})
     if picture.note and not chart.look.compact:

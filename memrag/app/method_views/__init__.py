@@ -14,7 +14,7 @@ from memrag.trace import Trace
 
 class MadeAhead(Protocol):
     """A view's graph known before it is shown (method_views.common.Picture, an HTML frame;
-    graph_view.Planned, a typed picture): the Ask page's prefetch calls `make` off the page's run,
+    common.TypedPicture, a typed picture): the Ask page's prefetch calls `make` off the page's run,
     so `show` finds it made."""
 
     def make(self, trace: Trace) -> Any: ...
