@@ -391,21 +391,26 @@ def test_ask_shows_four_methods_with_graphs_tables_and_costs(tiny):
     answers = [m.value for m in at.markdown if m.value.startswith("**Answer:**")]
     assert answers == ["**Answer:** Vell River"] * 4
     graphs = frames(at)
-    # EcphoryRAG and HippoRAG 2 beside the focused NeuroPath route (dense: a table), NeuroPath's hop 1 route
-    assert len(graphs) == 2
+    # EcphoryRAG's pyvis frame beside the focused NeuroPath route; HippoRAG 2's and Dense's small typed
+    # pictures beside it too, and NeuroPath's hop 1 route in its Retrieval tab
+    assert len(graphs) == 1
     routes = route_charts(at)
-    assert len(routes) == 2  # NeuroPath's routes: plotly charts whose clicks reach Python
+    assert len(routes) == 4  # typed pictures: plotly charts whose clicks reach Python
+    drawn = pictures(at)
+    assert any("edge|q>c:0" in p for p in drawn)  # Dense: the question and its ranked passages
+    assert any(any(h.startswith("#1 · ") for h in p.values()) and any(c.startswith("edge|context:") for c in p)
+               for p in drawn)  # HippoRAG 2: passages by rank, each joined to the phrases in it
     # the kept paths go through Port Alder; the listed path that reached the river is folded into a count
-    assert any(n.startswith("Port Alder") for n in routes[0]) and any("not kept" in n for n in routes[0]), routes
+    assert any(any(n.startswith("Port Alder") for n in r) and any("not kept" in n for n in r) for r in routes), routes
     stages = [c["stage"] for c in llm.calls]
     assert stages.count("query.entities") == 1 and stages.count("answer") == 4
     assert stages.count("hipporag2.recognition") == 1
     totals = table_with(at, "recorded calls")
     assert totals["method"].tolist()[-1].startswith("all methods")
-    assert len(at.get("plotly_chart")) == 2  # the cost chart is drawn only when its tab is opened
+    charts = len(at.get("plotly_chart"))  # the cost chart is drawn only when its tab is opened
     at.session_state["res_cost_tabs"] = "As a chart"
     at = no_exception(at.run())
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == charts + 1
     assert_nothing_raw(at)
 
 

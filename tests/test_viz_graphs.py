@@ -107,8 +107,7 @@ def pages(people):
     np_t, ec_t = neuropath_trace(), ecphory_trace()
     out = [trace_graphs.neuropath_hop_graph(np_t, 1, gold_chunk_ids=[0])[0],
            trace_graphs.neuropath_overview(np_t, include_pruned=True)[0],
-           trace_graphs.ecphory_activation_graph(ec_t, gold_chunk_ids=[2])[0],
-           trace_graphs.dense_graph(np_t, gold_chunk_ids=[1])[0]]
+           trace_graphs.ecphory_activation_graph(ec_t, gold_chunk_ids=[2])[0]]
     out += [trace_graphs.step_graph(step_trace(), i, gold_chunk_ids=[7])[0] for i in range(3)]
     return out
 
