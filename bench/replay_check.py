@@ -155,9 +155,12 @@ def how_it_replays(run: Path) -> str:
 
 
 def _calls(summary: dict[str, Any]) -> str:
+    """About how many model calls a run made: at query time, and building its memories."""
     per_q = (summary.get("all_methods") or {}).get("llm_calls_per_query")
     n = summary["stamp"].get("questions")
-    return f"about {round(per_q * n)}" if per_q and n else "its"
+    built = (summary.get("indexing") or {}).get("llm_calls")
+    asked = f"about {round(per_q * n)}" if per_q and n else "its"
+    return asked + (f" query-time and {built} extraction" if built else "")
 
 
 def every_run() -> dict[Path, str]:
