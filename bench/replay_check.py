@@ -114,6 +114,12 @@ KNOWN: dict[str, dict[str, str]] = {
         "made on 2026-11-30 over that day's OpenIE import; the import cleans names against the passage since "
         "d50da6b (2026-12-01), which merges more names (every later MuSiQue run's "
         "memory is bde4deaa7650c69e with 18,246 entities); the passages and dense's figures are the same"),
+    "hotpotqa-pooled-dense": {
+        'summary/indexing/fingerprint: "b175d94c2e8f9707" → "65398e2926b27769"':
+        "the passages are read as text safe to show since 7d623c5 (2026-12-01: bidirectional controls dropped), so "
+        "27 of the 4,925 passages lose their U+200E marks (beside the Arabic or Persian name of 'Badr Hari', "
+        "'Aghajari', …); the "
+        "run's own commit (8280ca5) rebuilt here gives b175d94c2e8f9707 again; every figure is the same"},
 }
 
 
