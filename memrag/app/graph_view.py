@@ -55,6 +55,7 @@ class Chart:
     height: int
     width: float = figure.DESIGN_WIDTH
     results_key: str = "res"
+    step: int | None = None  # the picture's step look to draw (memrag.picture.StepLook); None: all of it
 
 
 def chosen_key(key: str) -> str:
@@ -73,7 +74,7 @@ def picture_chart(trace: Trace, make: Make, key: str, chart: Chart, part: TraceP
 @st.fragment
 def _fragment(trace: Trace, make: Make, key: str, chart: Chart, part: TracePart | None) -> None:
     picture = make(frozenset(st.session_state.get(opened_key(key), ())))
-    drawn = figure.draw(picture, chart.look, width=chart.width, height=chart.height)
+    drawn = figure.draw(picture, chart.look, width=chart.width, height=chart.height, step=chart.step)
     st.plotly_chart(drawn.figure, key=f"{key}_chart", on_select=lambda: _clicked(key, picture),
                     selection_mode="points", config={"displayModeBar": False, "scrollZoom": False})
     if picture.note and not chart.look.compact:
