@@ -134,9 +134,9 @@ def test_a_scripted_evaluation_runs_as_a_job_and_shows_scores_charts_and_traces(
     no_exception(at)
     assert "When did the periodical edited by T.S. Arthur end?" in texts(at)
     assert sum("**Answer:**" in m.value for m in at.markdown) == 4
-    # pyvis frames: EcphoryRAG's and HippoRAG 2's side by side; NeuroPath's route beside them and in its
-    # Retrieval tab are typed pictures (plotly)
-    assert len(at.get("iframe")) >= 2 and len(pictures(at)) >= 2
+    # a pyvis frame: HippoRAG 2's side by side; NeuroPath's route beside it and in its Retrieval tab and
+    # EcphoryRAG's activation are typed pictures (plotly)
+    assert len(at.get("iframe")) >= 1 and len(pictures(at)) >= 3
 
 
 def test_the_first_questions_graphs_are_made_before_they_are_opened(home, monkeypatch):
@@ -160,15 +160,15 @@ def test_the_first_questions_graphs_are_made_before_they_are_opened(home, monkey
         if t.name == "memrag-prefetch":
             t.join(60)
     ahead = list(layouts)
-    # the pyvis layouts of hp1 and hp2: EcphoryRAG and HippoRAG 2 side by side (NeuroPath's routes, beside
-    # them and in its Retrieval tab, are plotly, laid out by no graph_html.layout)
-    assert ahead.count("memrag-prefetch") == 2 * 2, ahead
+    # the pyvis layouts of hp1 and hp2: HippoRAG 2 side by side (NeuroPath's routes, beside it and in its
+    # Retrieval tab, and EcphoryRAG's activation are plotly, laid out by no graph_html.layout)
+    assert ahead.count("memrag-prefetch") == 2 * 1, ahead
     for qid in ("hp1", "hp2"):
         before = len(layouts)
         at.selectbox(key="eval_q").set_value(qid).run()
         no_exception(at)
         assert [who for who in layouts[before:] if who != "memrag-prefetch"] == [], (qid, layouts[before:])
-    assert sum("**Answer:**" in m.value for m in at.markdown) == 4 and len(at.get("iframe")) >= 2
+    assert sum("**Answer:**" in m.value for m in at.markdown) == 4 and len(at.get("iframe")) >= 1
 
 
 def test_a_finished_out_folder_opens_without_rerunning(home, tmp_path, monkeypatch):

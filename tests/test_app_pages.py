@@ -391,21 +391,26 @@ def test_ask_shows_four_methods_with_graphs_tables_and_costs(tiny):
     answers = [m.value for m in at.markdown if m.value.startswith("**Answer:**")]
     assert answers == ["**Answer:** Vell River"] * 4
     graphs = frames(at)
-    # EcphoryRAG and HippoRAG 2 beside the focused NeuroPath route (dense: a table), NeuroPath's hop 1 route
-    assert len(graphs) == 2
+    # HippoRAG 2 beside the focused NeuroPath route (dense: a table); EcphoryRAG's picture is typed
+    assert len(graphs) == 1
     routes = route_charts(at)
-    assert len(routes) == 2  # NeuroPath's routes: plotly charts whose clicks reach Python
+    # NeuroPath's routes (focused, and its hop 1 in the Retrieval tab) and EcphoryRAG's activation beside
+    # them: plotly charts whose clicks reach Python
+    assert len(routes) == 3
     # the kept paths go through Port Alder; the listed path that reached the river is folded into a count
-    assert any(n.startswith("Port Alder") for n in routes[0]) and any("not kept" in n for n in routes[0]), routes
+    [activation] = [r for r in routes if QUESTION in r]  # EcphoryRAG's: the question's node says the question
+    focused = next(r for r in routes if r is not activation)
+    assert any(n.startswith("Port Alder") for n in focused) and any("not kept" in n for n in focused), routes
+    assert any("activated in the initial activation" in n for n in activation), activation
     stages = [c["stage"] for c in llm.calls]
     assert stages.count("query.entities") == 1 and stages.count("answer") == 4
     assert stages.count("hipporag2.recognition") == 1
     totals = table_with(at, "recorded calls")
     assert totals["method"].tolist()[-1].startswith("all methods")
-    assert len(at.get("plotly_chart")) == 2  # the cost chart is drawn only when its tab is opened
+    assert len(at.get("plotly_chart")) == 3  # the cost chart is drawn only when its tab is opened
     at.session_state["res_cost_tabs"] = "As a chart"
     at = no_exception(at.run())
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 4
     assert_nothing_raw(at)
 
 
@@ -432,11 +437,15 @@ def test_ecphory_replay_slider_and_inspector(tiny):
     at = ask(ask_page(tiny))
     at.session_state["res_pick"] = "ecphory"
     at = no_exception(at.run())
-    final_nodes = frames(at)[-1][0]
+    slider = at.select_slider(key="res_ecphory_ec_step")
+    assert slider.options[-1] == "Context" and slider.value == len(slider.options) - 1
+    final_nodes = {c for c in pictures(at)[-1] if c.startswith("node|")}  # the Retrieval tab's picture
     at.select_slider(key="res_ecphory_ec_step").set_value(0).run()
-    first_nodes = frames(no_exception(at))[-1][0]
-    assert not any(n["id"].startswith("centroid:") for n in first_nodes)
-    assert any(n["id"].startswith("centroid:") for n in final_nodes)
+    first = pictures(no_exception(at))[-1]
+    # the cues step draws the question and its cues, nothing activated yet; the last step the passages
+    assert {c for c in first if c.startswith("node|")} == {"node|q", "node|cue:0"}, first
+    assert any(c.startswith("node|c:") for c in final_nodes) and any(c.startswith("node|e:") for c in final_nodes)
+    assert "Cues: 1 cue from the question" in plain(at)
 
 
 @pytest.fixture()

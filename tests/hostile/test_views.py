@@ -27,6 +27,7 @@ from memrag.viz import figure, graph_html, look, memory_graphs, trace_graphs
 from memrag.viz.graph_html import render
 from graph_page import graph_data
 from memrag.methods.neuropath.detail import NeuroPathDetail
+from memrag.methods.ecphory import recall
 
 PARAMS = IndexParams()
 GOOD = ("good.txt", b"A perfectly good file about Port Alder.")
@@ -195,15 +196,20 @@ def _assert_text_only(page: str, must_show: list[str]) -> None:
 def test_coreference_graph_page(hostile_memory):
     pic = memory_graphs.coref_picture(hostile_memory, top=5, threshold=0.5)
     assert pic.edges, "no coreference links were drawn"
-    fig = figure.draw(pic, look.current()).figure
+    shown = _figure_words(pic)
+    for text in HOSTILE_TEXT[:3]:
+        assert text in shown, text
+
+
+def _figure_words(pic, step: int | None = None) -> str:
+    """Every word a typed picture's figure writes (names, hover, legend), checked escaped, read back."""
+    fig = figure.draw(pic, look.current(), step=step).figure
     spec = json.loads(pio.to_json(fig))
     words = [a["text"] for a in spec["layout"].get("annotations", [])] + [t.get("name") or "" for t in spec["data"]]
     words += [h for t in spec["data"] for h in (t.get("hovertext") or [])]
     for w in words:  # plotly reads <b>, <a href>, <br> and &lt; &gt; &amp; in its words: all escaped
         assert "<" not in w and ">" not in w, w
-    shown = html.unescape("\n".join(words))
-    for text in HOSTILE_TEXT[:3]:
-        assert text in shown, text
+    return html.unescape("\n".join(words))
 
 
 @pytest.fixture(scope="module")
@@ -235,14 +241,16 @@ def test_neuropath_graph_pages(hostile_traces):
     _assert_text_only(pages[0], [HOSTILE_TEXT[0]])
 
 
-@pytest.mark.probe("graph page: an EcphoryRAG trace over those names", "every activation step drawn as literal text",
+@pytest.mark.probe("EcphoryRAG's picture (plotly): a trace over those names, a cue and the question hostile",
+                   "every step's words escaped; the cue and the question read back as the literal text",
                    group="graph pages")
 def test_ecphory_graph_pages(hostile_traces):
-    t = hostile_traces[0]["ecphory"]
-    steps = trace_graphs.ecphory_steps(t)
-    assert steps
-    for i in range(len(steps)):
-        _assert_text_only(trace_graphs.ecphory_activation_graph(t, i)[0], [])
+    traces, question = hostile_traces
+    t = traces["ecphory"]
+    assert t.steps
+    for i in range(len(t.steps)):
+        shown = _figure_words(recall.picture(t, upto=i), step=i)
+        assert HOSTILE_TEXT[2] in shown and question in shown, i
 
 
 @pytest.mark.probe("graph page: a dense trace of the question 'Which page loads <script src=//cdn.example.org/x.js>?'",
