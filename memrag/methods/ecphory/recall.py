@@ -197,7 +197,13 @@ def _entity(s: _Story, n: GraphNode, reranked: bool, gold: set[int], answers: fr
     return PictureNode(n.id, f"{n.label} ({GOLD_ANSWER})" if is_answer else n.label, "entity",
                        role="final" if final else "", fate="final" if final else f"round {n.round or 0}",
                        weight=1.5 if final or is_answer else 1.0, step=n.step, layer=(n.round or 0) + 1,
-                       labelled=s.final_rank.get(key, 10**6) <= NAMED_FINALS or is_answer or from_gold, gold=from_gold, tooltip="\n".join(lines), ref=key)
+                       labelled=_named(s, key, n.round or 0) or is_answer or from_gold, gold=from_gold, tooltip="\n".join(lines), ref=key)
+
+
+def _named(s: _Story, key: str, round_: int) -> bool:
+    """A final engram's name is written when it ranks high, or when a round found it (what spreading added)."""
+    rank = s.final_rank.get(key)
+    return rank is not None and (rank <= NAMED_FINALS or round_ > 0)
 
 
 def _final_chunk(s: _Story, key: str) -> int | None:
