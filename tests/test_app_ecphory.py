@@ -31,7 +31,7 @@ def test_a_click_on_an_engram_opens_its_story(tiny):
     d = trace.detail(EcphoryDetail)
     later = next((a for r in d.rounds for a in r.new), None) or d.initial[0]
     # the Retrieval tab's picture (one method: no side-by-side row)
-    key = f"ec_detail_{id(trace)}"
+    key = f"ecphory_detail_{id(trace)}_large"
     assert f"node|e:{later.key}" in pictures(at)[-1]
     at = click(at, key, "node", f"e:{later.key}")
     page = plain(at)
@@ -46,6 +46,8 @@ def test_a_click_on_an_engram_opens_its_story(tiny):
 def test_a_click_on_a_passage_says_why_it_is_in_the_context(tiny):
     at, trace = ecphory_page(tiny)
     cid = trace.detail(EcphoryDetail).context_chunk_ids[0]
-    at = click(at, f"ec_detail_{id(trace)}", "node", f"c:{cid}")
-    ranked = next(r for r in trace.ranked if r.chunk_id == cid)
-    assert f"Ranked {ranked.rank}:" in plain(at) and (ranked.why or ranked.source) in plain(at)
+    at = click(at, f"ecphory_detail_{id(trace)}_large", "node", f"c:{cid}")
+    rank, ranked = next((i, r) for i, r in enumerate(trace.ranked, start=1) if r.chunk_id == cid)
+    page = plain(at)
+    assert f"Rank {rank}" in page and ranked.why in page and "the answer read it" in page, page
+    assert "Its activated engrams:" in page  # what EcphoryRAG read from it

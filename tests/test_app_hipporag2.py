@@ -4,6 +4,7 @@ test_hipporag2 (whose seed weights and verdicts are worked out there)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import fields, replace
 
 import pytest
@@ -35,6 +36,18 @@ def retrieval_tab(at):
     return no_exception(at.run())
 
 
+def chart_nodes(at) -> list[dict[str, tuple[float, str]]]:
+    """Per typed picture on the page (plotly): node id → (marker size, symbol), as the browser gets them."""
+    out = []
+    for chart in at.get("plotly_chart"):
+        for t in json.loads(chart.proto.spec)["data"]:
+            if t.get("name") == "nodes":
+                m = t["marker"]
+                out.append({c.removeprefix("node|"): (size, symbol)
+                            for c, size, symbol in zip(t["customdata"], m["size"], m["symbol"])})
+    return out
+
+
 def hippo_trace(at):
     from memrag.app import jobs
 
@@ -62,12 +75,12 @@ def test_the_retrieval_tab_shows_facts_verdicts_seeds_and_masses(tiny):
     assert list(masses["node"]) == [n.label for n in d.top_nodes]
     assert list(masses["PageRank mass"]) == sorted(masses["PageRank mass"], reverse=True)
     assert "Recognition memory (one LLM call) kept 1 of" in plain(at)
-    (nodes, _), = frames(at)  # the PageRank picture: node size by mass, seeds as stars
-    by_id = {n["id"]: n for n in nodes}
+    assert not frames(at)  # no pyvis frame: the PageRank picture is a typed one (plotly)
+    (by_id,) = chart_nodes(at)  # node size by mass, seeds as stars
     top = max(d.top_nodes, key=lambda n: n.mass)
-    assert by_id[top.node_id]["size"] == max(n["size"] for n in nodes if n["id"] != "q")
-    assert {by_id[f"e:{s.key}"]["shape"] for s in d.phrase_seeds} == {"star"}
-    assert {n["shape"] for n in nodes if n["id"].startswith("c:")} == {"square"}
+    assert by_id[top.node_id][0] == max(size for i, (size, _) in by_id.items() if i != "q")
+    assert {by_id[f"e:{s.key}"][1] for s in d.phrase_seeds} == {"star"}
+    assert {shape for i, (_, shape) in by_id.items() if i.startswith("c:")} == {"square"}
     ranked = table_with(at, "why")
     assert ranked["why"].str.startswith("PageRank mass").all()
     assert_nothing_raw(at)

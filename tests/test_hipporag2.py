@@ -18,8 +18,7 @@ from memrag.index.normalise import entity_key
 from memrag.methods.hipporag2 import search as hipporag2
 from memrag.methods.base import QueryContext
 from memrag.trace import Trace
-from graph_page import legend_items
-from memrag.viz.trace_graphs import hipporag2_overview
+from memrag.methods.hipporag2 import mass_picture
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
 
 QUESTION = "Which river runs through the town where Ada Brennick opened her bakery?"
@@ -228,13 +227,30 @@ def test_trace_round_trips_and_draws():
     assert {"query", "entity", "chunk"} <= kinds
     assert {n.role for n in t.nodes if n.kind == "entity"} >= {"seed"}
     assert all(n.score is not None for n in t.nodes if n.kind != "query")
-    html, note = hipporag2_overview(t, gold_chunk_ids=[1])
-    assert "seeded phrases" in note and "<html" in html.lower()
-    # a drawn synonymy edge is named as one in the legend, not as NeuroPath's coreference link
+    pic = mass_picture.picture(t, gold_chunk_ids=[1])
+    assert "seeded phrase" in pic.note
+    # a drawn synonymy edge is named as one in the legend, not as NeuroPath's coreference jump
     assert any(e.kind == "synonymy" for e in t.edges)  # Ada Brennick ~ Ada Brenick
-    meanings = [i["text"] for i in legend_items(html)]
-    assert any("synonymy edge (similar names)" in m for m in meanings)
+    meanings = [x.label for x in pic.legend]
+    assert "synonym edge (similar names)" in meanings
     assert not any("coreference" in m for m in meanings)
+
+
+def test_the_graph_edges_join_what_they_say():
+    """Each drawn triple joins two phrases a triple of the memory joins; each context edge a phrase
+    and a passage that mentions it (the subgraph's vertices are numbered in the graph's order)."""
+    m = world()
+    t = hipporag2.retrieve(ctx(m, keep(1, 2)), P3)
+    pairs = {frozenset((x.head_key, x.tail_key)) for x in m.triples}
+    kinds = {e.kind for e in t.edges}
+    assert {"triple", "provenance"} <= kinds
+    for e in t.edges:
+        a, b = e.source.partition(":"), e.target.partition(":")
+        if e.kind == "triple":
+            assert a[0] == b[0] == "e" and frozenset((a[2], b[2])) in pairs, e
+        elif e.kind == "provenance":
+            key, cid = (a[2], b[2]) if a[0] == "e" else (b[2], a[2])
+            assert int(cid) in m.entity(key).chunk_ids, e
 
 
 # ---------------------------------------------------------------- gold fates

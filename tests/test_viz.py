@@ -321,12 +321,6 @@ def test_neuropath_views_reject_wrong_traces_and_hops():
         trace_graphs.neuropath_hop_graph(Trace("dense", "q"), 1)
 
 
-def test_dense_graph_draws_the_head_of_the_ranking():
-    page, note = trace_graphs.dense_graph(neuropath_trace(), top=3, gold_chunk_ids=[1])
-    n, e = nodes_by_id(page), edges_by_id(page)
-    assert list(n) == ["q", "c:0", "c:1", "c:2"] and n["c:1"]["label"] == f"{palette.GOLD_MARK} {palette.PASSAGE_MARK} Port Alder"
-    assert [x["label"] for x in e.values()] == ["#1", "#2", "#3"]
-    assert note == "Top 3 of 4 ranked chunks."
 
 
 def step_trace(hop1: str = "dropped", hop2: str = "valid") -> Trace:
@@ -540,7 +534,7 @@ def test_every_view_renders_real_traces_from_ask(memory):
     traces = ask(memory, "Whom did the person Alpha met visit?", llm=llm, embedder=HashEmbedder(overrides=NAME_VECTORS),
                  methods=["dense", "neuropath", "ecphory"])
     dense_t, np_t, ec_t = traces
-    pages = [trace_graphs.dense_graph(dense_t)[0], trace_graphs.neuropath_overview(np_t)[0]]
+    pages = [trace_graphs.neuropath_overview(np_t)[0]]
     pages += [trace_graphs.neuropath_hop_graph(np_t, h.hop)[0] for h in np_t.detail(NeuroPathDetail).hops]
     pages += [trace_graphs.step_graph(t, i)[0] for t in traces for i in range(len(t.steps))]
     for page in pages:

@@ -106,8 +106,7 @@ def _marks_in(page):
 def pages(people):
     np_t = neuropath_trace()
     out = [trace_graphs.neuropath_hop_graph(np_t, 1, gold_chunk_ids=[0])[0],
-           trace_graphs.neuropath_overview(np_t, include_pruned=True)[0],
-           trace_graphs.dense_graph(np_t, gold_chunk_ids=[1])[0]]
+           trace_graphs.neuropath_overview(np_t, include_pruned=True)[0]]
     out += [trace_graphs.step_graph(step_trace(), i, gold_chunk_ids=[7])[0] for i in range(3)]
     return out
 

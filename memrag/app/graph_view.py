@@ -12,6 +12,7 @@ import contextvars
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from memrag.app import edit_views, memory_state
@@ -191,3 +192,14 @@ def _edits(path: str, memory: Memory, target: PictureNode | PictureEdge, key: st
             return
         for tid in triple_ids(target):
             edit_views.triple_actions(path, memory, tid, key=f"{key}_edit_{tid}")
+
+
+WARM_KEY = "memrag_renderer_warm"
+
+
+def warm_renderer() -> None:
+    """An empty, hidden chart: the browser loads and compiles plotly's code (its first chart costs the
+    main thread ~0.5-0.9 s) while the page is read, not after the click that brings the pictures."""
+    st.html(f"<style>.st-key-{WARM_KEY} {{display: none}}</style>")
+    with st.container(key=WARM_KEY):
+        st.plotly_chart(go.Figure(), key=f"{WARM_KEY}_chart", config={"staticPlot": True})

@@ -8,13 +8,11 @@ it does not depend on how a method chose to fill `trace.nodes`.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from memrag.explain import step_picture
 from memrag.index.normalise import entity_key
-from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, PathCandidate
 from memrag.methods.spec import step_style
 from memrag.trace import GraphEdge, GraphNode, Trace
@@ -237,26 +235,6 @@ def neuropath_overview(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = N
     return html, note
 
 
-# ------------------------------------------------------------------ dense / any ranked list
-def dense_graph(trace: Trace, *, top: int = 10, gold_chunk_ids: Iterable[int] | None = None,
-                height: int = 420) -> Result:
-    """The question and the head of the ranked list, one edge per chunk labelled with its rank."""
-    gold = _gold(gold_chunk_ids, trace)
-    nodes = [GraphNode("q", "question", "query", role="query", group="question", tooltip=trace.question)]
-    edges: list[GraphEdge] = []
-    for pos, r in enumerate(trace.ranked[:top]):
-        c = trace.chunk(r.chunk_id)
-        title = c.title if c else f"chunk {r.chunk_id}"
-        score = f"{r.score:.3f}" if r.score is not None else "n/a"
-        tip = f"#{pos + 1}: {title} (chunk {r.chunk_id}, {r.source}, score {score})"
-        if c:
-            tip += "\n" + clip(c.text, 400)
-        nid = f"c:{r.chunk_id}"
-        nodes.append(GraphNode(nid, title, "chunk", score=r.score, chunk_ids=[r.chunk_id], group="chunk",
-                               tooltip=tip, gold=r.chunk_id in gold))
-        edges.append(GraphEdge(f"q>{nid}", "q", nid, "provenance", f"#{pos + 1}"))
-    note = f"Top {min(top, len(trace.ranked))} of {len(trace.ranked)} ranked chunks."
-    return render(nodes, edges, height=height, passages=passages_of(trace)), note
 
 
 # ------------------------------------------------------------------ step replay
@@ -322,27 +300,3 @@ def mass_sizes(nodes: Sequence[GraphNode]) -> dict[str, float]:
     top = max(masses, default=0.0)
     return {n.id: HIPPO_MIN_SIZE + (HIPPO_MAX_SIZE - HIPPO_MIN_SIZE) * (n.score / top) ** 0.5
             for n in nodes if n.kind != "query" and n.score is not None and top > 0}
-
-
-def hipporag2_overview(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None,
-                       height: int = 600) -> Result:
-    """The personalised-PageRank picture: seeded phrases as red stars, other phrases as dots,
-    passages as squares; each node's size grows with its PageRank mass (`mass_sizes`)."""
-    d = trace.detail(HippoRAG2Detail)
-    if d is None:
-        raise ValueError(f"this is a {trace.method!r} trace, not a HippoRAG 2 trace")
-    gold = _gold(gold_chunk_ids, trace)
-    nodes = [dataclasses.replace(n, gold=bool(gold.intersection(n.chunk_ids)) if n.kind == "chunk" else n.gold)
-             for n in trace.nodes]
-    sizes = mass_sizes(nodes)
-    titles = {e.id: f"{e.kind}: {e.label}" if e.label else e.kind for e in trace.edges}
-    if d.fallback_dense:
-        note = f"No graph search: {d.fallback_reason}; the ranking is dense retrieval (top passages shown)."
-    else:
-        note = (f"{len(d.phrase_seeds)} seeded phrases (stars), the {len(d.top_nodes)} nodes with the most "
-                f"PageRank mass and the answer passages (squares); node size by mass. "
-                f"{d.phrase_mass:.0%} of the mass is on phrase nodes. Graph: "
-                + ", ".join(f"{v} {k}" for k, v in d.graph.items()) + ".")
-    html = render(nodes, trace.edges, height=height, colours=palette.PAGERANK_COLOURS, edge_titles=titles,
-                  sizes=sizes, passages=passages_of(trace), group_heading="PageRank")
-    return html, note

@@ -26,6 +26,7 @@ from memrag.trace import GraphEdge, GraphNode
 from memrag.viz import figure, graph_html, look, memory_graphs, trace_graphs
 from memrag.viz.graph_html import render
 from graph_page import graph_data
+from memrag.methods.dense.picture import ranking_picture
 from memrag.methods.neuropath.detail import NeuroPathDetail
 from memrag.methods.ecphory import recall
 
@@ -190,26 +191,26 @@ def _assert_text_only(page: str, must_show: list[str]) -> None:
         assert text in shown, text
 
 
+def _figure_text(pic) -> str:
+    """Every word plotly gets for a typed picture (written names, legend entries, hover texts), each
+    checked escaped, read back as the text a reader sees."""
+    spec = json.loads(pio.to_json(figure.draw(pic, look.Look(label_all=True)).figure))  # every name written
+    words = [a["text"] for a in spec["layout"].get("annotations", [])] + [t.get("name") or "" for t in spec["data"]]
+    words += [h for t in spec["data"] for h in (t.get("hovertext") or [])]
+    for w in words:  # plotly reads <b>, <a href>, <br> and &lt; &gt; &amp; in its words: all escaped
+        assert "<" not in w and ">" not in w, w
+    return html.unescape("\n".join(words))
+
+
 @pytest.mark.probe("coreference picture (plotly): <script>, onerror= and src=// in names as coreference candidates",
                    "every word the figure writes (names, hover, legend) escaped; read back as the literal text",
                    group="graph pages")
 def test_coreference_graph_page(hostile_memory):
     pic = memory_graphs.coref_picture(hostile_memory, top=5, threshold=0.5)
     assert pic.edges, "no coreference links were drawn"
-    shown = _figure_words(pic)
+    shown = _figure_text(pic)
     for text in HOSTILE_TEXT[:3]:
         assert text in shown, text
-
-
-def _figure_words(pic, step: int | None = None) -> str:
-    """Every word a typed picture's figure writes (names, hover, legend), checked escaped, read back."""
-    fig = figure.draw(pic, look.current(), step=step).figure
-    spec = json.loads(pio.to_json(fig))
-    words = [a["text"] for a in spec["layout"].get("annotations", [])] + [t.get("name") or "" for t in spec["data"]]
-    words += [h for t in spec["data"] for h in (t.get("hovertext") or [])]
-    for w in words:  # plotly reads <b>, <a href>, <br> and &lt; &gt; &amp; in its words: all escaped
-        assert "<" not in w and ">" not in w, w
-    return html.unescape("\n".join(words))
 
 
 @pytest.fixture(scope="module")
@@ -249,15 +250,15 @@ def test_ecphory_graph_pages(hostile_traces):
     t = traces["ecphory"]
     assert t.steps
     for i in range(len(t.steps)):
-        shown = _figure_words(recall.picture(t, upto=i), step=i)
+        shown = _figure_text(recall.picture(t, upto=i))
         assert HOSTILE_TEXT[2] in shown and question in shown, i
 
 
 @pytest.mark.probe("graph page: a dense trace of the question 'Which page loads <script src=//cdn.example.org/x.js>?'",
-                   "drawn with the question as literal text (it raised UnsafeGraphHTML before)", group="graph pages")
+                   "drawn (plotly) with the question and passage names as literal text", group="graph pages")
 def test_dense_graph_page(hostile_traces):
     traces, question = hostile_traces
-    _assert_text_only(trace_graphs.dense_graph(traces["dense"])[0], [question])
+    assert question in _figure_text(ranking_picture(traces["dense"]))
 
 
 @pytest.mark.probe("graph page: arbitrary labels, tooltips and ids containing </script>, U+2028 and quotes",

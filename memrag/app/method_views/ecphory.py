@@ -12,8 +12,8 @@ import streamlit as st
 
 from memrag.app import focus, graph_view
 from memrag.app.method_views import MethodViews
-from memrag.app.method_views.common import Picture, method_picture_of
-from memrag.app.session import AppState
+from memrag.app.method_views.common import (Picture, TypedPicture, chart_key, chart_width, method_picture_of,
+                                            passage_part)
 from memrag.app.widgets import frame, text
 from memrag.methods.ecphory import activation, recall
 from memrag.methods.ecphory.fates import EcphoryFate, passage_engrams, step_words
@@ -21,42 +21,53 @@ from memrag.methods.fate_kit import FateRecord, Moment
 from memrag.picture import PictureEdge, PictureNode
 from memrag.trace import Trace
 from memrag.viz import figure, look as looks
-from memrag import words
+from memrag import demo, words
+from memrag.plain_text import escape_markdown
 from memrag.methods.ecphory.detail import EcphoryDetail
 
-WIDTH = figure.DESIGN_WIDTH  # px the picture is laid out for, large (the focus graph) or small
-SIDE_WIDTH = 400.0  # … and beside the other methods (a third of the page)
 DETAIL_HEIGHT = 600  # px of the Retrieval tab's picture
 
 
-def overview_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> Picture | None:
-    """The HTML picture a prefetch makes: only the dense ranking of a trace with no EcphoryRAG detail
-    (the typed picture is drawn when shown, in milliseconds)."""
-    return None if trace.detail(EcphoryDetail) is not None else method_picture_of(trace, ids, height, drawable=False)
+def gold_answers(trace: Trace, gold_ids: Iterable[int] | None) -> tuple[str, ...]:
+    """The reference answers of a question with gold (`gold_ids`) that is one of the sample's demo
+    questions, so the gold answer's node says so. Read from the demo set, not the session: the Ask
+    page's prefetch makes this picture in a thread of its own."""
+    if not gold_ids:
+        return ()
+    asked = " ".join(trace.question.split())
+    record = next((q for q in demo.sample_questions() if " ".join(q["question"].split()) == asked), None)
+    return () if record is None else tuple(a for a in [record.get("answer"), *record.get("answer_aliases", [])]
+                                           if isinstance(a, str))
 
 
-def gold_answers(trace: Trace) -> tuple[str, ...]:
-    """The reference answers of the ask this trace belongs to (the Ask page's result, or traces opened
-    from a file), so the gold answer's node says so; () when the trace is not one of them."""
-    state = AppState()
-    for result in (state.ask_result, state.loaded_traces):
-        if result is not None and result.record and any(t is trace for t in result.traces):
-            record = result.record
-            return tuple(a for a in [record.get("answer"), *record.get("answer_aliases", [])] if isinstance(a, str))
-    return ()
+def activation_picture_of(trace: Trace, gold_ids: Iterable[int] | None, height: int, width: float,
+                          what: str) -> TypedPicture:
+    """EcphoryRAG's activation (memrag.methods.ecphory.recall), the whole retrieval; a click opens
+    the node's panel (`engram_part`)."""
+    gold, answers = tuple(gold_ids or ()), gold_answers(trace, gold_ids)
+    return TypedPicture(lambda opened: recall.picture(trace, gold_chunk_ids=gold, gold_answers=answers,
+                                                      expanded=opened), chart_key(trace, what), height, width,
+                        engram_part)
+
+
+def overview_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> "Picture | TypedPicture":
+    """The picture beside the other methods, or in the focus layout (large or small); a trace with
+    no EcphoryRAG detail shows its ranked list."""
+    if trace.detail(EcphoryDetail) is None:
+        return method_picture_of(trace, ids, height, drawable=False)
+    return activation_picture_of(trace, ids, height, chart_width(looks.current()), "overview")
 
 
 def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
-    if trace.detail(EcphoryDetail) is None:  # nothing of its own to draw: its ranking
-        method_picture_of(trace, ids, height, drawable=False).show(trace, height)
-        return
-    look = looks.current()
-    gold, answers = tuple(ids or ()), gold_answers(trace)
-    chart = graph_view.Chart(look, height, WIDTH if look.label_all or look.compact else SIDE_WIDTH,
-                             graph_view.results_key())
-    graph_view.picture_chart(trace, lambda opened: recall.picture(trace, gold_chunk_ids=gold, gold_answers=answers,
-                                                                  expanded=opened),
-                             f"ec_overview_{id(trace)}_{'small' if look.compact else 'large'}", chart, engram_part)
+    overview_picture(trace, ids, height).show(trace, height)
+
+
+def first_detail_picture(trace: Trace, gold_ids: Iterable[int] | None) -> TypedPicture | None:
+    """The Retrieval tab's picture at its default step (the last: the whole retrieval), made ahead by
+    the Ask page's prefetch."""
+    if trace.detail(EcphoryDetail) is None:
+        return None
+    return activation_picture_of(trace, gold_ids, DETAIL_HEIGHT, figure.DESIGN_WIDTH, "detail")
 
 
 def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
@@ -77,11 +88,12 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
                             value=None if step_key in st.session_state else len(steps) - 1,
                             format_func=lambda i: steps[i], key=step_key, help=words.ACTIVATION_STEP.help)
     _focused_passage(d, key)
-    gold, answers = tuple(gold_ids or ()), gold_answers(trace)
-    chart = graph_view.Chart(looks.current(), DETAIL_HEIGHT, WIDTH, key.removesuffix(f"_{trace.method}"), step=step)
+    gold, answers = tuple(gold_ids or ()), gold_answers(trace, gold_ids)
+    chart = graph_view.Chart(looks.current(), DETAIL_HEIGHT, figure.DESIGN_WIDTH, key.removesuffix(f"_{trace.method}"),
+                             step=step)
     graph_view.picture_chart(trace, lambda opened: recall.picture(trace, gold_chunk_ids=gold, gold_answers=answers,
                                                                   expanded=opened, upto=step),
-                             f"ec_detail_{id(trace)}", chart, engram_part)
+                             chart_key(trace, "detail"), chart, engram_part)
     st.dataframe(frame([{"round": r.round,
                          "seeds": ", ".join(activation.seed_text(x) for x in activation.merged_seeds(r, names)),
                          "new entities": activation.new_in_round(d, r.round).entities,
@@ -132,7 +144,8 @@ def engram_part(trace: Trace, target: PictureNode | PictureEdge, results_key: st
     if target.kind == "entity" and target.role != "cue":
         _entity_part(trace, d, target.ref, results_key)
     elif target.kind == "passage" and target.ref.isdigit():
-        _passage_part(trace, d, int(target.ref), results_key)
+        passage_part(trace, target, results_key)  # its rank, why, fate, text and "show where", as every list's
+        _passage_engrams(d, int(target.ref))
     elif target.role == "cue":
         hits = d.cue_hits.get(target.ref, [])
         names = {a.engram_id: a.name for a in d.initial}
@@ -169,22 +182,11 @@ def _entity_part(trace: Trace, d: EcphoryDetail, key: str, results_key: str) -> 
         st.rerun()
 
 
-def _passage_part(trace: Trace, d: EcphoryDetail, cid: int, results_key: str) -> None:
-    ranked = next((r for r in trace.ranked if r.chunk_id == cid), None)
-    if ranked is not None:
-        text(ranked.why or ranked.source, prefix=f"**Ranked {ranked.rank}:** ")
+def _passage_engrams(d: EcphoryDetail, cid: int) -> None:
     mine = passage_engrams(d, cid)
     if mine:
-        st.caption(f"Its activated engrams: {activation.names_counted([a.name for a in mine])}; the first in "
-                   f"{step_words(mine[0].round)}.")
-    c = trace.chunk(cid)
-    if c is not None:
-        with st.expander(f"passage: chunk {cid}"):
-            st.text(c.text)
-    if st.button("show where", key=f"ec_where_p_{id(trace)}", icon=":material/search:",
-                 help="Opens EcphoryRAG's ranked passages, this passage's row highlighted."):
-        focus.open_view(results_key, trace.method, "Ranked passages", None, cid)
-        st.rerun()
+        st.caption(escape_markdown(f"Its activated engrams: {activation.names_counted([a.name for a in mine])}; "
+                                   f"the first in {step_words(mine[0].round)}."))
 
 
 def moment_at(moment: Moment, trace: Trace) -> tuple[str | None, str | int | None]:
@@ -210,4 +212,4 @@ def step_name(trace: Trace, step: str | int) -> str:
 
 
 VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="ec", step_name=step_name, moment_at=moment_at,
-                    overview_picture=overview_picture)
+                    overview_picture=overview_picture, first_detail_picture=first_detail_picture)

@@ -67,7 +67,9 @@ def draw(trace: Trace, memory: Memory, graph: Any, detail: HippoRAG2Detail, mass
                                               + passage_tip(c.text)))
     relation = {tuple(sorted((f.head_key, f.tail_key))): f.relation for f in detail.facts if f.verdict == "kept"}
     sub = graph.graph.induced_subgraph(vids)
-    node_id = [f"e:{memory.entities[v].key}" if v < graph.n_phrases else f"c:{v - graph.n_phrases}" for v in vids]
+    # the subgraph numbers its vertices in the graph's order, not in the order of `vids`
+    node_id = [f"e:{memory.entities[v].key}" if v < graph.n_phrases else f"c:{v - graph.n_phrases}"
+               for v in sorted(vids)]
     kind_of = {"triple": "triple", "synonymy": "synonymy", "context": "provenance"}
     for e in sub.es:
         a, b = node_id[e.source], node_id[e.target]
