@@ -70,12 +70,14 @@ def test_the_walk_reads_left_to_right(walked):
                                "Brennick Mill —owned by→ Ada Brennick. 3 seeded phrase(s)")
 
 
-def test_a_narrow_picture_drops_its_column_heads_and_edge_legend(walked):
+def test_a_narrow_picture_drops_its_column_heads_names_and_edge_legend(walked):
     wide, narrow = mass_picture.picture(walked), mass_picture.picture(walked, narrow=True)
     assert wide.layer_titles and not narrow.layer_titles
     assert any(x.mark.startswith("edge:") for x in wide.legend)
     assert [x for x in wide.legend if x.mark.startswith("node:")] == list(narrow.legend)
-    assert wide.nodes == narrow.nodes and wide.edges == narrow.edges
+    assert [n.id for n in wide.nodes] == [n.id for n in narrow.nodes] and wide.edges == narrow.edges
+    assert any(n.labelled for n in wide.nodes) and not any(n.labelled for n in narrow.nodes)
+    assert narrow.note.startswith("Kept fact(s): ") and len(narrow.note) < len(wide.note) / 2
 
 
 def test_gold_passages_and_the_gold_answer_are_marked(walked):

@@ -93,7 +93,6 @@ def test_side_by_side_dense_list_fits_at_1440(watched, server, sample_recordings
         return {width: t.getBoundingClientRect().width, scroll: sc.scrollWidth, client: sc.clientWidth}; })""")
     assert tables, "no ranked list beside the graphs"
     assert [t for t in tables if t["scroll"] > t["client"] + 1] == [], tables
-    page.get_by_text("Dense: the passages nearest the question").evaluate(
-        "e => e.scrollIntoView({block: 'start'})")
+    page.get_by_text("Passages given to the answer").first.evaluate("e => e.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(800)
     watched.shot("hipporag2-side-by-side-1440")

@@ -20,7 +20,9 @@ from memrag.trace import Trace
 from memrag.viz import figure, layout
 from memrag.viz import look as looks
 
-SIDE_WIDTH = 400.0  # px a picture is laid out for beside the other methods (a quarter to a third of the page)
+# px a picture is laid out for beside the other methods: a quarter of the page at 1,440 px, so no word
+# is placed past a narrow column's edge (a wider column spreads the nodes, and words find room)
+SIDE_WIDTH = 240.0
 RANKED_TAB = "Ranked passages"
 FATE_K = 5  # the k the Ask page's gold lines judge a passage's fate at
 

@@ -11,6 +11,7 @@ words and weights."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 
 from memrag.methods.dense.picture import GOLD_WORDS, RANKED, context_ids, passage_id, ranked_label, ranking_picture
@@ -23,7 +24,7 @@ GOLD_ANSWER = "gold answer"
 # a node's part in the walk, as the legend says it
 PAGERANK_WORDS = {"seed": "seeded phrase (from a kept fact)", "phrase": "phrase reached by PageRank",
                   "passage": "passage (size = PageRank mass)"}
-CONTEXT_WORDS = "passage the answer read (size = PageRank mass)"
+CONTEXT_WORDS = "passage the answer read"
 LAYERS = ("question", "seeded phrases", "reached by the walk", "passages by mass")
 # the trace graph's edge kinds as the picture draws them
 EDGE_KIND = {"triple": "triple", "synonymy": "coreference", "provenance": "passage", "activation": "activation"}
@@ -52,8 +53,8 @@ def plain(s: str) -> str:
 def picture(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None, gold_answers: Sequence[str] = (),
             passages: int = PASSAGES, narrow: bool = False) -> Picture:
     """The trace's picture (see the module); `narrow`: for a column beside other methods, without
-    column heads (they would run into each other) and with only the nodes' legend. ValueError for a
-    trace without HippoRAG 2's detail."""
+    column heads (they would run into each other), names that must be written or the edges' legend.
+    ValueError for a trace without HippoRAG 2's detail."""
     d = trace.detail(HippoRAG2Detail)
     if d is None:
         raise ValueError(f"this is a {trace.method!r} trace, not a HippoRAG 2 trace")
@@ -78,9 +79,10 @@ def picture(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None, gold_a
     edges = [_edge(e) for e in trace.edges if e.source in layer and e.target in layer
              and not layer[e.source] == layer[e.target] == 2]
     legend = _legend(nodes, edges)
-    if narrow:
+    if narrow:  # names only where they find room: a column kept for them would squeeze the walk flat
         legend = tuple(x for x in legend if x.mark.startswith("node:"))
-    return Picture("hipporag2-pagerank", tuple(nodes), tuple(edges), legend, _note(d, trace, nodes, passages),
+        nodes = [dataclasses.replace(n, labelled=False) for n in nodes]
+    return Picture("hipporag2-pagerank", tuple(nodes), tuple(edges), legend, _note(d, trace, nodes, passages, narrow),
                    _steps(trace, nodes, edges), () if narrow else LAYERS)
 
 
@@ -154,8 +156,11 @@ def kept_facts(d: HippoRAG2Detail, most: int = KEPT_SAID) -> str:
     return f"Kept fact(s): {said}" + (f" and {len(kept) - most} more" if len(kept) > most else "") + "." if kept else ""
 
 
-def _note(d: HippoRAG2Detail, trace: Trace, nodes: Sequence[PictureNode], passages: int) -> str:
+def _note(d: HippoRAG2Detail, trace: Trace, nodes: Sequence[PictureNode], passages: int, narrow: bool) -> str:
     drawn = sum(1 for n in nodes if n.kind == "passage")
+    if narrow:  # under a quarter-width picture: what it shows, in a few lines
+        return " ".join((kept_facts(d), f"{len(d.phrase_seeds)} seeded phrase(s), the phrases PageRank reached, "
+                         f"{drawn} passages by mass; size by mass.")).strip()
     shown = (f"{len(d.phrase_seeds)} seeded phrase(s), the phrases holding the most PageRank mass and the top "
              f"{min(passages, len(trace.ranked))} of {len(trace.ranked)} passages by mass ({drawn} drawn, gold ones "
              "at their rank); node size by mass; edges between two reached phrases are left out (click a phrase "
