@@ -6,8 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from memrag.methods import registry
-from memrag.app import (ask_views, backend_state, compare_views, estimates, guide_views, job_owner, job_views, jobs,
-                        memory_state, param_widgets, recording_state, session, url_state, widgets)
+from memrag.app import (ask_views, backend_state, compare_views, estimates, graph_view, guide_views, job_owner,
+                        job_views, jobs, memory_state, param_widgets, recording_state, session, url_state, widgets)
 from memrag.app.ask_result import AskResult
 from memrag.app.work import ask_work
 from memrag.app.param_widgets import METHOD_LABELS
@@ -154,7 +154,9 @@ with st.expander("Open traces from a file"):
             state.loaded_traces = AskResult(traces, traces[0].question, record, "file", meta.get("model", ""))
 
 shown = state.loaded_traces or state.ask_result
-if shown is not None:
+if shown is None:  # the pictures an ask brings are plotly charts: the browser loads plotly now
+    graph_view.warm_renderer()
+else:
     st.divider()
     if shown is state.loaded_traces:
         st.caption("Showing traces opened from a file.")

@@ -134,3 +134,18 @@ def test_step_looks_fade_and_hide():
     nodes = next(t for t in fig.data if t.name == "nodes")
     assert list(nodes.customdata) == [figure.NODE + "a", figure.NODE + "b"]
     assert list(nodes.marker.opacity) == [0.3, 1.0]
+
+
+def test_a_small_picture_draws_svg_points_and_a_large_one_webgl(monkeypatch):
+    """Each WebGL chart costs the browser a context (~0.1-0.5 s); a picture of a few hundred points
+    is drawn as SVG, one past SVG_POINTS as WebGL, with the same clickable customdata either way."""
+    nodes = tuple(PictureNode(str(i), f"n{i}") for i in range(6))
+    pic = Picture("p", nodes, tuple(PictureEdge(f"e{i}", str(i), str(i + 1)) for i in range(5)))
+    monkeypatch.setattr(figure, "SVG_POINTS", 11)
+    small = figure.picture_figure(pic, FOCUS, height=300)
+    monkeypatch.setattr(figure, "SVG_POINTS", 10)
+    large = figure.picture_figure(pic, FOCUS, height=300)
+    for fig, kind in ((small, "scatter"), (large, "scattergl")):
+        points = {t.name: t for t in fig.data if t.name in ("nodes", "edges")}
+        assert {t.type for t in points.values()} == {kind}
+        assert len(points["nodes"].customdata) == 6 and len(points["edges"].customdata) == 5

@@ -349,8 +349,9 @@ def result_gold(result: AskResult, memory: Memory | None) -> tuple[Gold | None, 
 
 def make_pictures(result: AskResult, memory: Memory | None) -> None:
     """Make the graphs `ask_results` draws first — the focus layout's pictures (its default view),
-    and the first method's Retrieval tab — into the view cache without showing them (a prefetch: no
-    Streamlit call); the page's own draw then finds them made."""
+    and the first method's Retrieval tab — without showing them (a prefetch: no Streamlit call): an
+    HTML frame into the view cache, a typed picture's layout into memrag.viz.layout's; the page's
+    own draw then finds them made."""
     gold, _ = result_gold(result, memory)
     ids = gold.chunk_ids if gold else None
     for trace, look, height in first_plan(result.traces):

@@ -12,6 +12,7 @@ import contextvars
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from memrag.app import edit_views, memory_state
@@ -55,6 +56,7 @@ class Chart:
     height: int
     width: float = figure.DESIGN_WIDTH
     results_key: str = "res"
+    step: int | None = None  # the picture's step look to draw (memrag.picture.StepLook); None: all of it
 
 
 def chosen_key(key: str) -> str:
@@ -73,7 +75,7 @@ def picture_chart(trace: Trace, make: Make, key: str, chart: Chart, part: TraceP
 @st.fragment
 def _fragment(trace: Trace, make: Make, key: str, chart: Chart, part: TracePart | None) -> None:
     picture = make(frozenset(st.session_state.get(opened_key(key), ())))
-    drawn = figure.draw(picture, chart.look, width=chart.width, height=chart.height)
+    drawn = figure.draw(picture, chart.look, width=chart.width, height=chart.height, step=chart.step)
     st.plotly_chart(drawn.figure, key=f"{key}_chart", on_select=lambda: _clicked(key, picture),
                     selection_mode="points", config={"displayModeBar": False, "scrollZoom": False})
     if picture.note and not chart.look.compact:
@@ -190,3 +192,14 @@ def _edits(path: str, memory: Memory, target: PictureNode | PictureEdge, key: st
             return
         for tid in triple_ids(target):
             edit_views.triple_actions(path, memory, tid, key=f"{key}_edit_{tid}")
+
+
+WARM_KEY = "memrag_renderer_warm"
+
+
+def warm_renderer() -> None:
+    """An empty, hidden chart: the browser loads and compiles plotly's code (its first chart costs the
+    main thread ~0.5-0.9 s) while the page is read, not after the click that brings the pictures."""
+    st.html(f"<style>.st-key-{WARM_KEY} {{display: none}}</style>")
+    with st.container(key=WARM_KEY):
+        st.plotly_chart(go.Figure(), key=f"{WARM_KEY}_chart", config={"staticPlot": True})

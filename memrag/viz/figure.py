@@ -1,11 +1,12 @@
 """The one renderer of typed pictures (memrag.picture): a plotly figure that Streamlit draws with
 `st.plotly_chart(..., on_select="rerun", selection_mode="points")`, so a click reaches Python.
 
-Links are SVG line traces under the points; nodes and edge handles are WebGL points whose
-customdata says what they are ("node|<id>", "edge|<id>"); names and relations are annotations
-placed by memrag.viz.label_places (SVG text a test reads back). The axes are the design box's
-pixels (memrag.viz.layout), so a word's place is decided here, not by the browser; every text is
-escaped, since plotly reads a few tags and entities in it."""
+Links are SVG line traces under the points; nodes and edge handles are points whose customdata
+says what they are ("node|<id>", "edge|<id>"), SVG up to SVG_POINTS of them and WebGL beyond (each
+WebGL chart costs the browser ~0.1-0.5 s for its context, more than SVG takes for a few hundred
+points); names and relations are annotations placed by memrag.viz.label_places (SVG text a test
+reads back). The axes are the design box's pixels (memrag.viz.layout), so a word's place is decided
+here, not by the browser; every text is escaped, since plotly reads a few tags and entities in it."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ DESIGN_WIDTH = 840.0  # px: the focus graph's width at 1,280 × 720, sidebar ope
 LEGEND_ROW_PX = 24
 MAX_WORD = 30  # characters of a name written on the picture (all of it on hover and in the panel)
 NODE, EDGE = "node|", "edge|"
+SVG_POINTS = 1000  # nodes and edge handles drawn as SVG; a larger picture's points are WebGL
 
 
 def plot_text(text: str) -> str:
@@ -117,9 +119,10 @@ def draw(picture: Picture, look: Look, *, width: float = DESIGN_WIDTH, height: f
     edges = [e for e in picture.edges if e.id in drawn and e.source in at and e.target in at]
     node_marks = {n.id: style.node_mark(n, look) for n in nodes}
     fig = go.Figure()
+    points = go.Scatter if len(nodes) + len(edges) <= SVG_POINTS else go.Scattergl
     _edge_traces(fig, edges, at, look, faded)
-    _edge_handles(fig, edges, at, look, faded)
-    _node_trace(fig, nodes, at, node_marks, faded, lit)
+    _edge_handles(fig, edges, at, look, faded, points)
+    _node_trace(fig, nodes, at, node_marks, faded, lit, points)
     words = [] if look.compact else _words(picture, at, drawn, look, width, height,
                                            {i: m.size for i, m in node_marks.items()})
     annotations = [dict(x=w.x, y=w.y, text=plot_text(w.text), showarrow=False, xanchor=w.xanchor, yanchor="middle",
@@ -165,12 +168,12 @@ def _edge_traces(fig: go.Figure, edges: Iterable[PictureEdge], at: dict[str, tup
 
 
 def _edge_handles(fig: go.Figure, edges: list[PictureEdge], at: dict[str, tuple[float, float]], look: Look,
-                  faded: set[str]) -> None:
+                  faded: set[str], points: type) -> None:
     """A small point at each edge's middle: what a click on an edge lands on."""
     if not edges:
         return
     mid = [((at[e.source][0] + at[e.target][0]) / 2, (at[e.source][1] + at[e.target][1]) / 2) for e in edges]
-    fig.add_trace(go.Scattergl(
+    fig.add_trace(points(
         x=[m[0] for m in mid], y=[m[1] for m in mid], mode="markers", showlegend=False, name="edges",
         customdata=[EDGE + e.id for e in edges], hoverinfo="text",
         hovertext=[plot_text(e.tooltip or e.relation or e.kind) for e in edges],
@@ -180,11 +183,11 @@ def _edge_handles(fig: go.Figure, edges: list[PictureEdge], at: dict[str, tuple[
 
 
 def _node_trace(fig: go.Figure, nodes: list[PictureNode], at: dict[str, tuple[float, float]],
-                marks: dict[str, style.NodeMark], faded: set[str], lit: set[str]) -> None:
+                marks: dict[str, style.NodeMark], faded: set[str], lit: set[str], points: type) -> None:
     if not nodes:
         return
     m = [marks[n.id] for n in nodes]
-    fig.add_trace(go.Scattergl(
+    fig.add_trace(points(
         x=[at[n.id][0] for n in nodes], y=[at[n.id][1] for n in nodes], mode="markers", showlegend=False,
         name="nodes", customdata=[NODE + n.id for n in nodes], hoverinfo="text",
         hovertext=[plot_text(n.tooltip or n.label) for n in nodes],

@@ -103,7 +103,9 @@ PICTURE_STATE = """(legend) => {
     return {text: t.textContent, x: r.left, y: r.top, w: r.width, h: r.height,
             size: parseFloat(getComputedStyle(t).fontSize)}; });
   const legend_texts = [...gd.querySelectorAll('.legendtext')].map(t => t.textContent);
-  const gl = !!(gd._fullLayout._plots.xy._scene && [...gd.querySelectorAll('canvas')].some(c => c.width > 0));
+  // WebGL points (a large picture) have drawn once their scene's canvas has a size; SVG ones at once
+  const gl = !gd._fullData.some(t => t.type === 'scattergl') || !!(gd._fullLayout._plots.xy._scene &&
+      [...gd.querySelectorAll('canvas')].some(c => c.width > 0));
   return {nodes: gl ? nodes : [], handles, words, legend: legend_texts};
 }"""
 

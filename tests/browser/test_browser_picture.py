@@ -37,7 +37,9 @@ ROUTE_STATE = """() => {
             size: parseFloat(getComputedStyle(t).fontSize)}; });
   const legend = [...gd.querySelectorAll('.legendtext')].map(t => t.textContent);
   const plot = [box.left + xa._offset, box.top + ya._offset, xa._length, ya._length];
-  const gl = !!(gd._fullLayout._plots.xy._scene && [...gd.querySelectorAll('canvas')].some(c => c.width > 0));
+  // WebGL points (a large picture) have drawn once their scene's canvas has a size; SVG ones at once
+  const gl = !gd._fullData.some(t => t.type === 'scattergl') || !!(gd._fullLayout._plots.xy._scene &&
+      [...gd.querySelectorAll('canvas')].some(c => c.width > 0));
   return {nodes, words, legend, plot, box: [box.left, box.top, box.width, box.height], gl};
 }"""
 

@@ -6,13 +6,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from memrag.methods.fate_kit import FateRecord, Moment
 from memrag.trace import Trace
 
-if TYPE_CHECKING:
-    from memrag.app.method_views.common import Picture
+
+class MadeAhead(Protocol):
+    """A view's graph known before it is shown (method_views.common.Picture, an HTML frame;
+    common.TypedPicture, a typed picture): the Ask page's prefetch calls `make` off the page's run,
+    so `show` finds it made."""
+
+    def make(self, trace: Trace) -> Any: ...
+
+    def show(self, trace: Trace, height: int) -> None: ...
 
 
 def ranked_passages(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | None]:
@@ -25,12 +32,12 @@ def ranked_moment(moment: Moment, trace: Trace) -> tuple[str | None, str | int |
     return "Ranked passages", None
 
 
-def no_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> "Picture | None":
+def no_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> MadeAhead | None:
     """A method whose side-by-side view draws no graph (or one no prefetch needs to know of)."""
     return None
 
 
-def no_detail_picture(trace: Trace, ids: Iterable[int] | None) -> "Picture | None":
+def no_detail_picture(trace: Trace, ids: Iterable[int] | None) -> MadeAhead | None:
     return None
 
 
@@ -49,9 +56,9 @@ class MethodViews:
     # (tab, step) that shows one moment of a gold passage's story (its first miss, its final loss)
     moment_at: Callable[[Moment, Trace], tuple[str | None, str | int | None]] = ranked_moment
     # the graph `overview` draws for (trace, gold ids, height), so it can be made before it is shown
-    overview_picture: Callable[[Trace, Iterable[int] | None, int], "Picture | None"] = no_picture
+    overview_picture: Callable[[Trace, Iterable[int] | None, int], MadeAhead | None] = no_picture
     # the graph the Retrieval tab draws first (trace, gold ids), made ahead for the same reason
-    first_detail_picture: Callable[[Trace, Iterable[int] | None], "Picture | None"] = no_detail_picture
+    first_detail_picture: Callable[[Trace, Iterable[int] | None], MadeAhead | None] = no_detail_picture
     # after an ask-again: draws (trace before, trace now, gold ids) with what is new since the edit marked;
     # None = the method shows its changes as the diff's lines only
     since: Callable[[Trace, Trace, list[int]], None] | None = None

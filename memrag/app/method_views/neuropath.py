@@ -9,7 +9,7 @@ import streamlit as st
 
 from memrag.app import focus, graph_view
 from memrag.app.method_views import MethodViews
-from memrag.app.method_views.common import Picture, method_picture_of, numbers
+from memrag.app.method_views.common import Picture, TypedPicture, chart_key, chart_width, method_picture_of, numbers
 from memrag.app.table_fit import fitted_table, ranked_passages
 from memrag.app.widgets import fitted_lines, frame, text, wrapped_table
 from memrag.methods.fate_kit import FateRecord, Moment
@@ -23,8 +23,7 @@ from memrag.viz import figure, look as looks, tables
 from memrag import words
 from memrag.plain_text import clip, escape_markdown
 
-ROUTE_WIDTH = figure.DESIGN_WIDTH  # px the route is laid out for, large (the focus graph) or small
-SIDE_WIDTH = 400.0  # … and beside the other methods (a third of the page)
+ROUTE_WIDTH = figure.DESIGN_WIDTH  # px the Retrieval tab's route is laid out for
 DETAIL_HEIGHT = 560  # px of the Retrieval tab's route
 
 COMPLETION = "Completion"
@@ -34,11 +33,20 @@ def hop_step(hop: int) -> str:
     return f"Hop {hop}"
 
 
-def overview_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> Picture | None:
-    """The HTML picture a prefetch makes: only the dense ranking of a trace with no hop (a route is
-    drawn when shown, in milliseconds)."""
+def overview_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> Picture | TypedPicture:
+    """The side-by-side picture, which a prefetch makes ahead: the route, or only the dense ranking
+    of a trace with no hop."""
     d = trace.detail(NeuroPathDetail)
-    return None if d is None or d.hops else method_picture_of(trace, ids, height, drawable=False)
+    if d is not None and not d.hops:
+        return method_picture_of(trace, ids, height, drawable=False)
+    return _route(trace, ids, chart_key(trace, "route"), height, chart_width(looks.current()))
+
+
+def _route(trace: Trace, ids: Iterable[int] | None, key: str, height: int, width: float,
+           upto: int | None = None) -> TypedPicture:
+    gold = tuple(ids or ())
+    return TypedPicture(lambda opened: np_picture.picture(trace, expanded=opened, gold_chunk_ids=gold, upto=upto),
+                        key, height, width, route_part)
 
 
 def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
@@ -48,14 +56,7 @@ def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
         st.info("NeuroPath fell back to dense retrieval: no query entities." if d.fallback_dense else
                 f"NeuroPath tracked no path ({d.stop_reason or 'no hop ran'}): the ranking shown is "
                 "post-retrieval completion alone.")
-        overview_picture(trace, ids, height).show(trace, height)
-        return
-    look = looks.current()
-    gold = tuple(ids or ())
-    chart = graph_view.Chart(look, height, ROUTE_WIDTH if look.label_all or look.compact else SIDE_WIDTH,
-                             graph_view.results_key())
-    graph_view.picture_chart(trace, lambda opened: np_picture.picture(trace, expanded=opened, gold_chunk_ids=gold),
-                             f"np_route_{id(trace)}_{'small' if look.compact else 'large'}", chart, route_part)
+    overview_picture(trace, ids, height).show(trace, height)
 
 
 def route_part(trace: Trace, target: PictureNode | PictureEdge, results_key: str) -> None:
@@ -146,12 +147,19 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
 
 def route_chart(trace: Trace, gold_ids: Iterable[int] | None, key: str, upto: int | None = None) -> None:
     """The route as it stood after hop `upto` (all of it: None), in the Retrieval tab (`key`: the
-    tab's, "<results key>_<method>")."""
-    gold = tuple(gold_ids or ())
-    chart = graph_view.Chart(looks.current(), DETAIL_HEIGHT, ROUTE_WIDTH, key.removesuffix(f"_{trace.method}"))
-    graph_view.picture_chart(
-        trace, lambda opened: np_picture.picture(trace, expanded=opened, gold_chunk_ids=gold, upto=upto),
-        f"np_detail_{id(trace)}_{upto}", chart, route_part)
+    tab's, "<results key>_<method>"; "show where" opens there)."""
+    with graph_view.results(key.removesuffix(f"_{trace.method}")):
+        _detail_route(trace, gold_ids, upto).show(trace, DETAIL_HEIGHT)
+
+
+def _detail_route(trace: Trace, gold_ids: Iterable[int] | None, upto: int | None) -> TypedPicture:
+    return _route(trace, gold_ids, f"np_detail_{id(trace)}_{upto}", DETAIL_HEIGHT, ROUTE_WIDTH, upto)
+
+
+def first_detail_picture(trace: Trace, gold_ids: Iterable[int] | None) -> TypedPicture | None:
+    """The route the Retrieval tab shows first (its first hop; all of it when no hop ran), made ahead."""
+    d = trace.detail(NeuroPathDetail)
+    return None if d is None else _detail_route(trace, gold_ids, d.hops[0].hop if d.hops else None)
 
 
 def _kept_line(h: NeuroPathHop) -> str:
@@ -200,4 +208,5 @@ def since(before: Trace, now: Trace, gold: list[int]) -> None:
 
 
 VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="np", moment_at=moment_at,
-                    overview_picture=overview_picture, since=since)
+                    overview_picture=overview_picture,
+                    first_detail_picture=first_detail_picture, since=since)
