@@ -149,3 +149,17 @@ def test_a_small_picture_draws_svg_points_and_a_large_one_webgl(monkeypatch):
         points = {t.name: t for t in fig.data if t.name in ("nodes", "edges")}
         assert {t.type for t in points.values()} == {kind}
         assert len(points["nodes"].customdata) == 6 and len(points["edges"].customdata) == 5
+
+
+def test_a_listed_column_keeps_its_order_and_others_sit_by_what_they_hang_from():
+    """HippoRAG 2's passages by mass read top down as ranked; a route's hop sits by its seeds."""
+    from dataclasses import replace
+
+    nodes = (PictureNode("a", "a", layer=0), PictureNode("b", "b", layer=0),
+             PictureNode("x", "x", layer=1), PictureNode("y", "y", layer=1))
+    pic = Picture("l", nodes, (PictureEdge("bx", "b", "x"), PictureEdge("ay", "a", "y")))
+    by_links = figure.draw(pic, FOCUS, height=400).places
+    listed = figure.draw(replace(pic, listed_layers=(1,)), FOCUS, height=400).places
+    assert by_links["y"][1] < by_links["x"][1]  # y hangs from a, the upper seed
+    assert listed["x"][1] < listed["y"][1]  # listed first, drawn first
+    assert listed["a"] == by_links["a"] and listed["b"] == by_links["b"]

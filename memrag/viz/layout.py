@@ -3,7 +3,8 @@ picture at: a wider drawing only spreads them). Deterministic: the same picture 
 same places, whatever the look, so the presenter's larger type never moves a node.
 
 A picture whose nodes carry layers is drawn in columns, left to right (NeuroPath's route: seeds,
-hop 1, hop 2), each column's nodes ordered next to what they hang from; any other picture gets a
+hop 1, hop 2), each column's nodes ordered next to what they hang from (or as listed, for the
+picture's `listed_layers`); any other picture gets a
 seeded force layout."""
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ def _layered(picture: Picture, width: float, height: float) -> Places:
             ys = [row[m] for m in links[n.id] if m in row]
             return (sum(ys) / len(ys) if ys else float(order[n.id]) / max(1, len(members)), order[n.id])
 
-        ranked = _attached(sorted(members, key=anchor), picture)
+        # a listed column keeps its order (a ranking reads top down); others sit by what they hang from
+        ranked = members if layer in picture.listed_layers else _attached(sorted(members, key=anchor), picture)
         top, bottom = MARGIN_TOP, height - MARGIN_BOTTOM
         step = min((bottom - top) / len(ranked), ROW_PX)
         first = top + ((bottom - top) - step * len(ranked)) / 2  # a short column sits in the middle
