@@ -57,6 +57,7 @@ class Chart:
     width: float = figure.DESIGN_WIDTH
     results_key: str = "res"
     step: int | None = None  # the picture's step look to draw (memrag.picture.StepLook); None: all of it
+    top: int = 0  # px at least above the graph for the legend (a replay's steps keep their nodes in place)
 
 
 def chosen_key(key: str) -> str:
@@ -75,7 +76,8 @@ def picture_chart(trace: Trace, make: Make, key: str, chart: Chart, part: TraceP
 @st.fragment
 def _fragment(trace: Trace, make: Make, key: str, chart: Chart, part: TracePart | None) -> None:
     picture = make(frozenset(st.session_state.get(opened_key(key), ())))
-    drawn = figure.draw(picture, chart.look, width=chart.width, height=chart.height, step=chart.step)
+    drawn = figure.draw(picture, chart.look, width=chart.width, height=chart.height, step=chart.step,
+                        top=chart.top)
     st.plotly_chart(drawn.figure, key=f"{key}_chart", on_select=lambda: _clicked(key, picture),
                     selection_mode="points", config={"displayModeBar": False, "scrollZoom": False})
     if picture.note and not chart.look.compact:
