@@ -128,7 +128,7 @@ def _panel(trace: Trace, picture: Picture, target: PictureNode | PictureEdge, ke
             _edits(path, memory, target, key)
 
 
-ROLE_WORDS = {"seed": "seed: where the route starts", "coref": "coreference candidate",
+ROLE_WORDS = {"seed": "seed: where the search starts", "coref": "coreference candidate",
               "path": "reached by a path", "count": "paths folded into one node"}
 
 
