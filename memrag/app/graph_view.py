@@ -129,11 +129,16 @@ def _panel(trace: Trace, picture: Picture, target: PictureNode | PictureEdge, ke
 
 
 ROLE_WORDS = {"seed": "seed: where the search starts", "coref": "coreference candidate",
-              "path": "reached by a path", "count": "paths folded into one node"}
+              "path": "reached by a path", "count": "paths folded into one node",
+              "final": "final engram (E_final)", "cue": "cue from the question",
+              "context": "passage in the answer's context", "left out": "gold passage outside the context",
+              "question": "the question"}
 
 
 def _what(fate: str, role: str) -> str:
-    return " · ".join(x for x in (ROLE_WORDS.get(role, role), palette.group_word(fate) if fate else "") if x)
+    """A node's part in words: its role, then its fate unless the role says it already."""
+    said = palette.group_word(fate) if fate and fate != role else ""
+    return " · ".join(x for x in (ROLE_WORDS.get(role, role), said) if x)
 
 
 def node_facts(picture: Picture, node: PictureNode, memory: Memory | None, heading: bool = True) -> None:
