@@ -66,12 +66,35 @@ MUSIQUE_CORPUS = "musique/musique_train_corpus.json"
 MUSIQUE_OPENIE = "musique/openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"
 SHOWN = 6  # differences printed per run
 # Parameters added after some runs were made: a stamp without one ran with this value in effect
-# (the behaviour before the parameter existed), whatever today's default is.
-ADDED_LATER: dict[str, dict[str, Any]] = {"neuropath": {"seed_top": 1}}
+# (the behaviour before the parameter existed), whatever today's default is: one seed link per
+# entity (seed_top, 2026-12-07), no class-word skip (skip_class_words, added off on 2026-12-02),
+# the tracking prompt that carries the previous hop's chain (hop_prompt, added 'carry' on 2026-12-02),
+# the generative tracker (tracker and its keep_* settings, 2026-12-02).
+ADDED_LATER: dict[str, dict[str, Any]] = {"neuropath": {
+    "seed_top": 1, "skip_class_words": False, "hop_prompt": "carry",
+    "tracker": "generative", "keep_threshold": 0.5, "keep_top": 10}}
+# Behaviour that changed without a parameter until one was added for it, keyed by a parameter that
+# arrived in the same commit: a stamp without that marker was made before the change (the fused
+# merge's floor came with hop_prompt, 80bc2f3, 2026-12-02; dp_floor names it since 2026-12-07).
+MADE_BEFORE: dict[str, dict[str, dict[str, Any]]] = {"neuropath": {"hop_prompt": {"dp_floor": False}}}
+
+
+def replay_params(method: str, stamped: dict[str, Any]) -> dict[str, Any]:
+    """The parameters that replay a run's `method` as it was made: its stamp's, plus ADDED_LATER's and
+    MADE_BEFORE's values for what the stamp predates."""
+    before = {k: v for marker, values in MADE_BEFORE.get(method, {}).items() if marker not in stamped
+              for k, v in values.items()}
+    return {**ADDED_LATER.get(method, {}), **before, **stamped}
 # Figures whose definition changed after some runs were made: a difference in them is listed with
 # the reason, not counted against the run.
 REDEFINED = {"tracker_precision": "2026-12-07 (issue 37): at hop h a path touches gold only through the passage "
                                   "of the triple that hop added"}
+
+# Counts split in two after some runs were made: {new part: (the count it came out of, when)}. A
+# summary that predates the split is compared with the parts added back together.
+SPLIT = {"reachable within max_hops, but tracking did not go there":
+         ("no seed reaches it within max_hops", "2026-12-02 (issue 26): NeuroPath's gold fates tell a tracker "
+                                                "that stopped short from seeds that reach nothing")}
 
 
 def _summary(run: Path) -> dict[str, Any]:
@@ -173,7 +196,7 @@ def replay_command(run: Path, bench: Path, work: Path, musique_memory: Path,
     stamp = summary["stamp"]
     methods = kept_methods(run, without)
     params = work / f"{run.name}.params.json"
-    params.write_text(json.dumps({m: {**ADDED_LATER.get(m, {}), **stamp["params"][m]} for m in methods}),
+    params.write_text(json.dumps({m: replay_params(m, stamp["params"][m]) for m in methods}),
                       encoding="utf-8")
     cmd = [sys.executable, "-m", "memrag", "eval", "--dataset", stamp["dataset"],
            "--data", str(_questions_file(stamp, bench, work)), "--scope", stamp["scope"],
@@ -187,8 +210,9 @@ def replay_command(run: Path, bench: Path, work: Path, musique_memory: Path,
     if not stamp["answers"]:
         cmd.append("--no-answer")
     if imported(summary):
-        cmd += ["--corpus", str(bench / MUSIQUE_CORPUS), "--import-openie", str(bench / MUSIQUE_OPENIE),
-                "--memory", str(musique_memory)]
+        cmd += ["--corpus", str(bench / MUSIQUE_CORPUS), "--import-openie", str(bench / MUSIQUE_OPENIE)]
+        if stamp["scope"] == "pooled":  # else the slice's own small memory, imported into the replay's folder
+            cmd += ["--memory", str(musique_memory)]
     return cmd
 
 
@@ -199,6 +223,19 @@ def _keys_of(committed: Any, replayed: Any, at: str, added: list[str]) -> Any:
         added += [k for k in replayed if k not in committed]
         return {k: _keys_of(committed[k], v, f"{at}/{k}", added) for k, v in replayed.items() if k in committed}
     return replayed
+
+
+def fold_split(committed: Any, replayed: Any, folded: list[str]) -> Any:
+    """`replayed` with each SPLIT part that `committed` predates added back into the count it came
+    out of (the part's name put in `folded`)."""
+    if not (isinstance(committed, dict) and isinstance(replayed, dict)):
+        return replayed
+    out = {k: fold_split(committed.get(k), v, folded) for k, v in replayed.items()}
+    for part, (whole, _) in SPLIT.items():
+        if part in out and part not in committed and whole in committed and whole in out:
+            out[whole] += out.pop(part)
+            folded.append(part)
+    return out
 
 
 def only_methods(figures: dict[str, Any], methods: list[str]) -> dict[str, Any]:
@@ -227,8 +264,8 @@ def split_redefined(diff: list[str]) -> tuple[list[str], dict[str, list[str]]]:
 
 
 def check(run: Path, args: argparse.Namespace) -> str:
-    """Replay one run; its verdict: 'identical', 'differs', 'could not replay' (to the committed
-    summary), and with --baseline '; baseline identical' or '; baseline DIFFERS'."""
+    """Replay one run; its verdict: 'identical', 'differs (N figures: the first)', 'could not replay: why'
+    (to the committed summary), and with --baseline '; baseline identical' or '; baseline DIFFERS'."""
     out = args.work / run.name
     if out.exists():
         shutil.rmtree(out)
@@ -243,7 +280,8 @@ def check(run: Path, args: argparse.Namespace) -> str:
     if done.returncode != 0:
         last = [x for x in done.stderr.splitlines() if x.strip()][-3:]
         print(f"{run.name}: could not replay (exit {done.returncode}): " + " | ".join(last) + "\n", flush=True)
-        return "could not replay"
+        why = next((x.removeprefix("error: ") for x in reversed(last) if x.startswith("error: ")), last[-1] if last else "")
+        return f"could not replay: {why.split(': the prompts')[0]}"
     digest = run_digest(out)
     (out / "digest.json").write_text(json.dumps(digest, ensure_ascii=False), encoding="utf-8")
     committed = summary_figures(json.loads((run / "summary.json").read_text(encoding="utf-8")))
@@ -251,9 +289,13 @@ def check(run: Path, args: argparse.Namespace) -> str:
     if len(methods) < len(kept_methods(run)):
         committed, replayed = only_methods(committed, methods), only_methods(replayed, methods)
     added: list[str] = []
+    folded: list[str] = []
+    replayed = fold_split(committed, replayed, folded)
     diff, redefined = split_redefined(differences(committed, _keys_of(committed, replayed, "summary", added),
                                                   "summary", limit=1000))
-    verdict = "identical" if not diff else "differs"
+    for part in sorted(set(folded)):
+        print(f"  '{part}' counted in '{SPLIT[part][0]}' (split from it on {SPLIT[part][1]}; the summary predates it)")
+    verdict = "identical" if not diff else f"differs ({len(diff)} figures: {'; '.join(diff[:3])})"
     for key, lines in redefined.items():
         print(f"  {len(lines)} figure(s) of {key} differ as redefined on {REDEFINED[key]} (not counted)")
     print(f"{run.name}: {'identical' if not diff else f'differs ({len(diff)} figures)'} to its committed summary.json"
@@ -272,6 +314,24 @@ def check(run: Path, args: argparse.Namespace) -> str:
     return verdict
 
 
+def replays_from(run: Path, how: str) -> str:
+    """The table's 'replays from' cell for a run that replays `how` (how_it_replays)."""
+    if how == "replies":
+        source = replies_of(run)
+        return "its replies" if source is not None and source.parent == run else f"{source.parent.name}'s replies"
+    return {"sample recordings": "the sample memory's recordings", "no model": "nothing (no model call)"}.get(how, "–")
+
+
+def table(results: dict[str, str]) -> str:
+    """A markdown table of every run: what it replays from and its verdict (`results`, by run name;
+    a run that cannot replay says why)."""
+    rows = ["| run | replays from | verdict |", "|---|---|---|"]
+    for run, how in every_run().items():
+        verdict = results.get(run.name, how if how.startswith("cannot") else "not checked")
+        rows.append(f"| {run.name} | {replays_from(run, how)} | {verdict.replace('|', '/')} |")
+    return "\n".join(rows) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--work", type=Path, default=REPO / "data" / "replay-check",
@@ -283,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", help="comma-separated run names (default: every run with replies)")
     ap.add_argument("--without", default="", help="comma-separated methods to leave out of every replay "
                     "(one whose replies no longer match, e.g. neuropath on MuSiQue: see the docstring)")
+    ap.add_argument("--table", type=Path, help="also write every run's verdict as a markdown table here "
+                    "(docs/runs/REPLAY.md's table)")
     args = ap.parse_args(argv)
     args.without = [m.strip() for m in args.without.split(",") if m.strip()]
     missing = [str(args.bench / f) for f in (*DATA_FILES.values(), MUSIQUE_CORPUS, MUSIQUE_OPENIE)
@@ -298,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
     print("summary:\n" + "\n".join(f"  {n}: {v}" for n, v in results.items()))
     if not args.runs:  # what cannot be replayed, and why
         print("\n".join(f"  {d.name}: {how}" for d, how in every_run().items() if how.startswith("cannot")))
+    if args.table is not None:
+        args.table.write_text(table(results), encoding="utf-8")
     # with a baseline, the question is whether the code changed anything; without, the committed figures
     ok = [v.endswith("baseline identical") if args.baseline else v in ("identical", "skipped")
           for v in results.values()]

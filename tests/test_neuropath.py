@@ -363,6 +363,12 @@ def test_fused_never_buries_a_kept_pick_below_completions_head():
     order = [100, 5] + list(range(101, 117)) + [7] + list(range(117, 130))
     fused = [x.chunk_id for x in fuse_dp(*chunks(order, [5, 7]), order, k=5)]
     assert fused[:4] == [5, 100, 101, 7]
+    # floor=False is fusion alone (the merge before 2026-12-02, for replaying runs made then): the
+    # lone pick falls below completion's head, past the chunks that share the path list's end score
+    alone = [x.chunk_id for x in fuse_dp(*chunks(completion_order, [7]), completion_order, k=5, floor=False)]
+    assert sorted(alone) == sorted(completion_order) and alone.index(7) > 2
+    assert "lifted" not in " ".join(x.why for x in fuse_dp(*chunks(completion_order, [7]), completion_order,
+                                                            k=5, floor=False))
 
 
 def test_completion_off_gives_dp_alone():

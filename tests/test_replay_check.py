@@ -51,6 +51,18 @@ def test_a_parameter_added_later_replays_with_the_value_in_effect_before_it(tmp_
     assert "seed_top" not in json.loads((run / "summary.json").read_text())["stamp"]["params"]["neuropath"]
     cmd = RC.replay_command(run, tmp_path, tmp_path, tmp_path / "mem")
     assert json.loads(Path(cmd[cmd.index("--params") + 1]).read_text())["neuropath"]["seed_top"] == 1
+    # made before skip_class_words and hop_prompt existed: no skip, and the prompt that carries the chain
+    old = RC.RUNS / "musique-pooled-1-5-live-seconds-previous-default"
+    stamped = json.loads((old / "summary.json").read_text())["stamp"]["params"]["neuropath"]
+    assert "skip_class_words" not in stamped and "hop_prompt" not in stamped
+    cmd = RC.replay_command(old, tmp_path, tmp_path, tmp_path / "mem")
+    asked = json.loads(Path(cmd[cmd.index("--params") + 1]).read_text())["neuropath"]
+    assert (asked["skip_class_words"], asked["hop_prompt"], asked["seed_top"]) == (False, "carry", 1)
+    assert asked["dp_floor"] is False  # made before the fused merge's floor (it came with hop_prompt)
+    assert "dp_floor" not in RC.replay_params("neuropath", {"hop_prompt": "paths"})  # after: today's default
+    # a stamp that names a parameter keeps its own value
+    cmd = RC.replay_command(RC.RUNS / "musique-pooled-1-30-reach", tmp_path, tmp_path, tmp_path / "mem")
+    assert json.loads(Path(cmd[cmd.index("--params") + 1]).read_text())["neuropath"]["seed_top"] == 3
 
 
 def test_a_redefined_figure_is_listed_apart_and_not_counted():
@@ -76,11 +88,13 @@ def test_the_replay_command_asks_for_the_runs_own_settings(run, tmp_path):
     assert (config.dataset, config.scope, config.limit, config.answer, config.fate_k) == \
         (stamp["dataset"], stamp["scope"], stamp["limit"], stamp["answers"], stamp["fate_k"])
     assert list(config.methods) == list(stamp["params"])
-    assert config.params == {m: {**RC.ADDED_LATER.get(m, {}), **p} for m, p in stamp["params"].items()}
+    assert config.params == {m: RC.replay_params(m, p) for m, p in stamp["params"].items()}
     assert config.out == tmp_path / run.name
     assert ("--replies" in cmd) == (RC.replies_of(run) is not None)
     if stamp.get("import_openie"):
-        assert config.memory == tmp_path / "mem" and config.import_openie.name == Path(stamp["import_openie"]).name
+        assert config.import_openie.name == Path(stamp["import_openie"]).name
+        # the pooled memory is imported once and opened; a slice imports its own into the replay's folder
+        assert config.memory == (tmp_path / "mem" if stamp["scope"] == "pooled" else None)
     if Path(stamp["data"]).name == "musique_31_60.json":  # the shared file's entries 31-60
         assert [q["id"] for q in json.loads(config.data.read_text())] == list(range(30, 60))
 
@@ -103,3 +117,28 @@ def test_a_replay_without_a_method_asks_for_the_others_and_compares_their_figure
     assert sorted(kept["paired"]) == ["dense vs ecphory", "dense vs hipporag2", "ecphory vs hipporag2"]
     assert set(kept["same_top5_as_dense"]) == {"ecphory", "hipporag2"}
     assert kept["indexing"] == figures["indexing"]
+
+
+def test_a_count_split_after_a_run_was_made_is_compared_with_its_parts_added_back():
+    part, (whole, _) = next(iter(RC.SPLIT.items()))
+    committed = {"m": {"gold_fate": {"found": 4, whole: 2}}}
+    replayed = {"m": {"gold_fate": {"found": 4, part: 1, whole: 1}}}
+    folded: list[str] = []
+    assert RC.fold_split(committed, replayed, folded) == committed and folded == [part]
+    # a summary that has the split keeps both parts apart; a wrong total still differs
+    both = {"m": {"gold_fate": {"found": 4, part: 1, whole: 1}}}
+    assert RC.fold_split(both, replayed, []) == replayed
+    assert RC.differences(committed, RC.fold_split(committed, {"m": {"gold_fate": {"found": 4, part: 2, whole: 1}}},
+                                                   []))
+
+
+def test_the_table_names_every_run_with_what_it_replays_from_and_its_verdict():
+    text = RC.table({"sample-pooled-20": "identical", "2wiki-per-question-5-hipporag2-retrieval": "differs (1 figures: a|b)"})
+    rows = text.splitlines()[2:]
+    assert [r.split(" | ")[0].lstrip("| ") for r in rows] == [d.name for d in RC.every_run()]
+    assert "| sample-pooled-20 | the sample memory's recordings | identical |" in rows
+    assert ("| 2wiki-per-question-5-hipporag2-retrieval | 2wiki-per-question-5-four-methods's replies | "
+            "differs (1 figures: a/b) |") in rows  # a cell never breaks the table
+    assert "| musique-pooled-dense | nothing (no model call) | not checked |" in rows
+    cannot = [r for r in rows if "| – | cannot replay" in r]
+    assert cannot and all("missing:" in r for r in cannot)

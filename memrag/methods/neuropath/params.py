@@ -36,6 +36,9 @@ class NeuroPathParams:
     dp_head: int = _f(2, "With dp_position=after_head: completion chunks placed before D_p. With fused: the "
                       "floor — the i-th chunk of D_p ranks no lower than after dp_head completion chunks and "
                       "D_p's first i - 1 (fusion may lift it, never bury it).", low=0, high=50)
+    dp_floor: bool = _f(True, "With dp_position=fused: hold the floor dp_head sets (fusion may lift a kept path's "
+                        "chunk, never bury it). False = fusion alone, memrag's fused merge before 2026-12-02 (kept "
+                        "for replaying runs made then: a short D_p let a kept passage fall below completion's head).")
     dp_fusion_k: int = _f(5, "With dp_position=fused: the constant k in Σ 1/(k + rank); on the order of the "
                           "answer's passage count, so the heads of both lists decide the top ranks.", low=1, high=1000)
     answer_passages: int = _f(5, "Chunks from the head of the ranked list given to the answer step.", low=1, high=50)

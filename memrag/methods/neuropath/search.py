@@ -406,7 +406,8 @@ def _complete(ctx: QueryContext, trace: Trace, params: NeuroPathParams, valid: l
         completion = []
         step.summary = f"{len(detail.dp_chunk_ids)} chunk(s) from valid paths; completion is off."
     ranked = place_dp(dp, de, params.dp_position, params.dp_head,
-                      completion_order=[cid for cid, _ in completion], fusion_k=params.dp_fusion_k)
+                      completion_order=[cid for cid, _ in completion], fusion_k=params.dp_fusion_k,
+                      floor=params.dp_floor)
     for r, x in enumerate(ranked):
         x.rank = r
     if not ranked:
@@ -415,7 +416,7 @@ def _complete(ctx: QueryContext, trace: Trace, params: NeuroPathParams, valid: l
 
 
 def place_dp(dp: list, de: list, position: str, head: int = 2, *,
-             completion_order: list[int] | None = None, fusion_k: int = 5) -> list:
+             completion_order: list[int] | None = None, fusion_k: int = 5, floor: bool = True) -> list:
     """The ranked list from D_p (valid paths' chunks) and D_e (completion minus D_p).
 
     first: D_p then D_e (the paper and the official code). after_head: the first `head` of
@@ -423,7 +424,7 @@ def place_dp(dp: list, de: list, position: str, head: int = 2, *,
     completion ranking's head and the tracker's best picks both reach the top ranks whatever
     the size of D_p (a small tracker marks most listed paths valid). fused: by evidence
     (`fuse_dp`), which needs the completion ranking of every chunk (`completion_order`, D_p's
-    included; D_e's order when not given)."""
+    included; D_e's order when not given; `floor` as there)."""
     if position not in DP_POSITIONS:
         raise ValueError(f"dp_position must be one of {', '.join(DP_POSITIONS)} (got {position!r})")
     if position == "first" or not de:
@@ -436,11 +437,11 @@ def place_dp(dp: list, de: list, position: str, head: int = 2, *,
             out += de[i:i + 1] + dp[i:i + 1]
         return out
     order = completion_order if completion_order is not None else [x.chunk_id for x in de]
-    return fuse_dp(dp, de, order, fusion_k, head)
+    return fuse_dp(dp, de, order, fusion_k, head, floor)
 
 
 def fuse_dp(dp: list[RankedChunk], de: list[RankedChunk], completion_order: list[int],
-            k: int, head: int = 2) -> list[RankedChunk]:
+            k: int, head: int = 2, floor: bool = True) -> list[RankedChunk]:
     """D_p placed by evidence: reciprocal-rank fusion of the path order (D_p's order; a chunk no
     valid path carries is tied past its end) and the completion ranking (every chunk, D_p's
     included). A valid path whose chunk completion also ranks high leads; a lone tracker pick
@@ -450,7 +451,8 @@ def fuse_dp(dp: list[RankedChunk], de: list[RankedChunk], completion_order: list
     after_head puts it (after `head` completion chunks and D_p's first i - 1). Fusion alone gave
     every other chunk the score of D_p's end + 1, so with a short D_p a kept passage that
     completion ranked low fell below completion's head by that default score (MuSiQue, the
-    CARICOM question: the kept passage at rank 19)."""
+    CARICOM question: the kept passage at rank 19). floor=False: fusion alone (runs made before
+    2026-12-02 replay with it)."""
     by_id = {x.chunk_id: x for x in list(dp) + list(de)}
     comp_rank = {cid: r for r, cid in enumerate(completion_order, start=1)}
     fused = []
@@ -461,6 +463,8 @@ def fuse_dp(dp: list[RankedChunk], de: list[RankedChunk], completion_order: list
         if x.source == "path" and cid in comp_rank:
             x.why += f"; completion rank {comp_rank[cid]}"
         fused.append(x)
+    if not floor:
+        return fused
     latest = {x.chunk_id: head + i for i, x in enumerate(dp)}  # the last index each D_p chunk may take
     out: list[RankedChunk] = []
     placed: set[int] = set()
