@@ -14,6 +14,7 @@ import pytest
 
 from memrag.app import view_cache
 from memrag.viz import graph_html
+from memrag.viz import figure
 from memrag.viz import layout as picture_layout
 from test_app_learn import LEARN, slider
 from test_app_pages import ask, ask_page, no_exception, recorded, scripted, tiny, home  # noqa: F401
@@ -32,6 +33,7 @@ def layouts(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(graph_html, "layout", counted)  # the pyvis overviews (EcphoryRAG, HippoRAG 2)
     picture_layout._laid_out.clear()
+    figure._drawn.clear()  # a drawing kept from an earlier test would skip its layout
     monkeypatch.setattr(picture_layout, "lay_out", partial(counted_places, picture_layout.lay_out, calls))
     return calls
 
