@@ -94,6 +94,7 @@ class Picture:
     note: str = ""  # plain text under the picture: what it shows and what it left out
     steps: tuple[StepLook, ...] = ()
     layer_titles: tuple[str, ...] = ()  # a layered picture's column heads ("seeds", "hop 1" …)
+    listed_layers: tuple[int, ...] = ()  # columns drawn top to bottom in the order their nodes are listed
 
     def node(self, node_id: str) -> PictureNode | None:
         return next((n for n in self.nodes if n.id == node_id), None)

@@ -65,6 +65,19 @@ def test_the_walk_reads_left_to_right(walked):
     assert "opened bakery in" in bold and "owned by" in bold
     assert not any(by[e.source].layer == by[e.target].layer == 2 for e in pic.edges)
     assert pic.layer_titles[0] == "question" and len(pic.layer_titles) == 4
+    # the kept facts are said under it whole (a relation is written on the picture where there is room)
+    assert pic.note.startswith("Kept fact(s): Ada Brennick —opened bakery in→ Tollmere; "
+                               "Brennick Mill —owned by→ Ada Brennick. 3 seeded phrase(s)")
+
+
+def test_a_narrow_picture_drops_its_column_heads_names_and_edge_legend(walked):
+    wide, narrow = mass_picture.picture(walked), mass_picture.picture(walked, narrow=True)
+    assert wide.layer_titles and not narrow.layer_titles
+    assert any(x.mark.startswith("edge:") for x in wide.legend)
+    assert [x for x in wide.legend if x.mark.startswith("node:")] == list(narrow.legend)
+    assert [n.id for n in wide.nodes] == [n.id for n in narrow.nodes] and wide.edges == narrow.edges
+    assert any(n.labelled for n in wide.nodes) and not any(n.labelled for n in narrow.nodes)
+    assert narrow.note.startswith("Kept fact(s): ") and len(narrow.note) < len(wide.note) / 2
 
 
 def test_gold_passages_and_the_gold_answer_are_marked(walked):

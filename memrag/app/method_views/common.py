@@ -20,7 +20,9 @@ from memrag.trace import Trace
 from memrag.viz import figure, layout
 from memrag.viz import look as looks
 
-SIDE_WIDTH = 400.0  # px a picture is laid out for beside the other methods (a quarter to a third of the page)
+# px a picture is laid out for beside the other methods: a quarter of the page at 1,440 px, so no word
+# is placed past a narrow column's edge (a wider column spreads the nodes, and words find room)
+SIDE_WIDTH = 240.0
 RANKED_TAB = "Ranked passages"
 FATE_K = 5  # the k the Ask page's gold lines judge a passage's fate at
 
@@ -125,13 +127,13 @@ def passage_part(trace: Trace, target: pictures.PictureNode | pictures.PictureEd
     r = trace.ranked[rank - 1]
     read = cid in dense_picture.context_ids(trace)
     score = dense_picture.score_text(r.score)
-    st.markdown(escape_markdown(f"**Rank {rank}** of {len(trace.ranked)} · score {score} · chunk {cid} · "
-                                + ("the answer read it" if read else "the answer did not read it")))
+    st.markdown(f"**Rank {rank}** of {len(trace.ranked)} · score {score} · chunk {cid} · "
+                + ("the answer read it" if read else "the answer did not read it"))
     if r.why:
         st.caption(escape_markdown(r.why))
     if target.gold:
         record = gold_fate_records(trace, [cid], k=FATE_K)[0]
-        st.markdown(escape_markdown(f"**Gold passage:** {record.fate}; {record.detail}"))
+        st.markdown("**Gold passage:** " + escape_markdown(f"{record.fate}; {record.detail}"))
     text = _passage_text(trace, cid)
     if text:
         with st.expander("the passage", expanded=True):

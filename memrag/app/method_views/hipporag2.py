@@ -15,6 +15,7 @@ from memrag.app.widgets import frame
 from memrag.methods.fate_kit import Moment
 from memrag.methods.hipporag2 import mass_picture
 from memrag.methods.hipporag2.fates import fact_row
+from memrag.methods.hipporag2.picture import mass_text
 from memrag.picture import PictureEdge, PictureNode
 from memrag.trace import Trace
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
@@ -45,9 +46,9 @@ def mass_picture_of(trace: Trace, gold_ids: Iterable[int] | None, height: int, w
                     what: str) -> TypedPicture:
     """Where the walk left its mass (memrag.methods.hipporag2.mass_picture), or the dense head after
     a fallback; a click opens the node's panel (`mass_part`)."""
-    gold = tuple(gold_ids or ())
-    return TypedPicture(lambda opened: mass_picture.picture(trace, gold_chunk_ids=gold), chart_key(trace, what),
-                        height, width, mass_part)
+    gold, narrow = tuple(gold_ids or ()), width < figure.DESIGN_WIDTH  # beside three others: no column heads
+    return TypedPicture(lambda opened: mass_picture.picture(trace, gold_chunk_ids=gold, narrow=narrow),
+                        chart_key(trace, what), height, width, mass_part)
 
 
 def overview_picture(trace: Trace, gold_ids: Iterable[int] | None, height: int) -> TypedPicture:
@@ -82,7 +83,7 @@ def mass_part(trace: Trace, target: PictureNode | PictureEdge, results_key: str)
     if isinstance(target, PictureNode):
         mass = next((n.score for n in trace.nodes if n.id == target.id), None)
         seed = next((s for s in d.phrase_seeds if s.key == target.ref), None)
-        said = [f"PageRank mass {mass_picture.mass_text(mass)}" if mass is not None else "",
+        said = [f"PageRank mass {mass_text(mass)}" if mass is not None else "",
                 f"seed weight {seed.weight:.3g} (in {seed.passages} passage(s))" if seed is not None else "not a seed"]
         st.markdown(escape_markdown(" · ".join(x for x in said if x)))
         facts = [(n, f) for n, f in enumerate(d.facts, start=1) if target.ref in (f.head_key, f.tail_key)]

@@ -18,6 +18,7 @@ TEXT_TIP = 300  # characters of a passage's text on its hover
 LAYERS = ("question", "ranked passages")
 CONTEXT_WORDS = "passage the answer read"
 BELOW_WORDS = "passage ranked below it"
+RANKED = "ranked"  # a passage's role: its place in the list (its label says which)
 GOLD_WORDS = "ring: from a gold passage"
 
 
@@ -79,7 +80,7 @@ def _passage(trace: Trace, rank: int, r: RankedChunk, read: bool, gold: bool, we
     tip = f"#{rank}: {title} (chunk {r.chunk_id}, score {score_text(r.score)})" + (f"\n{r.why}" if r.why else "")
     if c is not None:
         tip += "\n" + clip(c.text, TEXT_TIP)
-    return PictureNode(passage_id(r.chunk_id), ranked_label(rank, title), kind="passage", role="context" if read else "",
+    return PictureNode(passage_id(r.chunk_id), ranked_label(rank, title), kind="passage", role=RANKED,
                        fate="context" if read else "", weight=weight, layer=1, labelled=True, gold=gold,
                        tooltip=tip, ref=str(r.chunk_id))
 

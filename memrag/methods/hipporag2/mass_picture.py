@@ -11,9 +11,10 @@ words and weights."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 
-from memrag.methods.dense.picture import GOLD_WORDS, context_ids, passage_id, ranked_label, ranking_picture
+from memrag.methods.dense.picture import GOLD_WORDS, RANKED, context_ids, passage_id, ranked_label, ranking_picture
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.picture import LegendEntry, Picture, PictureEdge, PictureNode, StepLook
 from memrag.trace import GraphEdge, GraphNode, Trace
@@ -23,13 +24,14 @@ GOLD_ANSWER = "gold answer"
 # a node's part in the walk, as the legend says it
 PAGERANK_WORDS = {"seed": "seeded phrase (from a kept fact)", "phrase": "phrase reached by PageRank",
                   "passage": "passage (size = PageRank mass)"}
-CONTEXT_WORDS = "passage the answer read (size = PageRank mass)"
+CONTEXT_WORDS = "passage the answer read"
 LAYERS = ("question", "seeded phrases", "reached by the walk", "passages by mass")
 # the trace graph's edge kinds as the picture draws them
 EDGE_KIND = {"triple": "triple", "synonymy": "coreference", "provenance": "passage", "activation": "activation"}
 EDGE_WORDS = {"triple": "relation (a triple)", "coreference": "synonym edge (similar names)",
               "passage": "phrase appears in the passage", "activation": "seed: the question's weight on it"}
 KEPT_WORDS = "fact kept by recognition memory"
+KEPT_SAID = 3  # kept facts the note names
 
 
 def mass_weight(mass: float | None, top_mass: float) -> float:
@@ -49,8 +51,10 @@ def plain(s: str) -> str:
 
 
 def picture(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None, gold_answers: Sequence[str] = (),
-            passages: int = PASSAGES) -> Picture:
-    """The trace's picture (see the module); ValueError for a trace without HippoRAG 2's detail."""
+            passages: int = PASSAGES, narrow: bool = False) -> Picture:
+    """The trace's picture (see the module); `narrow`: for a column beside other methods, without
+    column heads (they would run into each other), names that must be written or the edges' legend.
+    ValueError for a trace without HippoRAG 2's detail."""
     d = trace.detail(HippoRAG2Detail)
     if d is None:
         raise ValueError(f"this is a {trace.method!r} trace, not a HippoRAG 2 trace")
@@ -74,8 +78,12 @@ def picture(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None, gold_a
     # them: left out (a click on a phrase lists its relations)
     edges = [_edge(e) for e in trace.edges if e.source in layer and e.target in layer
              and not layer[e.source] == layer[e.target] == 2]
-    return Picture("hipporag2-pagerank", tuple(nodes), tuple(edges), _legend(nodes, edges),
-                   _note(d, trace, nodes, passages), _steps(trace, nodes, edges), LAYERS)
+    legend = _legend(nodes, edges)
+    if narrow:  # names only where they find room: a column kept for them would squeeze the walk flat
+        legend = tuple(x for x in legend if x.mark.startswith("node:"))
+        nodes = [dataclasses.replace(n, labelled=False) for n in nodes]
+    return Picture("hipporag2-pagerank", tuple(nodes), tuple(edges), legend, _note(d, trace, nodes, passages, narrow),
+                   _steps(trace, nodes, edges), () if narrow else LAYERS)
 
 
 def _drawn_passage(n: GraphNode, ranks: dict[int, int], passages: int, gold: set[int], context: set[int]) -> bool:
@@ -109,7 +117,7 @@ def _passage_node(trace: Trace, cid: int, mass: float | None, rank: int | None, 
     title = title or (c.title if c else f"chunk {cid}")
     tip = tip or (f"{title}: PageRank mass {mass:.3g}" if mass is not None else title)
     return PictureNode(passage_id(cid), ranked_label(rank, title) if rank else title, kind="passage",
-                       role="context" if read else "passage", fate="context" if read else "",
+                       role=RANKED, fate="context" if read else "",
                        weight=mass_weight(mass, top), layer=3, labelled=read or gold, gold=gold,
                        tooltip=(f"#{rank} · " if rank else "") + tip, ref=str(cid))
 
@@ -123,12 +131,12 @@ def _edge(e: GraphEdge) -> PictureEdge:
 
 
 def _legend(nodes: Sequence[PictureNode], edges: Sequence[PictureEdge]) -> tuple[LegendEntry, ...]:
-    def count(role: str) -> int:
-        return sum(1 for n in nodes if n.role == role)
+    def count(role: str, fate: str = "") -> int:
+        return sum(1 for n in nodes if n.role == role and n.fate == fate)
     out = [LegendEntry("node:seed", PAGERANK_WORDS["seed"], count("seed"), ""),
            LegendEntry("node:phrase", PAGERANK_WORDS["phrase"], count("phrase"), ""),
-           LegendEntry("node:passage:context", CONTEXT_WORDS, count("context"), ""),
-           LegendEntry("node:passage", PAGERANK_WORDS["passage"], count("passage"), "")]
+           LegendEntry("node:passage:context", CONTEXT_WORDS, count(RANKED, "context"), ""),
+           LegendEntry("node:passage", PAGERANK_WORDS["passage"], count(RANKED), "")]
     out = [x for x in out if x.count]
     if any(e.fate == "valid" for e in edges):
         out.append(LegendEntry("edge:triple:valid:bold", KEPT_WORDS))
@@ -140,13 +148,25 @@ def _legend(nodes: Sequence[PictureNode], edges: Sequence[PictureEdge]) -> tuple
     return tuple(out)
 
 
-def _note(d: HippoRAG2Detail, trace: Trace, nodes: Sequence[PictureNode], passages: int) -> str:
+def kept_facts(d: HippoRAG2Detail, most: int = KEPT_SAID) -> str:
+    """The facts recognition memory kept, as the note says them (their relations are written on the
+    picture only where there is room)."""
+    kept = [f for f in d.facts if f.verdict == "kept"]
+    said = "; ".join(f"{f.head} —{f.relation}→ {f.tail}" for f in kept[:most])
+    return f"Kept fact(s): {said}" + (f" and {len(kept) - most} more" if len(kept) > most else "") + "." if kept else ""
+
+
+def _note(d: HippoRAG2Detail, trace: Trace, nodes: Sequence[PictureNode], passages: int, narrow: bool) -> str:
     drawn = sum(1 for n in nodes if n.kind == "passage")
-    return (f"{len(d.phrase_seeds)} seeded phrase(s), the phrases holding the most PageRank mass and the top "
-            f"{min(passages, len(trace.ranked))} of {len(trace.ranked)} passages by mass ({drawn} drawn, gold ones "
-            f"at their rank); node size by mass; edges between two reached phrases are left out (click a phrase "
-            f"for its relations). {d.phrase_mass:.0%} of the mass is on phrase nodes. Graph: "
-            + ", ".join(f"{v} {k}" for k, v in d.graph.items()) + ".")
+    if narrow:  # under a quarter-width picture: what it shows, in a few lines
+        return " ".join((kept_facts(d), f"{len(d.phrase_seeds)} seeded phrase(s), the phrases PageRank reached, "
+                         f"{drawn} passages by mass; size by mass.")).strip()
+    shown = (f"{len(d.phrase_seeds)} seeded phrase(s), the phrases holding the most PageRank mass and the top "
+             f"{min(passages, len(trace.ranked))} of {len(trace.ranked)} passages by mass ({drawn} drawn, gold ones "
+             "at their rank); node size by mass; edges between two reached phrases are left out (click a phrase "
+             f"for its relations). {d.phrase_mass:.0%} of the mass is on phrase nodes. Graph: "
+             + ", ".join(f"{v} {k}" for k, v in d.graph.items()) + ".")
+    return " ".join(x for x in (kept_facts(d), shown) if x)
 
 
 def _steps(trace: Trace, nodes: Sequence[PictureNode], edges: Sequence[PictureEdge]) -> tuple[StepLook, ...]:
@@ -155,7 +175,7 @@ def _steps(trace: Trace, nodes: Sequence[PictureNode], edges: Sequence[PictureEd
     seeds = {n.id for n in nodes if n.role in ("seed", "question")}
     seed_edges = {e.id for e in edges if e.source in seeds and e.target in seeds}
     reached = {n.id for n in nodes if n.role not in ("seed", "question")}
-    read = {n.id for n in nodes if n.role == "context"}
+    read = {n.id for n in nodes if n.fate == "context"}
     phrases = {n.id for n in nodes if n.kind == "entity"}
     out = []
     for s in trace.steps:
