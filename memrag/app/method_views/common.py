@@ -64,6 +64,7 @@ class TypedPicture:
         layout.places(picture, self.width, layout.fitted_height(picture, self.height))
 
     def show(self, trace: Trace, height: int) -> None:
+        self.build(frozenset())  # here, not in the chart's fragment: a picture that cannot be made says why
         chart = graph_view.Chart(looks.current(), height, self.width, graph_view.results_key())
         graph_view.picture_chart(trace, self.build, self.key, chart, self.part)
 

@@ -62,6 +62,10 @@ def picture(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None, gold_a
     if d.fallback_dense:
         return ranking_picture(trace, gold_chunk_ids=gold, name="hipporag2-fallback",
                                note=f"No graph search ({d.fallback_reason}): the ranking is dense retrieval's.")
+    known = {n.id for n in trace.nodes}
+    loose = next(((e, end) for e in trace.edges for end in (e.source, e.target) if end not in known), None)
+    if loose is not None:  # a trace its file's checks did not see: said, not drawn without the edge
+        raise ValueError(f"the edge {loose[0].id!r} joins {loose[1]!r}, a node the trace does not hold")
     answers = {plain(a) for a in gold_answers if a.strip()}
     ranks = {r.chunk_id: rank for rank, r in enumerate(trace.ranked, start=1)}
     context = set(context_ids(trace))
