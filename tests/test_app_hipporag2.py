@@ -83,6 +83,13 @@ def test_the_retrieval_tab_shows_facts_verdicts_seeds_and_masses(tiny):
     assert {shape for i, (_, shape) in by_id.items() if i.startswith("c:")} == {"square"}
     ranked = table_with(at, "why")
     assert ranked["why"].str.startswith("PageRank mass").all()
+    # the picture steps through the retrieval: at the seeds only the question and its stars are drawn
+    picker = at.segmented_control(key="res_hipporag2_hr_step")
+    assert picker.options == ["Seeds", "Personalised PageRank", "Passages by PageRank mass"]
+    assert picker.value == "Passages by PageRank mass"
+    picker.set_value("Seeds").run()
+    (seeds_only,) = chart_nodes(no_exception(at))
+    assert set(seeds_only) == {"q"} | {f"e:{s.key}" for s in d.phrase_seeds}
     assert_nothing_raw(at)
 
 

@@ -58,6 +58,7 @@ class TypedPicture:
     height: int
     width: float
     part: graph_view.TracePart | None = None
+    step: int | None = None  # the picture's step look to draw (memrag.picture.StepLook); None: all of it
 
     def make(self, trace: Trace) -> None:
         picture = self.build(frozenset())
@@ -65,7 +66,7 @@ class TypedPicture:
 
     def show(self, trace: Trace, height: int) -> None:
         self.build(frozenset())  # here, not in the chart's fragment: a picture that cannot be made says why
-        chart = graph_view.Chart(looks.current(), height, self.width, graph_view.results_key())
+        chart = graph_view.Chart(looks.current(), height, self.width, graph_view.results_key(), self.step)
         graph_view.picture_chart(trace, self.build, self.key, chart, self.part)
 
 
