@@ -174,13 +174,13 @@ def _note(d: HippoRAG2Detail, trace: Trace, nodes: Sequence[PictureNode], passag
 
 
 def _steps(trace: Trace, nodes: Sequence[PictureNode], edges: Sequence[PictureEdge]) -> tuple[StepLook, ...]:
-    """The Retrieval steps that draw: the seeds (the question and its stars), the walk (everything it
-    reached lit), the ranking (the passages the answer read lit, the phrases faded)."""
+    """The Retrieval steps that draw: the seeds (the question and its stars), the walk (the phrases it
+    reached lit), the ranking (everything but the passages the answer read faded). A passage is never
+    lit: the lit ring would hide its gold one."""
     seeds = {n.id for n in nodes if n.role in ("seed", "question")}
     seed_edges = {e.id for e in edges if e.source in seeds and e.target in seeds}
-    reached = {n.id for n in nodes if n.role not in ("seed", "question")}
-    read = {n.id for n in nodes if n.fate == "context"}
-    phrases = {n.id for n in nodes if n.kind == "entity"}
+    reached = {n.id for n in nodes if n.kind == "entity" and n.role != "seed"}
+    others = {n.id for n in nodes if n.kind in ("entity", "passage") and n.fate != "context"}
     out = []
     for s in trace.steps:
         if s.kind == "seeds":
@@ -188,6 +188,6 @@ def _steps(trace: Trace, nodes: Sequence[PictureNode], edges: Sequence[PictureEd
         elif s.kind == "pagerank":
             out.append(StepLook(s.index, s.title, frozenset(), frozenset(reached)))
         elif s.kind == "ranked":
-            out.append(StepLook(s.index, s.title, frozenset(), frozenset(read),
-                                frozenset(phrases | {e.id for e in edges if e.source in phrases and e.target in phrases})))
+            out.append(StepLook(s.index, s.title, frozenset(), frozenset(),
+                                frozenset(others | {e.id for e in edges if e.source in others or e.target in others})))
     return tuple(out)
