@@ -238,3 +238,16 @@ def test_learn_replays_the_users_hipporag2_trace(tiny):
     for s in t.detail(HippoRAG2Detail).phrase_seeds:
         assert f"'{s.name}'" in text
     assert_nothing_raw(at)
+
+
+def test_the_ask_pages_gold_answer_is_named_on_the_picture():
+    """The page says the question's gold answers around its pictures (a view's arguments carry only the
+    gold passages); HippoRAG 2's picture labels the entity named like one, and only inside the block."""
+    from memrag.app.method_views import common, hipporag2 as views
+
+    t = hipporag2.retrieve(ctx(world(), keep(1, 3)), P3)
+    with common.gold_answers(["Harrow River"]):
+        inside = views.overview_picture(t, None, 400).build(frozenset())
+    outside = views.first_detail_picture(t, None).build(frozenset())
+    assert next(n for n in inside.nodes if n.id == "e:harrow river").label == "Harrow River (gold answer)"
+    assert next(n for n in outside.nodes if n.id == "e:harrow river").label == "Harrow River"

@@ -3,6 +3,9 @@ list as a picture when a method has nothing else to draw, and what a click on a 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
@@ -45,6 +48,24 @@ class Picture:
 
     def show(self, trace: Trace, height: int) -> None:
         graph(self.make(trace), height, name=self.name)
+
+
+_gold_answers: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("memrag_gold_answers", default=())
+
+
+@contextlib.contextmanager
+def gold_answers(answers: Sequence[str]) -> Iterator[None]:
+    """Pictures drawn inside the block mark an entity named like one of `answers` (the question's
+    gold answers; a view's arguments carry only the gold passages)."""
+    token = _gold_answers.set(tuple(answers))
+    try:
+        yield
+    finally:
+        _gold_answers.reset(token)
+
+
+def current_gold_answers() -> tuple[str, ...]:
+    return _gold_answers.get()
 
 
 @dataclass(frozen=True)

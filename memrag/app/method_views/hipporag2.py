@@ -10,7 +10,7 @@ import streamlit as st
 
 from memrag.app import focus
 from memrag.app.method_views import MethodViews
-from memrag.app.method_views.common import TypedPicture, chart_key, chart_width, passage_part
+from memrag.app.method_views.common import TypedPicture, chart_key, chart_width, current_gold_answers, passage_part
 from memrag.app.table_fit import fitted_table
 from memrag.app.widgets import frame
 from memrag.methods.fate_kit import Moment
@@ -49,7 +49,9 @@ def mass_picture_of(trace: Trace, gold_ids: Iterable[int] | None, height: int, w
     """Where the walk left its mass (memrag.methods.hipporag2.mass_picture), or the dense head after
     a fallback; a click opens the node's panel (`mass_part`)."""
     gold, narrow = tuple(gold_ids or ()), width < figure.DESIGN_WIDTH  # beside three others: no column heads
-    return TypedPicture(lambda opened: mass_picture.picture(trace, gold_chunk_ids=gold, narrow=narrow),
+    answers = current_gold_answers()
+    return TypedPicture(lambda opened: mass_picture.picture(trace, gold_chunk_ids=gold, gold_answers=answers,
+                                                            narrow=narrow),
                         chart_key(trace, what), height, width, mass_part)
 
 
