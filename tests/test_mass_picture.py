@@ -58,6 +58,7 @@ def test_the_walk_reads_left_to_right(walked):
     titles = {c.chunk_id: c.title for c in walked.chunks}
     assert {n.label for n in passages} == {f"#{i} {titles[r.chunk_id]}" for i, r in enumerate(walked.ranked, 1)
                                           if f"c:{r.chunk_id}" in by}
+    assert [n.label.split()[0] for n in passages] == [f"#{i}" for i in range(1, len(passages) + 1)]  # best first
     read = set(walked.answer.context_chunk_ids if walked.answer else walked.ranked_ids()[:5])
     assert {int(n.ref) for n in passages if n.fate == "context"} == read & {int(n.ref) for n in passages}
     # a kept fact's relation is written on a bold edge; no edge runs down the reached phrases' column

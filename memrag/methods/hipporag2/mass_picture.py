@@ -54,7 +54,8 @@ def picture(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None, gold_a
             passages: int = PASSAGES, narrow: bool = False) -> Picture:
     """The trace's picture (see the module); `narrow`: for a column beside other methods, without
     column heads (they would run into each other), names that must be written or the edges' legend.
-    ValueError for a trace without HippoRAG 2's detail."""
+    ValueError for a trace without HippoRAG 2's detail, or whose graph has an edge to a node it does
+    not hold."""
     d = trace.detail(HippoRAG2Detail)
     if d is None:
         raise ValueError(f"this is a {trace.method!r} trace, not a HippoRAG 2 trace")
@@ -77,6 +78,8 @@ def picture(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None, gold_a
         if cid in ranks:
             r = trace.ranked[ranks[cid] - 1]
             nodes.append(_passage_node(trace, cid, r.score, ranks[cid], top, read=cid in context, gold=True))
+    # the passages listed best first (the column keeps that order where the renderer is told to)
+    nodes.sort(key=lambda n: (n.kind == "passage", ranks.get(int(n.ref), 1 << 30) if n.kind == "passage" else 0))
     layer = {n.id: n.layer for n in nodes}
     # an edge between two reached phrases would run down their column through the nodes between
     # them: left out (a click on a phrase lists its relations)
