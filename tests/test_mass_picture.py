@@ -59,6 +59,8 @@ def test_the_walk_reads_left_to_right(walked):
     assert {n.label for n in passages} == {f"#{i} {titles[r.chunk_id]}" for i, r in enumerate(walked.ranked, 1)
                                           if f"c:{r.chunk_id}" in by}
     assert [n.label.split()[0] for n in passages] == [f"#{i}" for i in range(1, len(passages) + 1)]  # best first
+    at = layout.places(pic, figure.DESIGN_WIDTH, 620)
+    assert [at[n.id][1] for n in passages] == sorted(at[n.id][1] for n in passages)  # drawn top down: #1 on top
     read = set(walked.answer.context_chunk_ids if walked.answer else walked.ranked_ids()[:5])
     assert {int(n.ref) for n in passages if n.fate == "context"} == read & {int(n.ref) for n in passages}
     # a kept fact's relation is written on a bold edge; no edge runs down the reached phrases' column

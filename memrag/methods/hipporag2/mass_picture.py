@@ -26,6 +26,7 @@ PAGERANK_WORDS = {"seed": "seeded phrase (from a kept fact)", "phrase": "phrase 
                   "passage": "passage (size = PageRank mass)"}
 CONTEXT_WORDS = "passage the answer read"
 LAYERS = ("question", "seeded phrases", "reached by the walk", "passages by mass")
+SEED_LAYER, REACHED_LAYER, PASSAGE_LAYER = 1, 2, 3
 # the trace graph's edge kinds as the picture draws them
 EDGE_KIND = {"triple": "triple", "synonymy": "coreference", "provenance": "passage", "activation": "activation"}
 EDGE_WORDS = {"triple": "relation (a triple)", "coreference": "synonym edge (similar names)",
@@ -78,19 +79,19 @@ def picture(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None, gold_a
         if cid in ranks:
             r = trace.ranked[ranks[cid] - 1]
             nodes.append(_passage_node(trace, cid, r.score, ranks[cid], top, read=cid in context, gold=True))
-    # the passages listed best first (the column keeps that order where the renderer is told to)
+    # the passages listed best first: their column keeps that order (#1 on top)
     nodes.sort(key=lambda n: (n.kind == "passage", ranks.get(int(n.ref), 1 << 30) if n.kind == "passage" else 0))
     layer = {n.id: n.layer for n in nodes}
     # an edge between two reached phrases would run down their column through the nodes between
     # them: left out (a click on a phrase lists its relations)
     edges = [_edge(e) for e in trace.edges if e.source in layer and e.target in layer
-             and not layer[e.source] == layer[e.target] == 2]
+             and not layer[e.source] == layer[e.target] == REACHED_LAYER]
     legend = _legend(nodes, edges)
     if narrow:  # names only where they find room: a column kept for them would squeeze the walk flat
         legend = tuple(x for x in legend if x.mark.startswith("node:"))
         nodes = [dataclasses.replace(n, labelled=False) for n in nodes]
     return Picture("hipporag2-pagerank", tuple(nodes), tuple(edges), legend, _note(d, trace, nodes, passages, narrow),
-                   _steps(trace, nodes, edges), () if narrow else LAYERS)
+                   _steps(trace, nodes, edges), () if narrow else LAYERS, listed_layers=(PASSAGE_LAYER,))
 
 
 def _drawn_passage(n: GraphNode, ranks: dict[int, int], passages: int, gold: set[int], context: set[int]) -> bool:
@@ -111,7 +112,7 @@ def _node(trace: Trace, n: GraphNode, top: float, ranks: dict[int, int], context
     named = plain(n.label) in answers
     return PictureNode(n.id, f"{n.label} ({GOLD_ANSWER})" if named else n.label, kind="entity",
                        role="seed" if seed else "phrase", weight=mass_weight(n.score, top), step=n.step,
-                       layer=1 if seed else 2, labelled=seed or named,
+                       layer=SEED_LAYER if seed else REACHED_LAYER, labelled=seed or named,
                        tooltip=(n.tooltip or n.label) + (f"\nnamed like the question's {GOLD_ANSWER}" if named else ""),
                        ref=n.id.partition(":")[2])
 
@@ -125,7 +126,7 @@ def _passage_node(trace: Trace, cid: int, mass: float | None, rank: int | None, 
     tip = tip or (f"{title}: PageRank mass {mass:.3g}" if mass is not None else title)
     return PictureNode(passage_id(cid), ranked_label(rank, title) if rank else title, kind="passage",
                        role=RANKED, fate="context" if read else "",
-                       weight=mass_weight(mass, top), layer=3, labelled=read or gold, gold=gold,
+                       weight=mass_weight(mass, top), layer=PASSAGE_LAYER, labelled=read or gold, gold=gold,
                        tooltip=(f"#{rank} · " if rank else "") + tip, ref=str(cid))
 
 
