@@ -162,3 +162,24 @@ def test_dense_is_not_taught(traces):
     assert set(learn.teachable([*traces().values(), Trace(method="dense", question="q")])) == {"neuropath",
                                                                                                  "ecphory"}
     assert learn.TEACHABLE == ("neuropath", "ecphory", "hipporag2")
+
+
+def test_a_click_on_the_learn_graph_opens_the_panel_python_writes(recorded):
+    """A click on a node of the step's picture (what graph_view._clicked keeps) opens the panel: the
+    node's name, what the step says of it and, from the memory, its relations."""
+    from memrag.app import graph_view
+
+    at = app(recorded, scripted()).run()
+    at.switch_page(LEARN).run()
+    slider(no_exception(at)).set_value(1).run()
+    (chart,) = at.get("plotly_chart")
+    spec = json.loads(chart.proto.spec)
+    nodes = next(t for t in spec["data"] if t.get("name") == "nodes")
+    ident, hover = next((c.removeprefix(figure.NODE), h) for c, h in zip(nodes["customdata"], nodes["hovertext"])
+                        if c.startswith(figure.NODE + "e:"))
+    at.session_state[graph_view.chosen_key(f"{slider(at).key}_graph")] = ("node", ident)
+    text = plain(no_exception(at.run()))
+    assert "relation(s)" in text and "mention(s)" in text, text[-1500:]  # the memory's facts
+    assert [t.value for t in at.text if t.value == hover]  # what the step says of it, as text
+    assert at.get("plotly_chart")[0].proto.spec == chart.proto.spec  # the same step's picture
+    assert slider(at).value == 1  # the step stays

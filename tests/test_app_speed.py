@@ -14,6 +14,7 @@ import pytest
 
 from memrag.app import view_cache
 from memrag.viz import graph_html
+from memrag.viz import figure
 from memrag.viz import layout as picture_layout
 from test_app_learn import LEARN, slider
 from test_app_pages import ask, ask_page, no_exception, recorded, scripted, tiny, home  # noqa: F401
@@ -32,6 +33,7 @@ def layouts(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(graph_html, "layout", counted)  # the pyvis overviews (EcphoryRAG, HippoRAG 2)
     picture_layout._laid_out.clear()
+    figure._drawn.clear()  # a drawing kept from an earlier test would skip its layout
     monkeypatch.setattr(picture_layout, "lay_out", partial(counted_places, picture_layout.lay_out, calls))
     return calls
 
@@ -64,25 +66,28 @@ def join_prefetch() -> None:
 
 def test_the_learn_replay_pictures_are_made_once_and_each_step_figure_once(recorded, monkeypatch):
     """Every step's picture is made in one go, once per trace (memrag.explain.learn_picture: they share
-    one layout); moving the slider makes no picture again and each step's figure at most once."""
+    one layout); moving the slider makes no picture again and draws each step's figure at most once
+    (memrag.viz.figure keeps its drawings)."""
     from memrag.app import learn_views
+    from memrag.viz import figure
     from test_app_pages import app
 
     view_cache.MEMO.clear()
+    figure._drawn.clear()
     pictures: list[int] = []
-    figures: list[int] = []
-    real_pictures, real_steady = learn_views.learn_pictures, learn_views.steady
+    figures: list[int | None] = []
+    real_pictures, real_draw = learn_views.learn_pictures, figure._draw
 
     def counted_pictures(trace, **kwargs):
         pictures.append(len(trace.steps))
         return real_pictures(trace, **kwargs)
 
-    def counted_steady(picture, step, room):
+    def counted_draw(picture, look, width, height, step, top):
         figures.append(step)
-        return real_steady(picture, step, room)
+        return real_draw(picture, look, width, height, step, top)
 
     monkeypatch.setattr(learn_views, "learn_pictures", counted_pictures)
-    monkeypatch.setattr(learn_views, "steady", counted_steady)
+    monkeypatch.setattr(figure, "_draw", counted_draw)
     at = no_exception(app(recorded, scripted()).run())
     at.switch_page(LEARN).run()
     for step in (1, 0, 1, 2):

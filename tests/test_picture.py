@@ -134,6 +134,25 @@ def test_step_looks_fade_and_hide():
     nodes = next(t for t in fig.data if t.name == "nodes")
     assert list(nodes.customdata) == [figure.NODE + "a", figure.NODE + "b"]
     assert list(nodes.marker.opacity) == [0.3, 1.0]
+    # a faded node is drawn, not written: the step's words are its own
+    assert [a.text for a in fig.layout.annotations] == ["b"]
+    assert sorted(a.text for a in figure.picture_figure(pic, FOCUS, height=300).layout.annotations) == ["a", "b", "c"]
+
+
+def test_a_drawing_is_made_once_and_keeps_the_room_asked_above_it(monkeypatch):
+    pic = Picture("r", (PictureNode("a", "a"), PictureNode("b", "b")), (PictureEdge("ab", "a", "b"),),
+                  (LegendEntry("node:seed", "seed", 1),))
+    made: list[int] = []
+    real = figure._draw
+    monkeypatch.setattr(figure, "_draw", lambda *a: made.append(1) or real(*a))
+    figure._drawn.clear()
+    once = figure.draw(pic, FOCUS, height=300)
+    assert figure.draw(pic, FOCUS, height=300) is once and len(made) == 1
+    legend = figure.legend_px(pic, FOCUS)
+    assert once.figure.layout.margin.t == legend > 0
+    roomy = figure.draw(pic, FOCUS, height=300, top=legend + 48)
+    assert roomy.figure.layout.margin.t == legend + 48 and len(made) == 2
+    assert roomy.figure.layout.height == once.figure.layout.height + 48 and roomy.places == once.places
 
 
 def test_a_small_picture_draws_svg_points_and_a_large_one_webgl(monkeypatch):
@@ -144,8 +163,23 @@ def test_a_small_picture_draws_svg_points_and_a_large_one_webgl(monkeypatch):
     monkeypatch.setattr(figure, "SVG_POINTS", 11)
     small = figure.picture_figure(pic, FOCUS, height=300)
     monkeypatch.setattr(figure, "SVG_POINTS", 10)
+    figure._drawn.clear()  # the same picture and box: drawn again, not handed back
     large = figure.picture_figure(pic, FOCUS, height=300)
     for fig, kind in ((small, "scatter"), (large, "scattergl")):
         points = {t.name: t for t in fig.data if t.name in ("nodes", "edges")}
         assert {t.type for t in points.values()} == {kind}
         assert len(points["nodes"].customdata) == 6 and len(points["edges"].customdata) == 5
+
+
+def test_a_listed_column_keeps_its_order_and_others_sit_by_what_they_hang_from():
+    """HippoRAG 2's passages by mass read top down as ranked; a route's hop sits by its seeds."""
+    from dataclasses import replace
+
+    nodes = (PictureNode("a", "a", layer=0), PictureNode("b", "b", layer=0),
+             PictureNode("x", "x", layer=1), PictureNode("y", "y", layer=1))
+    pic = Picture("l", nodes, (PictureEdge("bx", "b", "x"), PictureEdge("ay", "a", "y")))
+    by_links = figure.draw(pic, FOCUS, height=400).places
+    listed = figure.draw(replace(pic, listed_layers=(1,)), FOCUS, height=400).places
+    assert by_links["y"][1] < by_links["x"][1]  # y hangs from a, the upper seed
+    assert listed["x"][1] < listed["y"][1]  # listed first, drawn first
+    assert listed["a"] == by_links["a"] and listed["b"] == by_links["b"]

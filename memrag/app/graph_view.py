@@ -57,6 +57,7 @@ class Chart:
     width: float = figure.DESIGN_WIDTH
     results_key: str = "res"
     step: int | None = None  # the picture's step look to draw (memrag.picture.StepLook); None: all of it
+    top: int = 0  # px at least above the graph for the legend (a replay's steps keep their nodes in place)
 
 
 def chosen_key(key: str) -> str:
@@ -75,7 +76,8 @@ def picture_chart(trace: Trace, make: Make, key: str, chart: Chart, part: TraceP
 @st.fragment
 def _fragment(trace: Trace, make: Make, key: str, chart: Chart, part: TracePart | None) -> None:
     picture = make(frozenset(st.session_state.get(opened_key(key), ())))
-    drawn = figure.draw(picture, chart.look, width=chart.width, height=chart.height, step=chart.step)
+    drawn = figure.draw(picture, chart.look, width=chart.width, height=chart.height, step=chart.step,
+                        top=chart.top)
     st.plotly_chart(drawn.figure, key=f"{key}_chart", on_select=lambda: _clicked(key, picture),
                     selection_mode="points", config={"displayModeBar": False, "scrollZoom": False})
     if picture.note and not chart.look.compact:
@@ -126,12 +128,17 @@ def _panel(trace: Trace, picture: Picture, target: PictureNode | PictureEdge, ke
             _edits(path, memory, target, key)
 
 
-ROLE_WORDS = {"seed": "seed: where the route starts", "coref": "coreference candidate",
-              "path": "reached by a path", "count": "paths folded into one node"}
+ROLE_WORDS = {"seed": "seed: where the search starts", "coref": "coreference candidate",
+              "path": "reached by a path", "count": "paths folded into one node",
+              "final": "final engram (E_final)", "cue": "cue from the question",
+              "context": "passage in the answer's context", "left out": "gold passage outside the context",
+              "question": "the question"}
 
 
 def _what(fate: str, role: str) -> str:
-    return " · ".join(x for x in (ROLE_WORDS.get(role, role), palette.group_word(fate) if fate else "") if x)
+    """A node's part in words: its role, then its fate unless the role says it already."""
+    said = palette.group_word(fate) if fate and fate != role else ""
+    return " · ".join(x for x in (ROLE_WORDS.get(role, role), said) if x)
 
 
 def node_facts(picture: Picture, node: PictureNode, memory: Memory | None, heading: bool = True) -> None:

@@ -10,14 +10,13 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-import plotly.graph_objects as go
 import streamlit as st
 
-from memrag.app import backend_state, recording_state, url_state, widgets
+from memrag.app import backend_state, graph_view, recording_state, url_state, widgets
 from memrag.app.question_gold import gold_of
 from memrag.explain import lessons as learn
 from memrag.explain.learn_picture import learn_pictures
-from memrag.picture import Picture
+from memrag.picture import PictureEdge, PictureNode
 from memrag.index.memory import Memory
 from memrag.app.session import AppState
 from memrag.app.view_cache import made
@@ -118,13 +117,12 @@ def replay(trace: Trace, gold_chunk_ids: list[int] | None, record: dict[str, Any
                                            names=[x.names for x in lessons]))
     left, right = st.columns([3, 2])
     with left:
-        picture = pictures[step]
-        options = (tuple(gold_chunk_ids or ()), gold_answers)
-        room = made("learn legend room", (trace,), options, lambda: legend_room(pictures))
-        fig = made("learn figure", (trace,), (step, *options), lambda: steady(pictures[step], step, room))
-        # no zoom: the wheel over the graph scrolls the page
-        st.plotly_chart(fig, key=f"{_slider_key(trace)}_graph", config={"displayModeBar": False, "scrollZoom": False})
-        st.caption(escape_markdown(picture.note))
+        room = made("learn legend room", (trace,), (tuple(gold_chunk_ids or ()), gold_answers),
+                    lambda: max(figure.legend_px(p, looks.current(), GRAPH_WIDTH) for p in pictures))
+        # the wheel over the graph scrolls the page (no zoom); a click opens the panel Python writes
+        chart = graph_view.Chart(looks.current(), GRAPH_HEIGHT, GRAPH_WIDTH, step=step, top=room)
+        graph_view.picture_chart(trace, lambda opened: pictures[step], f"{_slider_key(trace)}_graph", chart,
+                                 learn_part)
     with right:
         st.markdown(f"#### Step {step + 1} of {len(lessons)}: " + escape_markdown(lesson.title))
         if lesson.concept:
@@ -140,20 +138,16 @@ def replay(trace: Trace, gold_chunk_ids: list[int] | None, record: dict[str, Any
     return step
 
 
-def legend_room(pictures: list[Picture]) -> int:
-    """The room (px) the replay's longest legend takes above its graph."""
-    look = looks.current()
-    return max(figure.picture_figure(p, look, width=GRAPH_WIDTH, height=GRAPH_HEIGHT, step=n).layout.margin.t or 0
-               for n, p in enumerate(pictures))
-
-
-def steady(picture: Picture, step: int, room: int) -> go.Figure:
-    """The step's figure with `room` above the graph for the legend: a step whose legend is longer
-    would otherwise push the graph down, and its nodes would move on the screen."""
-    fig = figure.picture_figure(picture, looks.current(), width=GRAPH_WIDTH, height=GRAPH_HEIGHT, step=step)
-    plot = fig.layout.height - (fig.layout.margin.t or 0)
-    fig.update_layout(height=plot + room, margin_t=room)
-    return fig
+def learn_part(trace: Trace, target: PictureNode | PictureEdge, results_key: str) -> None:
+    """What the step says of a clicked node or edge (its hover words: why a passage is there, its
+    rank, its round), and a passage's text; the memory's facts follow in the panel."""
+    if target.tooltip:
+        st.text(target.tooltip)
+    if isinstance(target, PictureNode) and target.kind == "passage" and target.ref.isdigit():
+        c = trace.chunk(int(target.ref))
+        if c is not None:
+            with st.expander(escape_markdown(f"{c.title} · chunk {target.ref}"), expanded=True):
+                st.text(c.text)
 
 
 def _title(method: str) -> str:

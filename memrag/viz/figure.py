@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 
 from memrag.picture import Picture, PictureEdge, PictureNode
 from memrag.viz import label_places, layout, style
+from memrag.viz.kept import Kept
 from memrag.viz.look import Look
 
 DESIGN_WIDTH = 840.0  # px: the focus graph's width at 1,280 × 720, sidebar open (the narrowest it is drawn)
@@ -53,6 +54,11 @@ class Drawn:
     words: list[label_places.Placed]
 
 
+def legend_px(picture: Picture, look: Look, width: float = DESIGN_WIDTH) -> int:
+    """The room (px) the picture's legend takes above its graph in a `width` design box."""
+    return _legend_rows(picture, width, look) * LEGEND_ROW_PX
+
+
 def _legend_rows(picture: Picture, width: float, look: Look) -> int:
     if look.compact or not picture.legend:
         return 0
@@ -76,7 +82,9 @@ def _visible(picture: Picture, step: int | None) -> tuple[set[str], set[str], se
 
 def _words(picture: Picture, at: dict[str, tuple[float, float]], drawn: set[str], look: Look,
            width: float, height: float, marks: dict[str, float]) -> list[label_places.Placed]:
-    """Column heads, then the names that must be written, bold relations, then other names by weight."""
+    """Column heads, then the names that must be written, bold relations, then other names by weight;
+    of what `drawn` holds (a step's faded nodes and edges are left unwritten: the page's names are
+    the step's own)."""
     heads = []
     if picture.layer_titles:
         xs = defaultdict(list)
@@ -108,10 +116,21 @@ def _words(picture: Picture, at: dict[str, tuple[float, float]], drawn: set[str]
     return heads + label_places.place(words, width, height, blocked)
 
 
+DRAWN_KEPT = 128  # recent drawings kept: a rerun (a click, a slider step back) draws nothing again
+_drawn: Kept[Drawn] = Kept(DRAWN_KEPT)
+
+
 def draw(picture: Picture, look: Look, *, width: float = DESIGN_WIDTH, height: float = 600.0,
-         step: int | None = None) -> Drawn:
+         step: int | None = None, top: int = 0) -> Drawn:
     """Draw `picture` (at `step`'s look, when it has one) in a `width` × `height` design box (less
-    height when the picture needs less: memrag.viz.layout.fitted_height)."""
+    height when the picture needs less: memrag.viz.layout.fitted_height), with at least `top` px
+    above it for the legend (a replay's steps keep their graph in place). The same arguments give
+    the same drawing, made once; it is shared: read it, never change it."""
+    return _drawn.get((picture, look, float(width), float(height), step, top),
+                      lambda: _draw(picture, look, width, height, step, top))
+
+
+def _draw(picture: Picture, look: Look, width: float, height: float, step: int | None, top: int) -> Drawn:
     height = layout.fitted_height(picture, height)
     at = layout.places(picture, width, height)
     drawn, faded, lit = _visible(picture, step)
@@ -123,7 +142,7 @@ def draw(picture: Picture, look: Look, *, width: float = DESIGN_WIDTH, height: f
     _edge_traces(fig, edges, at, look, faded)
     _edge_handles(fig, edges, at, look, faded, points)
     _node_trace(fig, nodes, at, node_marks, faded, lit, points)
-    words = [] if look.compact else _words(picture, at, drawn, look, width, height,
+    words = [] if look.compact else _words(picture, at, drawn - faded, look, width, height,
                                            {i: m.size for i, m in node_marks.items()})
     annotations = [dict(x=w.x, y=w.y, text=plot_text(w.text), showarrow=False, xanchor=w.xanchor, yanchor="middle",
                         xshift=w.dx, yshift=-w.dy,
@@ -131,8 +150,9 @@ def draw(picture: Picture, look: Look, *, width: float = DESIGN_WIDTH, height: f
                         bgcolor="rgba(255,255,255,0.8)", borderpad=1, name=w.id) for w in words]
     _legend(fig, picture, look)
     rows = _legend_rows(picture, width, look)
+    room = max(rows * LEGEND_ROW_PX, top)
     fig.update_layout(
-        height=height + rows * LEGEND_ROW_PX, margin=dict(l=0, r=0, b=0, t=rows * LEGEND_ROW_PX),
+        height=height + room, margin=dict(l=0, r=0, b=0, t=room),
         showlegend=bool(rows), dragmode=False, clickmode="event+select", hovermode="closest",
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, itemclick=False, itemdoubleclick=False,
                     font=dict(size=12)),
@@ -144,9 +164,9 @@ def draw(picture: Picture, look: Look, *, width: float = DESIGN_WIDTH, height: f
 
 
 def picture_figure(picture: Picture, look: Look, *, width: float = DESIGN_WIDTH, height: float = 600.0,
-                   step: int | None = None) -> go.Figure:
+                   step: int | None = None, top: int = 0) -> go.Figure:
     """The figure alone (what a page passes to `st.plotly_chart`)."""
-    return draw(picture, look, width=width, height=height, step=step).figure
+    return draw(picture, look, width=width, height=height, step=step, top=top).figure
 
 
 def _edge_traces(fig: go.Figure, edges: Iterable[PictureEdge], at: dict[str, tuple[float, float]], look: Look,

@@ -3,19 +3,20 @@ picture at: a wider drawing only spreads them). Deterministic: the same picture 
 same places, whatever the look, so the presenter's larger type never moves a node.
 
 A picture whose nodes carry layers is drawn in columns, left to right (NeuroPath's route: seeds,
-hop 1, hop 2), each column's nodes ordered next to what they hang from; any other picture gets a
+hop 1, hop 2), each column's nodes ordered next to what they hang from (or as listed, for the
+picture's `listed_layers`); any other picture gets a
 seeded force layout."""
 
 from __future__ import annotations
 
 import random
-import threading
 from collections import defaultdict
 from collections.abc import Sequence
 
 import igraph as ig
 
 from memrag.picture import Picture, PictureNode
+from memrag.viz.kept import Kept
 
 Places = dict[str, tuple[float, float]]
 MARGIN_X, MARGIN_TOP, MARGIN_BOTTOM = 24.0, 34.0, 16.0  # px kept free (the top for column heads)
@@ -27,22 +28,13 @@ ROW_PX = 64.0  # the most room a node of a short column gets
 
 
 LAID_OUT_KEPT = 256  # recent layouts kept: a rerun (a click, a tab) redraws its pictures without laying them out
-_laid_out: dict[tuple[Picture, float, float], Places] = {}
-_laid_out_lock = threading.Lock()
+_laid_out: Kept[Places] = Kept(LAID_OUT_KEPT)  # by (picture, width, height): sessions and the prefetch share them
 
 
 def places(picture: Picture, width: float, height: float) -> Places:
     """Each node's (x, y) in px of a `width` × `height` box, y growing downwards; the same picture in
     the same box is laid out once (a picture is frozen data, so it is its own key). Read-only."""
-    key = (picture, float(width), float(height))
-    found = _laid_out.get(key)
-    if found is None:
-        found = lay_out(picture, width, height)
-        with _laid_out_lock:  # sessions and the prefetch thread lay out at once
-            _laid_out[key] = found
-            while len(_laid_out) > LAID_OUT_KEPT:
-                del _laid_out[next(iter(_laid_out))]  # the oldest first
-    return found
+    return _laid_out.get((picture, float(width), float(height)), lambda: lay_out(picture, width, height))
 
 
 def lay_out(picture: Picture, width: float, height: float) -> Places:
@@ -86,7 +78,8 @@ def _layered(picture: Picture, width: float, height: float) -> Places:
             ys = [row[m] for m in links[n.id] if m in row]
             return (sum(ys) / len(ys) if ys else float(order[n.id]) / max(1, len(members)), order[n.id])
 
-        ranked = _attached(sorted(members, key=anchor), picture)
+        # a listed column keeps its order (a ranking reads top down); others sit by what they hang from
+        ranked = members if layer in picture.listed_layers else _attached(sorted(members, key=anchor), picture)
         top, bottom = MARGIN_TOP, height - MARGIN_BOTTOM
         step = min((bottom - top) / len(ranked), ROW_PX)
         first = top + ((bottom - top) - step * len(ranked)) / 2  # a short column sits in the middle

@@ -84,7 +84,7 @@ def test_focus_layout_writes_every_label_without_overlap_and_a_click_opens_the_p
     heading = page.get_by_role("heading", name="EcphoryRAG in focus")
     heading.wait_for()
     settle(page)
-    assert len(wait_for_graphs(page, 2)) >= 2  # the focused graph and the small multiples drawn as frames
+    assert len(wait_for_graphs(page, 1)) >= 1  # the focused graph (the small multiples are plotly charts)
     frame = focus_frame(page, 13)
     heading.evaluate("e => e.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(800)
@@ -114,7 +114,7 @@ def test_focus_layout_writes_every_label_without_overlap_and_a_click_opens_the_p
     page.get_by_test_id("stButtonGroup").get_by_text("Side by side", exact=True).click()
     settle(page)
     heading.wait_for(state="detached")
-    assert len(wait_for_graphs(page, 2)) >= 2
+    assert len(wait_for_graphs(page, 1)) >= 1  # EcphoryRAG's (the others are plotly charts)
     answers = page.locator("strong").filter(has_text=re.compile(r"^Answer:$"))
     answers.first.evaluate("e => e.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(800)

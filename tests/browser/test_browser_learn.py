@@ -1,8 +1,10 @@
 """The Learn page and the Ask page's compare mode in a real browser, on the sample memory's recordings.
 
 Learn: the step slider replays a recorded demo trace and its picture (a plotly chart) changes which
-nodes it draws; no node moves between steps; NeuroPath's Completion step draws what completion added. Compare: one recorded demo question under NeuroPath with completion on and
-off; the retrieval replays, B's answer (other passages) says it needs 'run live'.
+nodes it draws; no node moves between steps; NeuroPath's Completion step draws what completion
+added; a click on a node opens the panel Python writes. Compare: one recorded demo question under
+NeuroPath with completion on and off; the retrieval replays, B's answer (other passages) says it
+needs 'run live'.
 Screenshots: docs/screenshots/learn.png, learn-step-N.png, learn-neuropath-completion-q01.png and compare.png.
 """
 
@@ -165,6 +167,32 @@ def test_learn_neuropath_completion_draws_what_completion_added(watched, server,
     page.wait_for_timeout(800)
     assert page.evaluate(f"{scroller}.scrollTop") > top, "the wheel over the graph did not scroll the page"
     assert state(page)["box"][2:] == box[2:]  # and the graph kept its size (no zoom)
+
+
+def test_learn_click_reaches_python(watched, server, sample_recordings):
+    """A click on a node of the step's picture opens the panel Python writes for it (its name, what the
+    step says of it, its relations in the memory); the step stays."""
+    page = watched.page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    open_app(watched, server, "Learn")
+    page.get_by_text("Step 1 of").first.wait_for(timeout=300_000)
+    settle(page)
+    seeds = wait_changed(page, [])
+    move_slider(page, 1, "Step 2 of")
+    wait_changed(page, seeds)
+    page.wait_for_timeout(800)
+    now = state(page)
+    lit = [(i, n) for i, n in now["nodes"].items() if i.startswith("e:") and n["opacity"] == 1]
+    # the entity farthest from every other point: a click there lands on it
+    ident, node = max(lit, key=lambda p: min(((q["x"] - p[1]["x"]) ** 2 + (q["y"] - p[1]["y"]) ** 2
+                                              for j, q in now["nodes"].items() if j != p[0]), default=1e9))
+    page.mouse.click(node["x"], node["y"])
+    panel = page.get_by_role("dialog")
+    panel.wait_for(timeout=60_000)
+    panel.get_by_text("relation(s)").first.wait_for()
+    shown = panel.inner_text()
+    assert node["text"].split("\n")[0] in shown and "mention(s)" in shown, (node, shown[:600])
+    assert page.get_by_text("Step 2 of").count() >= 1
 
 
 def test_compare_mode_on_a_recorded_demo_question(watched, server, sample_recordings):

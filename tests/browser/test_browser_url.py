@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from test_browser import settle, wait_for_graphs
+from test_browser import settle
 from plotly_probe import wait_for_picture
 from test_browser_learn import wait_changed
 
@@ -85,7 +85,8 @@ def test_a_reload_after_ask_keeps_the_question_methods_and_answers(watched, serv
     settle(page)
     assert answers.count() == 3  # the same three methods, replayed
     assert params(page) == expected
-    # NeuroPath's route (a typed picture) and HippoRAG 2's overview (still a pyvis frame) drawn again
+    # NeuroPath's route, HippoRAG 2's and Dense's pictures (typed pictures, plotly) drawn again
     assert wait_for_picture(page, "seed")["nodes"]
-    assert wait_for_graphs(page, 1)
+    assert page.evaluate("[...document.querySelectorAll('.js-plotly-plot')].filter(g => g._fullData && "
+                         "g._fullData.some(t => t.name === 'nodes')).length") >= 3
     forgive_probes(watched, missing)
