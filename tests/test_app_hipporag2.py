@@ -15,8 +15,7 @@ from memrag.methods.hipporag2.params import HippoRAG2Params
 from memrag.explain import ablations as compare
 from memrag.explain import lessons as learn
 from memrag.methods.hipporag2 import search as hipporag2
-from memrag.viz import tables, trace_graphs
-from memrag.viz.palette import PAGERANK_COLOURS
+from memrag.viz import tables
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from scripted import ScriptedLLM
 from test_app_compare import changed, compare_page, run_compare
@@ -212,16 +211,22 @@ def test_lessons_name_the_kept_facts_seeded_phrases_mass_and_winning_passages():
     assert "Teyler & DiScenna, 1986" in learn.SOURCES and "Gutiérrez et al., 2025" in learn.SOURCES
 
 
-def test_the_learn_step_graph_uses_the_pagerank_colours_and_mass_sizes():
-    t = hipporag2.retrieve(ctx(world(), keep(1, 3)), P3)
-    from graph_page import graph_data
+def test_the_learn_step_picture_marks_seeds_and_sizes_by_mass():
+    """Learn's last HippoRAG 2 step (memrag.explain.learn_picture, typed): a seeded phrase is a star in
+    its own colour, a phrase only the walk reached another, and more PageRank mass draws larger."""
+    from memrag.explain.learn_picture import learn_pictures
+    from memrag.viz import style
+    from memrag.viz.look import Look
 
-    nodes, _ = graph_data(trace_graphs.step_graph(t, len(t.steps) - 1)[0])
-    colour = {n["id"]: n["color"]["background"] if isinstance(n["color"], dict) else n["color"] for n in nodes}
-    assert colour["e:tollmere"] == PAGERANK_COLOURS["seed"]
-    assert colour["e:harrow river"] == PAGERANK_COLOURS["phrase"]
-    sizes = {n["id"]: n["size"] for n in nodes}
-    assert sizes["e:tollmere"] > sizes["e:harrow river"]  # more PageRank mass, larger
+    t = hipporag2.retrieve(ctx(world(), keep(1, 3)), P3)
+    last = learn_pictures(t)[-1]
+    by = {n.id: n for n in last.nodes}
+    seed, reached = by["e:tollmere"], by["e:harrow river"]
+    assert (seed.role, reached.role) == ("seed", "phrase")
+    marks = style.node_mark(seed, Look()), style.node_mark(reached, Look())
+    assert marks[0].symbol == "star" and marks[1].symbol == "circle" and marks[0].fill != marks[1].fill
+    mass = {n.id: n.score for n in t.nodes}
+    assert mass["e:tollmere"] > mass["e:harrow river"] and seed.weight > reached.weight  # more mass, larger
 
 
 def test_learn_replays_the_users_hipporag2_trace(tiny):
