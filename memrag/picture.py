@@ -15,6 +15,17 @@ NODE_KINDS = ("question", "entity", "passage", "count")  # count: listed-not-kep
 EDGE_KINDS = ("triple", "coreference", "activation", "passage")
 # what an edit of the memory did to a mark, when a picture is compared with an earlier run's (ask again)
 CHANGES = ("appeared",)
+GOLD_ANSWER = "gold answer"  # what a node whose name is the question's reference answer says it is
+
+
+def plain_name(text: str) -> str:
+    """A name as compared with a reference answer: case and spacing left out."""
+    return " ".join(text.casefold().split())
+
+
+def names_gold_answer(label: str, answers: "frozenset[str] | set[str]") -> bool:
+    """Whether a node's name is one of the reference answers (`answers`: plain_name'd)."""
+    return bool(answers) and plain_name(label) in answers
 
 
 @dataclass(frozen=True)

@@ -391,12 +391,14 @@ def test_ask_shows_four_methods_with_graphs_tables_and_costs(tiny):
     answers = [m.value for m in at.markdown if m.value.startswith("**Answer:**")]
     assert answers == ["**Answer:** Vell River"] * 4
     graphs = frames(at)
-    # EcphoryRAG's pyvis frame beside the focused NeuroPath route; HippoRAG 2's and Dense's small typed
-    # pictures beside it too, and NeuroPath's hop 1 route in its Retrieval tab
-    assert len(graphs) == 1
+    # EcphoryRAG's, HippoRAG 2's and Dense's small typed pictures beside the focused NeuroPath route, and
+    # NeuroPath's hop 1 route in its Retrieval tab: no pyvis frame
+    assert len(graphs) == 0
     routes = route_charts(at)
-    assert len(routes) == 4  # typed pictures: plotly charts whose clicks reach Python
+    assert len(routes) == 5  # typed pictures: plotly charts whose clicks reach Python
     drawn = pictures(at)
+    # EcphoryRAG: the question, its cue, the engrams it activated, joined by what activated them
+    assert any("node|cue:0" in p and any(c.startswith("edge|a:q->") for c in p) for p in drawn)
     assert any("edge|q>c:0" in p for p in drawn)  # Dense: the question and its ranked passages
     assert any(any(h.startswith("#1 · ") for h in p.values()) and any(c.startswith("edge|context:") for c in p)
                for p in drawn)  # HippoRAG 2: passages by rank, each joined to the phrases in it
@@ -437,11 +439,15 @@ def test_ecphory_replay_slider_and_inspector(tiny):
     at = ask(ask_page(tiny))
     at.session_state["res_pick"] = "ecphory"
     at = no_exception(at.run())
-    final_nodes = frames(at)[-1][0]
+    slider = at.select_slider(key="res_ecphory_ec_step")
+    assert slider.options[-1] == "Context" and slider.value == len(slider.options) - 1
+    final_nodes = {c for c in pictures(at)[-1] if c.startswith("node|")}  # the Retrieval tab's picture
     at.select_slider(key="res_ecphory_ec_step").set_value(0).run()
-    first_nodes = frames(no_exception(at))[-1][0]
-    assert not any(n["id"].startswith("centroid:") for n in first_nodes)
-    assert any(n["id"].startswith("centroid:") for n in final_nodes)
+    first = pictures(no_exception(at))[-1]
+    # the cues step draws the question and its cues, nothing activated yet; the last step the passages
+    assert {c for c in first if c.startswith("node|")} == {"node|q", "node|cue:0"}, first
+    assert any(c.startswith("node|c:") for c in final_nodes) and any(c.startswith("node|e:") for c in final_nodes)
+    assert "Cues: 1 cue from the question" in plain(at)
 
 
 @pytest.fixture()

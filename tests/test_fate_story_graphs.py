@@ -69,7 +69,11 @@ def test_ecphory_show_where_opens_the_step_with_the_passage_and_its_place_in_the
         if w.label == "first miss":
             # the Retrieval tab at that activation step; the row is the passage (its engrams)
             assert w.tab == "Retrieval" and isinstance(w.step, int) and isinstance(w.row, int)
-            assert 0 <= w.step <= len(ec.detail(EcphoryDetail).rounds)
+            # the Retrieval tab's step picker is the trace's steps: the one that ran that activation round
+            rnd = next(e.round for e in passage_engrams(ec.detail(EcphoryDetail), w.row))
+            step = ec.steps[w.step]
+            assert step.kind == ("initial" if rnd == 0 else "round") and step.title.endswith(
+                "Initial activation" if rnd == 0 else f"Round {rnd}"), (w, step.title)
             opened += 1
         else:
             assert w.tab == "Ranked passages" and w.row in {x.chunk_id for x in ec.ranked}

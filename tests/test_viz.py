@@ -17,7 +17,6 @@ from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
 from memrag.index.readers import benchmark_document
 from memrag.trace import AnswerResult, ChunkRef, CorefMember, GraphEdge, GraphNode, LLMCallRecord, RankedChunk, Trace
-from memrag.methods.ecphory.detail import ActivatedEngram, EcphoryDetail, EcphoryRound
 from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, NeuroPathSeed, PathCandidate, PathTriple
 from memrag.viz import charts, graph_html, memory_graphs, palette, tables, trace_graphs
 from memrag.viz.graph_html import render
@@ -322,57 +321,6 @@ def test_neuropath_views_reject_wrong_traces_and_hops():
         trace_graphs.neuropath_hop_graph(Trace("dense", "q"), 1)
 
 
-def _eng(eid, key, rnd, origin, sim, chunk, via=""):
-    return ActivatedEngram(eid, key, key.title(), "person", f"about {key}", chunk, sim, rnd, origin, via)
-
-
-def ecphory_trace() -> Trace:
-    t = Trace("ecphory", "Who mentored Alfa?")
-    initial = [_eng(0, "alfa", 0, "query", 0.9, 0), _eng(1, "alpha", 0, "cue", 0.7, 1, via="Alpha")]
-    r1 = EcphoryRound(1, seed_ids=[0, 1], weights=[0.6, 0.4],
-                      new=[_eng(2, "bruno", 1, "semantic", 0.5, 2), _eng(3, "carla", 1, "graph", 0.3, 3, via="alfa")])
-    r2 = EcphoryRound(2, seed_ids=[2], weights=[1.0], new=[_eng(4, "dario", 2, "semantic", 0.2, 4)])
-    final = [initial[0], r1.new[0], initial[1]]
-    t.details["ecphory"] = EcphoryDetail(cues=["Alpha"], cue_hits={"Alpha": [1]}, initial=initial, rounds=[r1, r2],
-                              final=final)
-    return t
-
-
-def test_ecphory_graph_by_step_colours_rounds_and_emphasises_final():
-    t = ecphory_trace()
-    assert trace_graphs.ecphory_steps(t) == ["cues and initial activation", "associative round 1",
-                                             "associative round 2", "re-ranked: final engrams"]
-    first, note0 = trace_graphs.ecphory_activation_graph(t, 0)
-    assert set(nodes_by_id(first)) == {"q", "cue:0", "e:alfa", "e:alpha"}
-    assert note0.startswith("Step 0: cues and initial activation. 2 entities")
-    page, note = trace_graphs.ecphory_activation_graph(t, gold_chunk_ids=[3])
-    n, e = nodes_by_id(page), edges_by_id(page)
-    assert set(n) == {"q", "cue:0", "e:alfa", "e:alpha", "e:bruno", "e:carla", "e:dario",
-                      "centroid:1", "centroid:2"}
-    rc = palette.ROUND_COLOURS
-    assert n["e:bruno"]["color"]["background"] == rc["round 1"] and n["e:dario"]["color"]["background"] == rc["round 2"]
-    assert n["e:alfa"]["borderWidth"] == 4 and n["e:dario"]["borderWidth"] == 1  # final vs not
-    assert n["e:carla"]["shape"] == "dot" and n["e:carla"]["label"] == "Carla"  # gold chunk, not retrieved
-    # the star marks only a gold passage the method retrieved (here: put in its ranked head)
-    t.ranked = [RankedChunk(3, 0, 0.3, "fused")]
-    starred = nodes_by_id(trace_graphs.ecphory_activation_graph(t, gold_chunk_ids=[3])[0])
-    assert starred["e:carla"]["label"] == f"{palette.GOLD_MARK} Carla"
-    assert n["cue:0"]["shape"] == "triangle"
-    # how each entity was reached: question, cue, centroid of seeds, co-occurrence with a seed
-    pairs = {(x["from"], x["to"]) for x in e.values()}
-    assert {("q", "e:alfa"), ("cue:0", "e:alpha"), ("e:alfa", "centroid:1"), ("e:alpha", "centroid:1"),
-            ("centroid:1", "e:bruno"), ("e:alfa", "e:carla"), ("e:bruno", "centroid:2"),
-            ("centroid:2", "e:dario")} <= pairs
-    assert "5 entities activated so far (5 engrams: one per mention)" in note
-    with pytest.raises(ValueError, match="between 0 and 3"):
-        trace_graphs.ecphory_activation_graph(t, 4)
-
-
-def test_ecphory_graph_cap_keeps_final_engrams():
-    page, note = trace_graphs.ecphory_activation_graph(ecphory_trace(), max_nodes=7)
-    n = nodes_by_id(page)
-    assert {"e:alfa", "e:bruno", "e:alpha"} <= set(n) and "e:dario" not in n
-    assert "showing 3 of 5" in note
 
 
 def step_trace(hop1: str = "dropped", hop2: str = "valid") -> Trace:
@@ -588,7 +536,6 @@ def test_every_view_renders_real_traces_from_ask(memory):
     dense_t, np_t, ec_t = traces
     pages = [trace_graphs.neuropath_overview(np_t)[0]]
     pages += [trace_graphs.neuropath_hop_graph(np_t, h.hop)[0] for h in np_t.detail(NeuroPathDetail).hops]
-    pages += [trace_graphs.ecphory_activation_graph(ec_t, i)[0] for i in range(len(trace_graphs.ecphory_steps(ec_t)))]
     pages += [trace_graphs.step_graph(t, i)[0] for t in traces for i in range(len(t.steps))]
     for page in pages:
         graph_html.check_safe(page)

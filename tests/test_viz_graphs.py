@@ -22,7 +22,7 @@ from memrag.viz import graph_html
 from memrag.viz.graph_html import render
 from graph_page import graph_data, layer_data, legend_items, legend_rows
 from scripted import HashEmbedder, ScriptedLLM
-from test_viz import ecphory_trace, neuropath_trace, step_trace
+from test_viz import neuropath_trace, step_trace
 
 
 
@@ -104,10 +104,9 @@ def _marks_in(page):
 
 
 def pages(people):
-    np_t, ec_t = neuropath_trace(), ecphory_trace()
+    np_t = neuropath_trace()
     out = [trace_graphs.neuropath_hop_graph(np_t, 1, gold_chunk_ids=[0])[0],
-           trace_graphs.neuropath_overview(np_t, include_pruned=True)[0],
-           trace_graphs.ecphory_activation_graph(ec_t, gold_chunk_ids=[2])[0]]
+           trace_graphs.neuropath_overview(np_t, include_pruned=True)[0]]
     out += [trace_graphs.step_graph(step_trace(), i, gold_chunk_ids=[7])[0] for i in range(3)]
     return out
 
@@ -127,17 +126,12 @@ def test_legend_names_square_nodes_coreference_edges_rings_and_gold():
     assert "coreference" in texts["edge:#8e44ad:dashed"]
     assert "gold" in texts[f"ring:{palette.GOLD}"]
     assert "seed" in texts["shape:star"]
-    ec = trace_graphs.ecphory_activation_graph(ecphory_trace())[0]
-    assert "final engram" in {i["key"]: i["text"] for i in legend_items(ec)}["ring:#111111"]
-    fills = {i["text"]: i["count"] for i in legend_items(ec) if i["mark"] == "fill"}
-    assert fills["the question"] == 1  # each fill says how many nodes carry it
 
 
 def test_the_legend_says_each_meaning_once():
     """The question is the one diamond and the one node in the question's colour: one entry, not
     '● the question · 1' beside '◆ the question' (issue 29's focus layout listed both)."""
     for page in [trace_graphs.neuropath_overview(neuropath_trace())[0],
-                 trace_graphs.ecphory_activation_graph(ecphory_trace())[0],
                  *(trace_graphs.step_graph(step_trace(), i)[0] for i in range(3))]:
         items = legend_items(page)
         texts = [i["text"] for i in items]

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from memrag.methods.ecphory.detail import ActivatedEngram, EcphoryDetail
+from memrag.methods.ecphory.engram_words import engram_lines
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop
 from memrag.methods.spec import step_style
@@ -29,8 +30,6 @@ from memrag.words import FATES, fate_rank
 # How a NeuroPath fate looks on an edge (the renderer has no look of its own for "unlisted").
 _EDGE_ROLE = {"unlisted": "pruned"}
 _HIDDEN = ("pruned", "unlisted")  # paths the model never saw
-ORIGIN_WORDS = {"query": "similar to the question", "cue": "near a cue entity",
-                "semantic": "near the round's centroid", "graph": "co-occurs with a seed"}
 
 
 @dataclass
@@ -180,15 +179,7 @@ def _ecphory_look(trace: Trace, step_index: int, nodes: list[GraphNode]) -> list
             continue
         key = n.id[2:]
         a = first.get(key)
-        when = "the initial activation" if n.round == 0 else f"round {n.round}"
-        lines = [f"{n.label} ({n.group})" if n.group else n.label,
-                 f"activated in {when}" + (f": {ORIGIN_WORDS.get(a.origin, a.origin)}" if a else "")]
-        if a is not None:
-            lines.append(f"similarity to the question {a.similarity:.3f}")
-            if a.description:
-                lines.append(a.description[:300])
-        if key in final:
-            lines.append(f"final engram #{final[key]}")
+        lines = engram_lines(n.label, n.group, n.round, a, final.get(key))
         out.append(dataclasses.replace(n, group=f"round {n.round}", role="final" if key in final else n.role,
                                        score=a.similarity if a else None, chunk_ids=d_chunks.get(key, []),
                                        tooltip="\n".join(lines)))

@@ -1,9 +1,9 @@
 """Trace → GraphNode/GraphEdge lists → HTML: the pictures of what a retrieval did.
 
 Every function returns `(html, note)`; `note` is plain text saying what the
-picture shows and what was left out (caps). The NeuroPath and EcphoryRAG views
-are built from the trace's typed details, not from its generic node list, so
-they do not depend on how a method chose to fill `trace.nodes`.
+picture shows and what was left out (caps). The NeuroPath view
+is built from the trace's typed details, not from its generic node list, so
+it does not depend on how a method chose to fill `trace.nodes`.
 """
 
 from __future__ import annotations
@@ -12,23 +12,17 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from memrag.explain import step_picture
-from memrag.methods.ecphory import activation
 from memrag.index.normalise import entity_key
-from memrag.methods.ecphory.detail import ActivatedEngram, EcphoryDetail
 from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, PathCandidate
 from memrag.methods.spec import step_style
 from memrag.trace import GraphEdge, GraphNode, Trace
 from memrag.viz.fixed_layout import FixedLayout, fit_labels
 from memrag.viz.graph_html import DEFAULT_NODES, label_room, layout, legend_of, render
 from memrag.viz import legend, palette
-from memrag import words
 from memrag.viz import look as looks
 from memrag.viz.palette import FATE_WORDS
 from memrag.words import FATES, fate_rank as _fate_rank
 from memrag.plain_text import clip
-
-ORIGIN_WORDS = {"query": "similar to the question", "cue": "near a cue entity",
-                "semantic": "near the round's centroid", "graph": "co-occurs with a seed"}
 
 Result = tuple[str, str]
 
@@ -56,12 +50,6 @@ def _neuropath(trace: Trace) -> NeuroPathDetail:
     if trace.detail(NeuroPathDetail) is None:
         raise ValueError(f"this is a {trace.method!r} trace, not a NeuroPath trace")
     return trace.detail(NeuroPathDetail)
-
-
-def _ecphory(trace: Trace) -> EcphoryDetail:
-    if trace.detail(EcphoryDetail) is None:
-        raise ValueError(f"this is a {trace.method!r} trace, not an EcphoryRAG trace")
-    return trace.detail(EcphoryDetail)
 
 
 def passages_of(trace: Trace) -> dict[int, tuple[str, str]]:
@@ -247,132 +235,6 @@ def neuropath_overview(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = N
     return html, note
 
 
-# ------------------------------------------------------------------ EcphoryRAG
-def ecphory_steps(trace: Trace) -> list[str]:
-    """Titles of the replay steps `ecphory_activation_graph(upto_step=i)` draws."""
-    d = _ecphory(trace)
-    return (["cues and initial activation"] + [f"associative round {r.round}" for r in d.rounds]
-            + ["re-ranked: final engrams"])
-
-
-def ecphory_activation_graph(trace: Trace, upto_step: int | None = None, *,
-                             gold_chunk_ids: Iterable[int] | None = None,
-                             max_nodes: int = DEFAULT_NODES, height: int = 600) -> Result:
-    """Query, cues and activated entities coloured by the round that first activated them and
-    shaped by how (question, cue, centroid, co-occurrence); final engrams emphasised.
-
-    upto_step: 0 = cues and initial activation, r = after associative round r,
-    len(rounds) + 1 or None = everything plus the re-ranked final engrams.
-    """
-    d = _ecphory(trace)
-    steps = ecphory_steps(trace)
-    last = len(steps) - 1
-    if upto_step is None:
-        upto_step = last
-    if not 0 <= upto_step <= last:
-        raise ValueError(f"upto_step must be between 0 and {last}, got {upto_step}")
-    show_final = upto_step == last
-    gold = _gold(gold_chunk_ids, trace)
-    rounds = [r for r in d.rounds if r.round <= upto_step]
-
-    # first activation of each entity, in activation order
-    acts: list[ActivatedEngram] = list(d.initial) + [a for r in rounds for a in r.new]
-    by_engram = {a.engram_id: a for a in [*d.initial, *(a for r in d.rounds for a in r.new),
-                                          *(a for r in d.rounds for a in r.centroid_neighbours), *d.final]}
-    first: dict[str, ActivatedEngram] = {}
-    chunks_of: dict[str, list[int]] = {}
-    for a in acts:
-        first.setdefault(a.key, a)
-        chunks_of.setdefault(a.key, [])
-        if a.chunk_id not in chunks_of[a.key]:
-            chunks_of[a.key].append(a.chunk_id)
-    final_rank = {a.key: i for i, a in enumerate(d.final)} if show_final else {}
-    seed_keys = {by_engram[e].key for r in rounds for e in r.seed_ids if e in by_engram}
-
-    # keep final engrams and seeds first, then by round and similarity
-    order = sorted(first.values(), key=lambda a: (a.key not in final_rank, a.key not in seed_keys,
-                                                  a.round, -a.similarity))
-    budget = max(0, max_nodes - 1 - len(d.cues) - len(rounds))
-    kept = {a.key for a in order[:budget]}
-
-    nodes: list[GraphNode] = [GraphNode("q", "question", "query", role="query", group="question",
-                                        tooltip=trace.question)]
-    edges: list[GraphEdge] = []
-    titles: dict[str, str] = {}
-    cue_ids: dict[str, str] = {}
-    for i, cue in enumerate(d.cues):
-        cid = f"cue:{i}"
-        cue_ids[cue] = cid
-        nodes.append(GraphNode(cid, cue, "cue", role="cue", group="cue", tooltip=f"cue entity: {cue}"))
-        edges.append(GraphEdge(f"q>{cid}", "q", cid, "activation", "cue"))
-    for a in first.values():
-        if a.key not in kept:
-            continue
-        nid = f"e:{a.key}"
-        role = "final" if a.key in final_rank else a.origin
-        when = "the initial activation" if a.round == 0 else f"round {a.round}"
-        lines = [f"{a.name} ({a.type})",
-                 f"activated in {when}: {ORIGIN_WORDS.get(a.origin, a.origin)}" + (f" ({a.via})" if a.via else ""),
-                 f"similarity to the question {a.similarity:.3f}"]
-        if a.key in final_rank:
-            lines.append(f"final engram #{final_rank[a.key] + 1}")
-        if a.key in seed_keys:
-            lines.append("seed of an associative round")
-        if a.description:
-            lines.append(clip(a.description, 300))
-        node = GraphNode(nid, a.name, "entity", step=a.round, score=a.similarity, chunk_ids=chunks_of[a.key],
-                         role=role, group=f"round {a.round}", round=a.round,
-                         gold=bool(gold.intersection(chunks_of[a.key])))
-        if node.gold:
-            lines.append("from a gold passage")
-        node.tooltip = "\n".join(lines)
-        nodes.append(node)
-    present = {n.id for n in nodes}
-
-    def via_node(a: ActivatedEngram) -> str | None:
-        if a.origin == "cue":
-            return cue_ids.get(a.via)
-        if a.origin == "graph":
-            for cand in (f"e:{a.via}", f"e:{entity_key(a.via)}"):
-                if cand in present:
-                    return cand
-            return None
-        if a.origin == "semantic":
-            return f"centroid:{a.round}"
-        return "q"
-
-    for r in rounds:
-        cid = f"centroid:{r.round}"
-        nodes.append(GraphNode(cid, f"centroid {r.round}", "query", role="centroid", group=f"round {r.round}",
-                               tooltip=f"round {r.round}: weighted centroid of {len(r.seed_ids)} seed engrams"))
-        present.add(cid)
-        for e_id, w in zip(r.seed_ids, r.weights):
-            s = by_engram.get(e_id)
-            if s is not None and f"e:{s.key}" in present:
-                eid = f"seed{r.round}:{e_id}"
-                edges.append(GraphEdge(eid, f"e:{s.key}", cid, "activation", f"w {w:.2f}"))
-                titles[eid] = f"{s.name} seeds round {r.round} with weight {w:.3f}"
-    for a in first.values():
-        nid = f"e:{a.key}"
-        src = via_node(a)
-        if nid not in present or src is None or src not in present or src == nid:
-            continue
-        eid = f"act:{a.engram_id}"
-        kind = "cooccur" if a.origin == "graph" else "activation"
-        edges.append(GraphEdge(eid, src, nid, kind, f"{a.similarity:.2f}" if a.origin in ("query", "semantic") else ""))
-        titles[eid] = f"{a.name}: {ORIGIN_WORDS.get(a.origin, a.origin)} (round {a.round})"
-
-    active = activation.active_after(d, upto_step)
-    note = (f"Step {upto_step}: {steps[upto_step]}. {words.counted(active.entities, 'entity')} activated so far "
-            f"({active.engrams} engrams: one per mention)")
-    if len(kept) < len(first):
-        note += f"; showing {len(kept)} of {len(first)} (final engrams and seeds first, capped at {max_nodes} nodes)"
-    note += "."
-    for r in rounds:
-        if r.note:
-            note += f" {r.note[:1].upper()}{r.note[1:]}."
-    return render(nodes, edges, height=height, edge_titles=titles, passages=passages_of(trace),
-                  group_heading=f"activated (step {upto_step})"), note
 
 
 # ------------------------------------------------------------------ step replay

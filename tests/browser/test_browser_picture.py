@@ -17,12 +17,13 @@ from memrag.demo import sample_questions
 pytestmark = pytest.mark.browser
 
 ROUTE_LEGEND = "seed · "  # the route's legend starts with its seeds
+ECPHORY_LEGEND = "cue · "  # EcphoryRAG's activation: its legend starts with the cues
 # The focused route: plotly's state for every node point (on-screen place, customdata, hover text)
 # and every written word (the annotations, as the page drew them), with the chart's box.
-ROUTE_STATE = """() => {
+ROUTE_STATE = """(prefix) => {
   const gd = [...document.querySelectorAll('.js-plotly-plot')].find(g => g._fullLayout && g._fullData &&
       g._fullData.some(t => t.name === 'nodes') && [...g.querySelectorAll('.legendtext')]
-      .some(t => t.textContent.startsWith('seed · ')) && g.getBoundingClientRect().width > 500);
+      .some(t => t.textContent.startsWith(prefix)) && g.getBoundingClientRect().width > 500);
   if (!gd || !gd._fullLayout._plots || !gd._fullLayout._plots.xy) return null;
   const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
   const nodes = [];
@@ -44,16 +45,17 @@ ROUTE_STATE = """() => {
 }"""
 
 
-def route_state(page, timeout_ms: int = 60_000) -> dict:
+def route_state(page, timeout_ms: int = 60_000, legend: str = ROUTE_LEGEND) -> dict:
+    """The focused picture whose legend starts with `legend` (NeuroPath's route by default)."""
     for _ in range(timeout_ms // 250):
         try:
-            state = page.evaluate(ROUTE_STATE)
+            state = page.evaluate(ROUTE_STATE, legend)
         except Exception:  # the chart is being replaced under us
             state = None
         if state and state["gl"] and state["nodes"] and state["words"]:
             return state
         page.wait_for_timeout(250)
-    raise AssertionError("the focused NeuroPath route was not drawn")
+    raise AssertionError(f"the focused picture with the legend {legend!r} was not drawn")
 
 
 def ask_question(watched, server, qid: str, size: tuple[int, int]) -> None:
@@ -90,13 +92,13 @@ def scroll_to_focus(page) -> None:
     page.wait_for_timeout(600)
 
 
-def focus_neuropath(page) -> None:
-    """Bring NeuroPath into focus (the default focus is the first method with a graph)."""
+def focus_neuropath(page, label: str = "NeuroPath") -> None:
+    """Bring a method into focus (the default focus is the first method with a graph)."""
     heading = page.get_by_role("heading", name=re.compile(" in focus$"))
     heading.wait_for()
-    if not heading.inner_text().startswith("NeuroPath"):
-        page.get_by_role("button", name="Focus: NeuroPath").click()
-        page.get_by_role("heading", name="NeuroPath in focus").wait_for()
+    if not heading.inner_text().startswith(label):
+        page.get_by_role("button", name=f"Focus: {label}").click()
+        page.get_by_role("heading", name=f"{label} in focus").wait_for()
         settle(page)
 
 
@@ -165,3 +167,44 @@ def test_click_reaches_python_in_the_focused_neuropath_route(watched, server, sa
     row = page.locator(".st-key-res_neuropath_focus_row")
     row.wait_for(timeout=90_000)  # a full rerun of the page: slow when other work shares the cores
     assert "highlighted in this hop's table" in row.inner_text()
+
+
+def test_click_reaches_python_in_the_focused_ecphory_activation(watched, server, sample_recordings):
+    """q11, EcphoryRAG in focus: its activation drawn in columns (question, initial activation, rounds,
+    context) with legible words apart; a click on a count box opens the entities it folds, a click on
+    a final engram opens the panel Python writes (its activation per round and its fate), whose "show
+    where" opens the Retrieval tab at the step that first activated it, its passage in view."""
+    page = watched.page
+    ask_question(watched, server, "q11", (1440, 900))
+    focus_neuropath(page, "EcphoryRAG")
+    scroll_to_focus(page)
+    state = route_state(page, legend=ECPHORY_LEGEND)
+    check_words(state)
+    names = {w["text"] for w in state["words"]}
+    assert {"question", "initial", "round 1", "context"} <= names, names
+    assert any(w.startswith("#1 ") for w in names), names  # the context passages are named
+    watched.shot("ecphory-activation-q11-1440x900")
+    box = next(n for n in state["nodes"] if n["id"].startswith("node|more:"))
+    page.mouse.click(box["x"], box["y"])
+    for _ in range(120):
+        opened = route_state(page, legend=ECPHORY_LEGEND)
+        if len(opened["nodes"]) > len(state["nodes"]):
+            break
+        page.wait_for_timeout(250)
+    assert len(opened["nodes"]) > len(state["nodes"]), "the count box did not open"
+    assert any(w["text"].startswith("− fold") for w in opened["words"])
+
+    node = next(n for n in opened["nodes"] if n["text"].startswith("University of Tollimere"))
+    page.mouse.click(node["x"], node["y"])
+    panel = page.get_by_role("dialog")
+    panel.wait_for(timeout=30_000)
+    panel.get_by_role("heading", name="University of Tollimere").wait_for()
+    shown = panel.inner_text()
+    # its fate and its activations (a table: its cells are drawn on a canvas), then the memory's facts
+    assert "Recalled: final engram #1" in shown and "show where" in shown and "mention(s)" in shown, shown[:800]
+    assert panel.get_by_test_id("stDataFrame").count() >= 1
+    watched.shot("ecphory-activation-q11-panel")
+    panel.get_by_role("button", name="show where").click()
+    row = page.locator(".st-key-res_ecphory_focus_row")
+    row.wait_for(timeout=90_000)
+    assert "The passage 'show where' points at" in row.inner_text()

@@ -28,6 +28,7 @@ from memrag.viz.graph_html import render
 from graph_page import graph_data
 from memrag.methods.dense.picture import ranking_picture
 from memrag.methods.neuropath.detail import NeuroPathDetail
+from memrag.methods.ecphory import recall
 
 PARAMS = IndexParams()
 GOOD = ("good.txt", b"A perfectly good file about Port Alder.")
@@ -241,14 +242,16 @@ def test_neuropath_graph_pages(hostile_traces):
     _assert_text_only(pages[0], [HOSTILE_TEXT[0]])
 
 
-@pytest.mark.probe("graph page: an EcphoryRAG trace over those names", "every activation step drawn as literal text",
+@pytest.mark.probe("EcphoryRAG's picture (plotly): a trace over those names, a cue and the question hostile",
+                   "every step's words escaped; the cue and the question read back as the literal text",
                    group="graph pages")
 def test_ecphory_graph_pages(hostile_traces):
-    t = hostile_traces[0]["ecphory"]
-    steps = trace_graphs.ecphory_steps(t)
-    assert steps
-    for i in range(len(steps)):
-        _assert_text_only(trace_graphs.ecphory_activation_graph(t, i)[0], [])
+    traces, question = hostile_traces
+    t = traces["ecphory"]
+    assert t.steps
+    for i in range(len(t.steps)):
+        shown = _figure_text(recall.picture(t, upto=i))
+        assert HOSTILE_TEXT[2] in shown and question in shown, i
 
 
 @pytest.mark.probe("graph page: a dense trace of the question 'Which page loads <script src=//cdn.example.org/x.js>?'",

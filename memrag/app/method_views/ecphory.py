@@ -1,5 +1,8 @@
 """EcphoryRAG's views on the Ask page: its activation beside the other methods, and its Retrieval
-tab (cues, the activation step by step, each round's seeds and centroid, the final ranking)."""
+tab (cues, the activation step by step, each round's seeds and centroid, the final ranking). The
+picture is the wing's (memrag.methods.ecphory.recall), drawn by memrag.viz.figure through
+graph_view: a click on a node opens a panel Python writes (an engram's activation per round, its
+fate, the passages it brought, "show where")."""
 
 from __future__ import annotations
 
@@ -7,26 +10,64 @@ from typing import Iterable
 
 import streamlit as st
 
-from memrag.app import focus
+from memrag.app import focus, graph_view
 from memrag.app.method_views import MethodViews
-from memrag.app.method_views.common import Picture, method_picture_of
-from memrag.app.view_cache import drawn
-from memrag.app.widgets import frame, graph, text
-from memrag.methods.ecphory import activation
+from memrag.app.method_views.common import (Picture, TypedPicture, chart_key, chart_width, method_picture_of,
+                                            passage_part)
+from memrag.app.widgets import frame, text
+from memrag.methods.ecphory import activation, recall
 from memrag.methods.ecphory.fates import EcphoryFate, passage_engrams, step_words
 from memrag.methods.fate_kit import FateRecord, Moment
+from memrag.picture import PictureEdge, PictureNode
 from memrag.trace import Trace
-from memrag.viz import trace_graphs
-from memrag import words
+from memrag.viz import figure, look as looks
+from memrag import demo, words
+from memrag.plain_text import escape_markdown
 from memrag.methods.ecphory.detail import EcphoryDetail
 
+DETAIL_HEIGHT = 600  # px of the Retrieval tab's picture
 
-def overview_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> Picture:
-    return method_picture_of(trace, ids, height, drawable=trace.detail(EcphoryDetail) is not None)
+
+def gold_answers(trace: Trace, gold_ids: Iterable[int] | None) -> tuple[str, ...]:
+    """The reference answers of a question with gold (`gold_ids`) that is one of the sample's demo
+    questions, so the gold answer's node says so. Read from the demo set, not the session: the Ask
+    page's prefetch makes this picture in a thread of its own."""
+    if not gold_ids:
+        return ()
+    asked = " ".join(trace.question.split())
+    record = next((q for q in demo.sample_questions() if " ".join(q["question"].split()) == asked), None)
+    return () if record is None else tuple(a for a in [record.get("answer"), *record.get("answer_aliases", [])]
+                                           if isinstance(a, str))
+
+
+def activation_picture_of(trace: Trace, gold_ids: Iterable[int] | None, height: int, width: float,
+                          what: str) -> TypedPicture:
+    """EcphoryRAG's activation (memrag.methods.ecphory.recall), the whole retrieval; a click opens
+    the node's panel (`engram_part`)."""
+    gold, answers = tuple(gold_ids or ()), gold_answers(trace, gold_ids)
+    return TypedPicture(lambda opened: recall.picture(trace, gold_chunk_ids=gold, gold_answers=answers,
+                                                      expanded=opened), chart_key(trace, what), height, width,
+                        engram_part)
+
+
+def overview_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> "Picture | TypedPicture":
+    """The picture beside the other methods, or in the focus layout (large or small); a trace with
+    no EcphoryRAG detail shows its ranked list."""
+    if trace.detail(EcphoryDetail) is None:
+        return method_picture_of(trace, ids, height, drawable=False)
+    return activation_picture_of(trace, ids, height, chart_width(looks.current()), "overview")
 
 
 def overview(trace: Trace, ids: Iterable[int] | None, height: int) -> None:
     overview_picture(trace, ids, height).show(trace, height)
+
+
+def first_detail_picture(trace: Trace, gold_ids: Iterable[int] | None) -> TypedPicture | None:
+    """The Retrieval tab's picture at its default step (the last: the whole retrieval), made ahead by
+    the Ask page's prefetch."""
+    if trace.detail(EcphoryDetail) is None:
+        return None
+    return activation_picture_of(trace, gold_ids, DETAIL_HEIGHT, figure.DESIGN_WIDTH, "detail")
 
 
 def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
@@ -41,14 +82,18 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
         st.dataframe(frame([{"cue": cue, "engrams it activated": activation.names_counted([names.get(e, str(e))
                                                                                            for e in hits])}
                           for cue, hits in d.cue_hits.items()], ["cue", "engrams it activated"]), hide_index=True)
-    steps = trace_graphs.ecphory_steps(trace)
+    steps = [s.title for s in trace.steps]
     step_key = f"{key}_ec_step"
     step = st.select_slider(words.ACTIVATION_STEP.label, options=list(range(len(steps))),
                             value=None if step_key in st.session_state else len(steps) - 1,
                             format_func=lambda i: steps[i], key=step_key, help=words.ACTIVATION_STEP.help)
     _focused_passage(d, key)
-    graph(drawn(trace_graphs.ecphory_activation_graph, trace, step, gold_chunk_ids=gold_ids), 600,
-          name=f"ecphory-step-{step}")
+    gold, answers = tuple(gold_ids or ()), gold_answers(trace, gold_ids)
+    chart = graph_view.Chart(looks.current(), DETAIL_HEIGHT, figure.DESIGN_WIDTH, key.removesuffix(f"_{trace.method}"),
+                             step=step)
+    graph_view.picture_chart(trace, lambda opened: recall.picture(trace, gold_chunk_ids=gold, gold_answers=answers,
+                                                                  expanded=opened, upto=step),
+                             chart_key(trace, "detail"), chart, engram_part)
     st.dataframe(frame([{"round": r.round,
                          "seeds": ", ".join(activation.seed_text(x) for x in activation.merged_seeds(r, names)),
                          "new entities": activation.new_in_round(d, r.round).entities,
@@ -90,28 +135,81 @@ def _focused_passage(d: EcphoryDetail, key: str) -> None:
     focus.scroll_once(key)
 
 
+def engram_part(trace: Trace, target: PictureNode | PictureEdge, results_key: str) -> None:
+    """What EcphoryRAG did with a clicked node: an entity's activation per round and its fate, a
+    passage's reason for being there and its engrams, with "show where" to open the step that shows it."""
+    d = trace.detail(EcphoryDetail)
+    if d is None or not isinstance(target, PictureNode):
+        return
+    if target.kind == "entity" and target.role != "cue":
+        _entity_part(trace, d, target.ref, results_key)
+    elif target.kind == "passage" and target.ref.isdigit():
+        passage_part(trace, target, results_key)  # its rank, why, fate, text and "show where", as every list's
+        _passage_engrams(d, int(target.ref))
+    elif target.role == "cue":
+        hits = d.cue_hits.get(target.ref, [])
+        names = {a.engram_id: a.name for a in d.initial}
+        text(activation.names_counted([names.get(e, str(e)) for e in hits]) or "(none)",
+             prefix=f"**Engrams this cue activated ({len(hits)}):** ")
+
+
+def _entity_part(trace: Trace, d: EcphoryDetail, key: str, results_key: str) -> None:
+    mine = [a for a in [*d.initial, *(a for r in d.rounds for a in r.new)] if a.key == key]
+    final = next((i for i, a in enumerate(d.final, start=1) if a.key == key), None)
+    if not mine and final is None:
+        return
+    first = mine[0] if mine else d.final[final - 1]
+    seeds = [f"round {r.round} ({sum(w for e, w in zip(r.seed_ids, r.weights) if e in {a.engram_id for a in mine}):.2f})"
+             for r in d.rounds if {a.engram_id for a in mine} & set(r.seed_ids)]
+    fate = (f"Recalled: final engram #{final} of {len(d.final)} (E_final, by similarity to the question)."
+            if final is not None else
+            f"Activated in {step_words(first.round)}, not recalled: the re-rank kept {len(d.final)} engrams "
+            "more similar to the question.")
+    st.markdown(f"**{fate}**")
+    if seeds:
+        st.caption("Seed of " + ", ".join(seeds) + " (weight).")
+    st.dataframe(frame([{"activated in": step_words(a.round), "origin": a.origin, "via": a.via,
+                         "similarity": round(a.similarity, 3), "chunk": a.chunk_id} for a in mine],
+                       ["activated in", "origin", "via", "similarity", "chunk"]), hide_index=True)
+    brought = [r for r in trace.ranked if any(e.kind == "provenance" and e.source == f"e:{key}"
+                                              and e.target == f"c:{r.chunk_id}" for e in trace.edges)]
+    for r in brought:
+        text(r.why or r.source, prefix=f"**Brought context passage chunk {r.chunk_id}:** ")
+    if mine and st.button("show where", key=f"ec_where_{id(trace)}", icon=":material/search:",
+                          help="Opens EcphoryRAG's Retrieval tab at the step that first activated this entity, "
+                               "the passage it was read from in view."):
+        focus.open_view(results_key, trace.method, "Retrieval", recall.round_step(trace, first.round), first.chunk_id)
+        st.rerun()
+
+
+def _passage_engrams(d: EcphoryDetail, cid: int) -> None:
+    mine = passage_engrams(d, cid)
+    if mine:
+        st.caption(escape_markdown(f"Its activated engrams: {activation.names_counted([a.name for a in mine])}; "
+                                   f"the first in {step_words(mine[0].round)}."))
+
+
 def moment_at(moment: Moment, trace: Trace) -> tuple[str | None, str | int | None]:
     """An activation step opens the Retrieval tab at that step; a place in the list, Ranked passages."""
     if moment.round is not None:
-        return "Retrieval", moment.round
+        return "Retrieval", recall.round_step(trace, moment.round)
     return "Ranked passages", None
 
 
 def lost_at(record: FateRecord, trace: Trace) -> tuple[str | None, str | int | None]:
-    """The activation step that shows a gold chunk's fate: step r is the state after round r."""
+    """The activation step that shows a gold chunk's fate: the step of the round that first activated it."""
     if record.kind is EcphoryFate.ACTIVATED_OUTSIDE and record.round is not None:
-        return "Retrieval", record.round
+        return "Retrieval", recall.round_step(trace, record.round)
     if record.kind is EcphoryFate.NEVER_ACTIVATED:
-        return "Retrieval", 0
+        return "Retrieval", recall.round_step(trace, 0)
     return "Ranked passages", None
 
 
 def step_name(trace: Trace, step: str | int) -> str:
-    if isinstance(step, int) and trace.detail(EcphoryDetail) is not None:
-        steps = trace_graphs.ecphory_steps(trace)
-        return steps[min(step, len(steps) - 1)]
+    if isinstance(step, int) and trace.steps:
+        return trace.steps[min(step, len(trace.steps) - 1)].title
     return str(step)
 
 
 VIEWS = MethodViews(detail, overview, lost_at=lost_at, step_key="ec", step_name=step_name, moment_at=moment_at,
-                    overview_picture=overview_picture, renderer=trace_graphs.ecphory_activation_graph)
+                    overview_picture=overview_picture, first_detail_picture=first_detail_picture)

@@ -1,6 +1,9 @@
 """EcphoryRAG's picture data: the question, its cues, the activated entities (capped, E_final and
 the rounds' seeds first) and the context passages, with activation and provenance edges, each at the
-replay step that added it. Built during retrieval into the trace's graph; memrag.viz draws it."""
+replay step that added it. Built during retrieval into the trace's graph.
+
+The typed picture of a finished trace (memrag.picture), which memrag.viz.figure draws, is
+memrag.methods.ecphory.recall.picture: it reads this graph."""
 
 from __future__ import annotations
 
