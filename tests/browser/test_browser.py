@@ -30,7 +30,9 @@ PICTURES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => 
     const cd = Array.isArray(t.customdata) ? t.customdata : [];
     cd.forEach((c, i) => { if (typeof c === 'string' && c.startsWith('node|')) ids.push(c.slice(5)); });
     if (cd.some(c => typeof c === 'string' && /^(node|edge)\|/.test(c)))
-      for (const h of (Array.isArray(t.hovertext) ? t.hovertext : [])) words.push(String(h));
+      // hover text as plotly shows it: the renderer escapes <, > and & (memrag.viz.figure.plot_text)
+      for (const h of (Array.isArray(t.hovertext) ? t.hovertext : []))
+        words.push(String(h).replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&'));
   }
   if (!ids.length) return null;
   for (const a of gd.querySelectorAll('.annotation-text, .legendtext')) words.push(a.textContent);

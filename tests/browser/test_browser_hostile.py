@@ -71,8 +71,8 @@ def hostile_server(chromium, tmp_path_factory):
 
 
 def assert_drawn_as_text(page, wanted: list[str], pictures_at_least: int) -> None:
-    """Every typed picture (plotly) gives the reader the names as literal text (hover, written names,
-    legend), and no element of the page came from them."""
+    """The typed pictures (plotly) give the reader every one of `wanted` as literal text (hover,
+    written names, legend), and no element of the page came from them."""
     assert page.locator("[data-testid=stException]").count() == 0, page.locator(
         "[data-testid=stException]").first.inner_text()
     assert len(wait_for_graphs(page, pictures_at_least)) >= pictures_at_least
