@@ -96,6 +96,16 @@ SPLIT = {"reachable within max_hops, but tracking did not go there":
          ("no seed reaches it within max_hops", "2026-12-02 (issue 26): NeuroPath's gold fates tell a tracker "
                                                 "that stopped short from seeds that reach nothing")}
 
+# Differences a run's replay is known to show and why, each excused only for its exact line
+# ('path: committed → replayed'): anything else still counts.
+KNOWN: dict[str, dict[str, str]] = {
+    "hotpotqa-per-question-5-four-methods": dict.fromkeys(
+        ("summary/indexing/prompt_tokens: 29768 → 29791", "summary/indexing/extraction_seconds: 2603.128 → 2632.837"),
+        "the replay sums the 51 extraction replies the run committed (29,791 prompt tokens, 2,632.8 s); the "
+        "live run's own total was 23 tokens and 29.7 s lower, matching no single reply (not traced further); the "
+        "memories, rankings, answers and every method's figure are the same"),
+}
+
 
 def _summary(run: Path) -> dict[str, Any]:
     return json.loads((run / "summary.json").read_text(encoding="utf-8"))
@@ -145,9 +155,12 @@ def how_it_replays(run: Path) -> str:
 
 
 def _calls(summary: dict[str, Any]) -> str:
+    """About how many model calls a run made: at query time, and building its memories."""
     per_q = (summary.get("all_methods") or {}).get("llm_calls_per_query")
     n = summary["stamp"].get("questions")
-    return f"about {round(per_q * n)}" if per_q and n else "its"
+    built = (summary.get("indexing") or {}).get("llm_calls")
+    asked = f"about {round(per_q * n)}" if per_q and n else "its"
+    return asked + (f" query-time and {built} extraction" if built else "")
 
 
 def every_run() -> dict[Path, str]:
@@ -225,6 +238,12 @@ def _keys_of(committed: Any, replayed: Any, at: str, added: list[str]) -> Any:
     return replayed
 
 
+def split_known(run: str, diff: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The differences that count, and those KNOWN for `run` (line → why)."""
+    known = KNOWN.get(run, {})
+    return [x for x in diff if x not in known], {x: known[x] for x in diff if x in known}
+
+
 def fold_split(committed: Any, replayed: Any, folded: list[str]) -> Any:
     """`replayed` with each SPLIT part that `committed` predates added back into the count it came
     out of (the part's name put in `folded`)."""
@@ -293,6 +312,9 @@ def check(run: Path, args: argparse.Namespace) -> str:
     replayed = fold_split(committed, replayed, folded)
     diff, redefined = split_redefined(differences(committed, _keys_of(committed, replayed, "summary", added),
                                                   "summary", limit=1000))
+    diff, known = split_known(run.name, diff)
+    for line, why in known.items():
+        print(f"  known: {line} ({why}; not counted)")
     for part in sorted(set(folded)):
         print(f"  '{part}' counted in '{SPLIT[part][0]}' (split from it on {SPLIT[part][1]}; the summary predates it)")
     verdict = "identical" if not diff else f"differs ({len(diff)} figures: {'; '.join(diff[:3])})"

@@ -25,7 +25,7 @@ def layouts(monkeypatch) -> list[int]:
     view_cache.MEMO.clear()
     calls: list[int] = []
     picture_layout._laid_out.clear()
-    figure._drawn.clear()
+    figure._drawn.clear()  # a drawing kept from an earlier test would skip its layout
     monkeypatch.setattr(picture_layout, "lay_out", partial(counted_places, picture_layout.lay_out, calls))
     return calls
 

@@ -134,6 +134,8 @@ def test_the_legend_marks_are_distinct_and_each_is_drawn(asked):
 
 
 def test_the_written_words_are_readable_and_never_overlap(asked):
+    unwritten: list[tuple[str, list[str]]] = []  # questions none of whose gold-answer nodes is named
+    answered = 0
     for q, t, gold in asked:
         p = whole(q, t, gold)
         drawn = figure.draw(p, looks.current(), width=figure.DESIGN_WIDTH, height=560)
@@ -143,6 +145,16 @@ def test_the_written_words_are_readable_and_never_overlap(asked):
             for b in boxes[i + 1:]:
                 assert not label_places._overlaps(a, b), (q["id"], a, b)
         written = {w.id for w in drawn.words}
+        # the gold answer's node is the largest and its name is written first (the renderer goes by weight)
+        answer = {n.id for n in p.nodes if n.label.endswith(f"({GOLD_ANSWER})")}
+        assert all(p.node(i).weight == max(n.weight for n in p.nodes) and p.node(i).labelled for i in answer)
+        if answer:
+            answered += 1
+            if not answer & written:
+                unwritten.append((q["id"], sorted(p.node(i).label for i in answer)))
         # the story's ends are named: the question, its cues and the context passages
         must = {n.id for n in p.nodes if n.kind in ("question", "passage") or n.role == "cue"}
         assert must <= written, (q["id"], [p.node(i).label for i in must - written])
+    # a long name in a crowded column can find no free slot at the narrowest width (then it is on hover
+    # and in the panel): the sample's answers are named but for at most two questions (q13, q20 at 840 px)
+    assert answered >= 15 and len(unwritten) <= 2, unwritten

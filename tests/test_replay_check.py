@@ -142,3 +142,15 @@ def test_the_table_names_every_run_with_what_it_replays_from_and_its_verdict():
     assert "| musique-pooled-dense | nothing (no model call) | not checked |" in rows
     cannot = [r for r in rows if "| – | cannot replay" in r]
     assert cannot and all("missing:" in r for r in cannot)
+
+
+def test_a_known_difference_is_excused_only_for_its_exact_line():
+    for run, lines in RC.KNOWN.items():
+        assert (RC.RUNS / run).is_dir() and lines
+        for line, why in lines.items():
+            assert line.startswith("summary/") and " → " in line and why
+            path, values = line.split(": ", 1)
+            other = f"{path}: {values.split(' → ')[0]} → 0"  # the same figure, another value
+            counted, known = RC.split_known(run, [line, other, "summary/methods/dense/recall@2: 0.5 → 0.6"])
+            assert counted == [other, "summary/methods/dense/recall@2: 0.5 → 0.6"] and known == {line: why}
+            assert RC.split_known("another-run", [line]) == ([line], {})

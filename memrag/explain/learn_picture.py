@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from memrag.explain.step_picture import step_picture
+from memrag.methods.hipporag2.mass_picture import PAGERANK_WORDS, mass_weight, top_mass
 from memrag.methods.spec import step_style
 from memrag.methods.neuropath.detail import NeuroPathDetail
 from memrag.picture import LegendEntry, Picture, PictureEdge, PictureNode, StepLook
@@ -37,8 +38,6 @@ ROLE_WORDS = {"seed": "seed (where the search starts)", "coref": "coreference ca
               "completion": "passage found by the completion search",
               "search": "the completion search (question, chain and what it still needs)"}
 ROUND_WORDS = {0: "activated first (by the question and cues)"}
-PAGERANK = {"seed": "seeded phrase (from a kept fact)", "phrase": "phrase reached by PageRank",
-            "passage": "passage (size = PageRank mass)"}
 # the graph layer's group key of an engram first activated in round r (a key, never a sentence read back)
 ROUND_OF = {f"round {r}": r for r in range(100)}
 
@@ -65,7 +64,7 @@ def _fate_and_role(n: GraphNode) -> tuple[str, str]:
     if n.kind == "chunk":  # a passage the answer reads has a colour of its own
         role = n.role or "context"
         return ("context" if role == "context" else ""), role
-    if n.group in PAGERANK:  # HippoRAG 2: seeded phrase, phrase or passage (its size is its mass)
+    if n.group in PAGERANK_WORDS:  # HippoRAG 2: seeded phrase, phrase or passage (its size is its mass)
         return "", n.group
     if n.group in FATES:
         return n.group, n.role
@@ -88,10 +87,8 @@ def _node(n: GraphNode, step: int, named: set[str], answers: set[str], top_mass:
 
 
 def _mass_weight(n: GraphNode, top_mass: float) -> float:
-    """A PageRank picture's node by its mass (square root: four times the mass, twice the size); 1 elsewhere."""
-    if top_mass <= 0 or n.score is None or n.kind == "query":
-        return 1.0
-    return 0.6 + 1.4 * (max(0.0, n.score) / top_mass) ** 0.5
+    """A PageRank picture's node by its mass (HippoRAG 2's own sizing); 1 elsewhere."""
+    return 1.0 if n.kind == "query" else mass_weight(n.score, top_mass)
 
 
 def _edge(e: GraphEdge) -> PictureEdge:
@@ -150,7 +147,7 @@ def trace_chunk(trace: Trace, edge: PictureEdge) -> int | None:
 
 
 def _legend(nodes: Iterable[PictureNode], pagerank: bool) -> tuple[LegendEntry, ...]:
-    words = {**ROLE_WORDS, **PAGERANK} if pagerank else ROLE_WORDS
+    words = {**ROLE_WORDS, **PAGERANK_WORDS} if pagerank else ROLE_WORDS
     counts: dict[tuple[str, str, str], int] = {}
     for n in nodes:
         key = (n.role if n.role in words else "", n.fate, n.kind)
@@ -184,7 +181,7 @@ def learn_pictures(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None,
         named = {_plain(x) for x in (names[s] if s < len(names) else [])}
         full = step_picture(trace, s, gold_chunk_ids=gold, max_nodes=ALL)
         capped = step_picture(trace, s, gold_chunk_ids=gold, max_nodes=max_nodes)
-        top = max((n.score or 0.0 for n in full.nodes if n.kind != "query"), default=0.0) if pagerank else 0.0
+        top = top_mass(full.nodes) if pagerank else 0.0
         nodes = {n.id: _node(n, s, named, answers, top) for n in full.nodes}
         edges = {e.id: _edge(e) for e in full.edges}
         keep, lit = {n.id for n in capped.nodes}, set(capped.highlight)

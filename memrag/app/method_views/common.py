@@ -3,6 +3,9 @@ ranked list as a picture when a method has nothing else to draw, and what a clic
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
@@ -18,9 +21,29 @@ from memrag.trace import Trace
 from memrag.viz import figure, layout
 from memrag.viz import look as looks
 
-SIDE_WIDTH = 400.0  # px a picture is laid out for beside the other methods (a quarter to a third of the page)
+# px a picture is laid out for beside the other methods: a quarter of the page at 1,440 px, so no word
+# is placed past a narrow column's edge (a wider column spreads the nodes, and words find room)
+SIDE_WIDTH = 240.0
 RANKED_TAB = "Ranked passages"
 FATE_K = 5  # the k the Ask page's gold lines judge a passage's fate at
+
+
+_gold_answers: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("memrag_gold_answers", default=())
+
+
+@contextlib.contextmanager
+def gold_answers(answers: Sequence[str]) -> Iterator[None]:
+    """Pictures drawn inside the block mark an entity named like one of `answers` (the question's
+    gold answers; a view's arguments carry only the gold passages)."""
+    token = _gold_answers.set(tuple(answers))
+    try:
+        yield
+    finally:
+        _gold_answers.reset(token)
+
+
+def current_gold_answers() -> tuple[str, ...]:
+    return _gold_answers.get()
 
 
 @dataclass(frozen=True)
@@ -34,13 +57,15 @@ class TypedPicture:
     height: int
     width: float
     part: graph_view.TracePart | None = None
+    step: int | None = None  # the picture's step look to draw (memrag.picture.StepLook); None: all of it
 
     def make(self, trace: Trace) -> None:
         picture = self.build(frozenset())
         layout.places(picture, self.width, layout.fitted_height(picture, self.height))
 
     def show(self, trace: Trace, height: int) -> None:
-        chart = graph_view.Chart(looks.current(), height, self.width, graph_view.results_key())
+        self.build(frozenset())  # here, not in the chart's fragment: a picture that cannot be made says why
+        chart = graph_view.Chart(looks.current(), height, self.width, graph_view.results_key(), self.step)
         graph_view.picture_chart(trace, self.build, self.key, chart, self.part)
 
 
@@ -104,13 +129,13 @@ def passage_part(trace: Trace, target: pictures.PictureNode | pictures.PictureEd
     r = trace.ranked[rank - 1]
     read = cid in dense_picture.context_ids(trace)
     score = dense_picture.score_text(r.score)
-    st.markdown(escape_markdown(f"**Rank {rank}** of {len(trace.ranked)} · score {score} · chunk {cid} · "
-                                + ("the answer read it" if read else "the answer did not read it")))
+    st.markdown(f"**Rank {rank}** of {len(trace.ranked)} · score {score} · chunk {cid} · "
+                + ("the answer read it" if read else "the answer did not read it"))
     if r.why:
         st.caption(escape_markdown(r.why))
     if target.gold:
         record = gold_fate_records(trace, [cid], k=FATE_K)[0]
-        st.markdown(escape_markdown(f"**Gold passage:** {record.fate}; {record.detail}"))
+        st.markdown("**Gold passage:** " + escape_markdown(f"{record.fate}; {record.detail}"))
     text = _passage_text(trace, cid)
     if text:
         with st.expander("the passage", expanded=True):

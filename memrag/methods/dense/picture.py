@@ -18,6 +18,7 @@ TEXT_TIP = 300  # characters of a passage's text on its hover
 LAYERS = ("question", "ranked passages")
 CONTEXT_WORDS = "passage the answer read"
 BELOW_WORDS = "passage ranked below it"
+RANKED = "ranked"  # a passage's role: its place in the list (its label says which)
 GOLD_WORDS = "ring: from a gold passage"
 
 
@@ -70,7 +71,8 @@ def ranking_picture(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None
     if any(n.gold for n in nodes):
         legend.append(LegendEntry("node:gold", GOLD_WORDS))
     return Picture(name or f"{trace.method}-ranking", tuple(nodes), tuple(edges), tuple(legend),
-                   " ".join(x for x in (note, _note(trace, drawn, top, gold)) if x), layer_titles=LAYERS)
+                   " ".join(x for x in (note, _note(trace, drawn, top, gold)) if x), layer_titles=LAYERS,
+                   listed_layers=(1,))
 
 
 def _passage(trace: Trace, rank: int, r: RankedChunk, read: bool, gold: bool, weight: float) -> PictureNode:
@@ -79,7 +81,7 @@ def _passage(trace: Trace, rank: int, r: RankedChunk, read: bool, gold: bool, we
     tip = f"#{rank}: {title} (chunk {r.chunk_id}, score {score_text(r.score)})" + (f"\n{r.why}" if r.why else "")
     if c is not None:
         tip += "\n" + clip(c.text, TEXT_TIP)
-    return PictureNode(passage_id(r.chunk_id), ranked_label(rank, title), kind="passage", role="context" if read else "",
+    return PictureNode(passage_id(r.chunk_id), ranked_label(rank, title), kind="passage", role=RANKED,
                        fate="context" if read else "", weight=weight, layer=1, labelled=True, gold=gold,
                        tooltip=tip, ref=str(r.chunk_id))
 

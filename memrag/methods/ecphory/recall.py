@@ -31,7 +31,9 @@ from memrag.trace import GraphNode, Trace
 
 COLUMN_CAP = 10  # entities a column draws before folding the rest (E_final and the gold answer always)
 NAMED_FINALS = 8  # the final engrams whose names are always written (the others when there is room)
-NAME_CHARS = 24  # a passage's or cue's written name, at most (the whole of it on hover and in the panel)
+NAME_CHARS = 18  # a cue's written name, at most (the whole of it on hover and in the panel): room for the columns
+PASSAGE_CHARS = 22  # … a passage's
+ANSWER_WEIGHT = 1.8  # the gold answer's node: the largest, and its name written first (the renderer goes by weight)
 MORE = "more:"  # a count node's id prefix, then its column
 PASSAGE_TIP = 300
 ROUND_WORDS = {0: "activated first"}
@@ -196,7 +198,7 @@ def _entity(s: _Story, n: GraphNode, reranked: bool, gold: set[int], answers: fr
         lines.append(f"the question's {GOLD_ANSWER}")
     return PictureNode(n.id, f"{n.label} ({GOLD_ANSWER})" if is_answer else n.label, "entity",
                        role="final" if final else "", fate="final" if final else f"round {n.round or 0}",
-                       weight=1.5 if final or is_answer else 1.0, step=n.step, layer=(n.round or 0) + 1,
+                       weight=ANSWER_WEIGHT if is_answer else 1.5 if final else 1.0, step=n.step, layer=(n.round or 0) + 1,
                        labelled=_named(s, key, n.round or 0) or is_answer or from_gold, gold=from_gold, tooltip="\n".join(lines), ref=key)
 
 
@@ -221,7 +223,7 @@ def _passages(s: _Story, gold: set[int], layer: int, drawn_as: dict[str, str]) -
     for pos, cid in enumerate(context, start=1):
         c, r = t.chunk(cid), ranked.get(cid)
         why = r.why if r is not None and r.why else (r.source if r is not None else "")
-        out.append(PictureNode(f"c:{cid}", clip(f"#{pos} " + (c.title if c and c.title else f"chunk {cid}"), NAME_CHARS),
+        out.append(PictureNode(f"c:{cid}", clip(f"#{pos} " + (c.title if c and c.title else f"chunk {cid}"), PASSAGE_CHARS),
                                "passage",
                                role="context", fate="context", weight=1.3, step=step, layer=layer, labelled=True,
                                gold=cid in gold, tooltip="\n".join(x for x in (
@@ -230,7 +232,7 @@ def _passages(s: _Story, gold: set[int], layer: int, drawn_as: dict[str, str]) -
     for cid in sorted(gold - set(context)):
         c, r = t.chunk(cid), ranked.get(cid)
         where = f"ranked {r.rank}" if r is not None else "not ranked"
-        out.append(PictureNode(f"c:{cid}", clip("left out: " + (c.title if c and c.title else f"chunk {cid}"), NAME_CHARS),
+        out.append(PictureNode(f"c:{cid}", clip(c.title if c and c.title else f"chunk {cid}", PASSAGE_CHARS),
                                "passage",
                                role="left out", step=step, layer=layer, labelled=True, gold=True,
                                tooltip="\n".join(x for x in (f"a gold passage outside the context (chunk {cid}): {where}",
