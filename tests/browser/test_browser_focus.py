@@ -1,15 +1,16 @@
 """Issue 29's graph acceptance, on the sample memory's recorded demo question at 1,440 × 900: the Ask
-page's focus layout writes every node label of the focused graph inside its frame, at 12 px or
-more, no two label boxes overlapping and none cut; clicking a node opens its details panel with its
-source passage. Measured in the frame's DOM (the labels are text elements over the canvas)."""
+page's focus layout writes the focused picture's words at 11 px or more, inside the plot and none
+overlapping (read from plotly's state); clicking a node opens the panel Python writes, with its
+source passages. The Learn page's pyvis step picture is measured in its frame's DOM (MEASURE)."""
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
 from app_server import SHOTS
-from test_browser import open_app, settle, wait_for_graphs
+from test_browser import open_app, settle
 
 pytestmark = pytest.mark.browser
 
@@ -30,28 +31,6 @@ MEASURE = """() => {
 }"""
 
 
-def frame_where(page, test_js: str, arg, what: str, timeout_ms: int = 60_000):
-    """The first graph frame whose labels are placed and for which `test_js` (a function of `arg`
-    given the page's layer data, run in the frame) is true."""
-    check = ("arg => { const x = document.getElementById('memrag-graph-extra'); "
-             "if (!x || document.body.dataset.memragReady !== '1') return false; "
-             f"return ({test_js})(JSON.parse(x.textContent), arg); }}")
-    for _ in range(timeout_ms // 500):
-        for frame in page.main_frame.child_frames:
-            try:
-                if frame.evaluate(check, arg):
-                    return frame
-            except Exception:  # a frame being replaced while we look
-                continue
-        page.wait_for_timeout(500)
-    raise AssertionError(f"no {what} was drawn")
-
-
-def focus_frame(page, px: int, timeout_ms: int = 60_000):
-    """The frame drawing the focused graph (its look writes every label, `px` high), once its labels are placed."""
-    return frame_where(page, "(d, px) => d.labelAll && d.px === px", px, "focused graph", timeout_ms)
-
-
 def check_labels(m: dict, min_px: float, fewest: int = 11) -> None:
     gl, gt, gr, gb = m["graph"]
     assert gr <= m["view"][0] + 0.5 and gb <= m["view"][1] + 0.5, f"graph {m['graph']} past its frame {m['view']}"
@@ -69,6 +48,11 @@ def check_labels(m: dict, min_px: float, fewest: int = 11) -> None:
 
 def test_focus_layout_writes_every_label_without_overlap_and_a_click_opens_the_panel(watched, server,
                                                                                       sample_recordings):
+    """EcphoryRAG in focus (NeuroPath's route: tests/browser/test_browser_picture.py): its words ≥ 11 px,
+    inside the plot and apart (read from plotly's state); a click on an engram opens the panel Python
+    writes, with the passages it comes from; the presenter look enlarges the words, not the layout."""
+    from test_browser_picture import ECPHORY_LEGEND, check_words, ecphory_pictures, route_state
+
     page = watched.page
     page.set_viewport_size({"width": 1440, "height": 900})
     open_app(watched, server, "Ask")
@@ -79,42 +63,47 @@ def test_focus_layout_writes_every_label_without_overlap_and_a_click_opens_the_p
     # the focus layout is the default view: no click needed
     heading = page.get_by_role("heading", name=re.compile(" in focus$"))
     heading.wait_for()
-    # NeuroPath's route is a plotly chart (tests/browser/test_browser_picture.py): measure EcphoryRAG's frame here
     page.get_by_role("button", name="Focus: EcphoryRAG").click()
     heading = page.get_by_role("heading", name="EcphoryRAG in focus")
     heading.wait_for()
     settle(page)
-    assert len(wait_for_graphs(page, 1)) >= 1  # the focused graph (the small multiples are plotly charts)
-    frame = focus_frame(page, 13)
     heading.evaluate("e => e.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(800)
-    check_labels(frame.evaluate(MEASURE), 12)
+    state = route_state(page, legend=ECPHORY_LEGEND)
+    check_words(state)
+    assert len(state["words"]) >= 11, len(state["words"])
     watched.shot("ask-focus-layout")
 
-    # a click on a node (here: its label) opens its panel, with the passage it comes from as text
-    extra = frame.evaluate("JSON.parse(document.getElementById('memrag-graph-extra').textContent)")
-    node = next(n for n in extra["order"] if extra["details"][n]["passages"] and n in extra["texts"])
-    passage = extra["passages"][extra["details"][node]["passages"][0]]
-    frame.locator(f".memrag-label[data-node='{node}']").click()
-    panel = frame.locator("#memrag-panel")
-    panel.wait_for(state="visible")
+    # a click on an engram opens the panel Python writes: its name, its activation, its passages
+    node = next(n for n in state["nodes"] if n["id"].startswith("node|e:"))
+    name = html.unescape(node["text"]).split("\n")[0].rsplit(" (", 1)[0]
+    page.mouse.click(node["x"], node["y"])
+    panel = page.get_by_role("dialog")
+    panel.wait_for(timeout=30_000)
+    panel.get_by_role("heading", name=name).wait_for()
     shown = panel.inner_text()
-    assert extra["details"][node]["name"] in shown and passage[1][:60] in shown, shown[:600]
+    assert "final engram" in shown and "mention(s)" in shown and " · chunk " in shown, shown[:600]
     watched.shot("ask-focus-node-panel")
+    page.keyboard.press("Escape")
+    panel.wait_for(state="detached")
 
-    # the presenter look: larger type, every label still placed
+    # the presenter look: larger type, the same places
+    before = {n["id"]: (round(n["x"]), round(n["y"])) for n in state["nodes"]}
     page.get_by_text("Presenter: larger type and nodes").click()
     settle(page)
     page.wait_for_timeout(1000)
-    frame = focus_frame(page, 18)
-    check_labels(frame.evaluate(MEASURE), 16)
+    heading.evaluate("e => e.scrollIntoView({block: 'start'})")
+    bigger = route_state(page, legend=ECPHORY_LEGEND)
+    assert max(w["size"] for w in bigger["words"]) > max(w["size"] for w in state["words"])
+    assert {n["id"]: (round(n["x"]), round(n["y"])) for n in bigger["nodes"]} == before
+    check_words(bigger)
     watched.shot("ask-focus-presenter", top=heading)
 
     # side by side, one click away; at 1,440 px no button or passage title cut short
     page.get_by_test_id("stButtonGroup").get_by_text("Side by side", exact=True).click()
     settle(page)
     heading.wait_for(state="detached")
-    assert len(wait_for_graphs(page, 1)) >= 1  # EcphoryRAG's (the others are plotly charts)
+    assert ecphory_pictures(page)
     answers = page.locator("strong").filter(has_text=re.compile(r"^Answer:$"))
     answers.first.evaluate("e => e.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(800)
