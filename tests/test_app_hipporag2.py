@@ -211,22 +211,21 @@ def test_lessons_name_the_kept_facts_seeded_phrases_mass_and_winning_passages():
     assert "Teyler & DiScenna, 1986" in learn.SOURCES and "Gutiérrez et al., 2025" in learn.SOURCES
 
 
-def test_the_learn_step_picture_marks_seeds_and_sizes_by_mass():
-    """Learn's last HippoRAG 2 step (memrag.explain.learn_picture, typed): a seeded phrase is a star in
-    its own colour, a phrase only the walk reached another, and more PageRank mass draws larger."""
+def test_the_learn_step_picture_uses_the_pagerank_marks_and_mass_sizes():
     from memrag.explain.learn_picture import learn_pictures
-    from memrag.viz import style
+    from memrag.viz import figure, style
     from memrag.viz.look import Look
 
     t = hipporag2.retrieve(ctx(world(), keep(1, 3)), P3)
     last = learn_pictures(t)[-1]
-    by = {n.id: n for n in last.nodes}
-    seed, reached = by["e:tollmere"], by["e:harrow river"]
-    assert (seed.role, reached.role) == ("seed", "phrase")
-    marks = style.node_mark(seed, Look()), style.node_mark(reached, Look())
-    assert marks[0].symbol == "star" and marks[1].symbol == "circle" and marks[0].fill != marks[1].fill
-    mass = {n.id: n.score for n in t.nodes}
-    assert mass["e:tollmere"] > mass["e:harrow river"] and seed.weight > reached.weight  # more mass, larger
+    nodes = {n.id: n for n in last.nodes}
+    assert nodes["e:tollmere"].role == "seed" and nodes["e:harrow river"].role == "phrase"
+    look = Look()
+    fills = {i: style.node_mark(nodes[i], look).fill for i in ("e:tollmere", "e:harrow river")}
+    assert fills["e:tollmere"] != fills["e:harrow river"]  # a seeded phrase and a reached one look apart
+    drawn = next(tr for tr in figure.picture_figure(last, look, step=len(t.steps) - 1).data if tr.name == "nodes")
+    size = dict(zip((c.removeprefix(figure.NODE) for c in drawn.customdata), drawn.marker.size))
+    assert size["e:tollmere"] > size["e:harrow river"]  # more PageRank mass, larger
 
 
 def test_learn_replays_the_users_hipporag2_trace(tiny):

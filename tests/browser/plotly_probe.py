@@ -133,25 +133,3 @@ def clear_point(state: dict[str, Any]) -> dict[str, Any]:
         return min(((p["x"] - n["x"]) ** 2 + (p["y"] - n["y"]) ** 2 for p in points if p is not n), default=1e9)
 
     return max(state["nodes"], key=room)
-
-
-# Every typed picture on the page (a plotly chart with a 'nodes' trace): its clickable points'
-# customdata ("node|<id>", "edge|<id>") and hover texts, and the words it writes, as the page holds them.
-PICTURES = """() => [...document.querySelectorAll('.js-plotly-plot')]
-  .filter(g => g._fullData && g._fullData.some(t => t.name === 'nodes' && t.customdata && t.customdata.length))
-  .map(g => ({ids: g._fullData.flatMap(t => (t.name === 'nodes' || t.name === 'edges') ? t.customdata : []),
-              hover: g._fullData.flatMap(t => (t.name === 'nodes' || t.name === 'edges') ? t.hovertext : []),
-              words: [...g.querySelectorAll('.annotation-text')].map(t => t.textContent)}))"""
-
-
-def wait_for_pictures(page, count: int, timeout_s: float = 60) -> list[dict[str, Any]]:
-    """Poll until at least `count` typed pictures are drawn; their states (fewer after `timeout_s`)."""
-    deadline = time.time() + timeout_s
-    while True:
-        try:
-            found = page.evaluate(PICTURES)
-        except Exception:  # a chart being replaced under us
-            found = []
-        if len(found) >= count or time.time() > deadline:
-            return found
-        page.wait_for_timeout(250)
