@@ -31,7 +31,7 @@ def layouts(monkeypatch) -> list[int]:
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(graph_html, "layout", counted)  # the pyvis overviews (EcphoryRAG, HippoRAG 2)
+    monkeypatch.setattr(graph_html, "layout", counted)  # any pyvis picture still drawn (no Ask-page overview is one now)
     picture_layout._laid_out.clear()
     figure._drawn.clear()  # a drawing kept from an earlier test would skip its layout
     monkeypatch.setattr(picture_layout, "lay_out", partial(counted_places, picture_layout.lay_out, calls))
