@@ -81,6 +81,7 @@ def test_focus_layout_writes_every_label_without_overlap_and_a_click_opens_the_p
     panel = page.get_by_role("dialog")
     panel.wait_for(timeout=30_000)
     panel.get_by_role("heading", name=name).wait_for()
+    panel.get_by_text("mention(s)").wait_for()  # the panel written to its end (the memory's facts last)
     shown = panel.inner_text()
     assert "final engram" in shown and "mention(s)" in shown and " · chunk " in shown, shown[:600]
     watched.shot("ask-focus-node-panel")
