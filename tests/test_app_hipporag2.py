@@ -83,6 +83,13 @@ def test_the_retrieval_tab_shows_facts_verdicts_seeds_and_masses(tiny):
     assert {shape for i, (_, shape) in by_id.items() if i.startswith("c:")} == {"square"}
     ranked = table_with(at, "why")
     assert ranked["why"].str.startswith("PageRank mass").all()
+    # the picture steps through the retrieval: at the seeds only the question and its stars are drawn
+    picker = at.segmented_control(key="res_hipporag2_hr_step")
+    assert picker.options == ["Seeds", "Personalised PageRank", "Passages by PageRank mass"]
+    assert picker.value == "Passages by PageRank mass"
+    picker.set_value("Seeds").run()
+    (seeds_only,) = chart_nodes(no_exception(at))
+    assert set(seeds_only) == {"q"} | {f"e:{s.key}" for s in d.phrase_seeds}
     assert_nothing_raw(at)
 
 
@@ -231,3 +238,16 @@ def test_learn_replays_the_users_hipporag2_trace(tiny):
     for s in t.detail(HippoRAG2Detail).phrase_seeds:
         assert f"'{s.name}'" in text
     assert_nothing_raw(at)
+
+
+def test_the_ask_pages_gold_answer_is_named_on_the_picture():
+    """The page says the question's gold answers around its pictures (a view's arguments carry only the
+    gold passages); HippoRAG 2's picture labels the entity named like one, and only inside the block."""
+    from memrag.app.method_views import common, hipporag2 as views
+
+    t = hipporag2.retrieve(ctx(world(), keep(1, 3)), P3)
+    with common.gold_answers(["Harrow River"]):
+        inside = views.overview_picture(t, None, 400).build(frozenset())
+    outside = views.first_detail_picture(t, None).build(frozenset())
+    assert next(n for n in inside.nodes if n.id == "e:harrow river").label == "Harrow River (gold answer)"
+    assert next(n for n in outside.nodes if n.id == "e:harrow river").label == "Harrow River"

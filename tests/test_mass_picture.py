@@ -58,6 +58,9 @@ def test_the_walk_reads_left_to_right(walked):
     titles = {c.chunk_id: c.title for c in walked.chunks}
     assert {n.label for n in passages} == {f"#{i} {titles[r.chunk_id]}" for i, r in enumerate(walked.ranked, 1)
                                           if f"c:{r.chunk_id}" in by}
+    assert [n.label.split()[0] for n in passages] == [f"#{i}" for i in range(1, len(passages) + 1)]  # best first
+    at = layout.places(pic, figure.DESIGN_WIDTH, 620)
+    assert [at[n.id][1] for n in passages] == sorted(at[n.id][1] for n in passages)  # drawn top down: #1 on top
     read = set(walked.answer.context_chunk_ids if walked.answer else walked.ranked_ids()[:5])
     assert {int(n.ref) for n in passages if n.fate == "context"} == read & {int(n.ref) for n in passages}
     # a kept fact's relation is written on a bold edge; no edge runs down the reached phrases' column
@@ -102,9 +105,11 @@ def test_the_step_looks_follow_the_retrieval(walked):
     assert set(looks) == {"seeds", "pagerank", "ranked"}
     seeds = looks["seeds"]
     assert {i for i in seeds.shown if _by_id(pic).get(i)} == {"q"} | {n.id for n in pic.nodes if n.role == "seed"}
-    assert not looks["pagerank"].shown and looks["pagerank"].lit >= {n.id for n in pic.nodes if n.role == "phrase"}
-    assert looks["ranked"].lit == {n.id for n in pic.nodes if n.fate == "context"}
-    assert {n.id for n in pic.nodes if n.kind == "entity"} <= looks["ranked"].faded
+    assert not looks["pagerank"].shown and looks["pagerank"].lit == {n.id for n in pic.nodes if n.role == "phrase"}
+    # the ranking: all but the passages the answer read fade (none is lit: a lit ring would hide a gold one)
+    read = {n.id for n in pic.nodes if n.fate == "context"}
+    assert read and not looks["ranked"].lit
+    assert {n.id for n in pic.nodes} - looks["ranked"].faded == read | {"q"}
 
 
 def test_a_fallback_draws_dense_ranking():

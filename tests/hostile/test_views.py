@@ -27,6 +27,8 @@ from memrag.viz import figure, graph_html, look, memory_graphs, trace_graphs
 from memrag.viz.graph_html import render
 from graph_page import graph_data
 from memrag.methods.dense.picture import ranking_picture
+from memrag.methods.hipporag2 import mass_picture
+from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.methods.neuropath.detail import NeuroPathDetail
 from memrag.methods.ecphory import recall
 
@@ -222,11 +224,12 @@ def hostile_traces(hostile_memory):
              "expand_ids": [1], "continue": 0}
     llm = ScriptedLLM({"query.entities": lambda m, s: {"entities": ["Ada Brennick", HOSTILE_TEXT[2]]},
                        "neuropath.track": lambda m, s: track,
+                       "hipporag2.recognition": lambda m, s: {"keep": [1, 2, 3]},
                        "answer": lambda m, s: {"reasoning": HOSTILE_TEXT[1], "answer": HOSTILE_TEXT[0], "cited": [1]}})
     question = "Which page loads <script src=//cdn.example.org/x.js>?"
     # the hash embedder puts the query entities far from every node: no seed floor, so paths are tracked
-    traces = ask(hostile_memory, question, llm=llm, embedder=HashEmbedder(), methods=["neuropath", "ecphory", "dense"],
-                 params={"neuropath": {"seed_floor": 0.0}})
+    traces = ask(hostile_memory, question, llm=llm, embedder=HashEmbedder(),
+                 methods=["neuropath", "ecphory", "hipporag2", "dense"], params={"neuropath": {"seed_floor": 0.0}})
     return {t.method: t for t in traces}, question
 
 
@@ -252,6 +255,22 @@ def test_ecphory_graph_pages(hostile_traces):
     for i in range(len(t.steps)):
         shown = _figure_text(recall.picture(t, upto=i))
         assert HOSTILE_TEXT[2] in shown and question in shown, i
+
+
+@pytest.mark.probe("graph page: a HippoRAG 2 trace over those names, asked <script src=//…>?",
+                   "its PageRank picture (plotly) drawn with every name, relation and the question as literal text",
+                   group="graph pages")
+def test_hipporag2_graph_page(hostile_traces):
+    traces, question = hostile_traces
+    t = traces["hipporag2"]
+    assert not t.detail(HippoRAG2Detail).fallback_dense, "recognition kept no fact: no walk to draw"
+    pic = mass_picture.picture(t, gold_answers=[HOSTILE_TEXT[0]])
+    shown = _figure_text(pic)
+    named = [n.label for n in pic.nodes if n.kind == "entity"]
+    assert any(x in name for name in named for x in HOSTILE_TEXT[:3]), named  # a hostile name is drawn
+    for name in named:  # written whole, or its first words where it is long
+        assert figure.short(name) in shown, name
+    assert question in shown and f"{HOSTILE_TEXT[0]} (gold answer)" in named
 
 
 @pytest.mark.probe("graph page: a dense trace of the question 'Which page loads <script src=//cdn.example.org/x.js>?'",

@@ -3,6 +3,9 @@ list as a picture when a method has nothing else to draw, and what a click on a 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
@@ -47,6 +50,24 @@ class Picture:
         graph(self.make(trace), height, name=self.name)
 
 
+_gold_answers: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("memrag_gold_answers", default=())
+
+
+@contextlib.contextmanager
+def gold_answers(answers: Sequence[str]) -> Iterator[None]:
+    """Pictures drawn inside the block mark an entity named like one of `answers` (the question's
+    gold answers; a view's arguments carry only the gold passages)."""
+    token = _gold_answers.set(tuple(answers))
+    try:
+        yield
+    finally:
+        _gold_answers.reset(token)
+
+
+def current_gold_answers() -> tuple[str, ...]:
+    return _gold_answers.get()
+
+
 @dataclass(frozen=True)
 class TypedPicture:
     """A typed picture (memrag.picture) as a view draws it through graph_view.picture_chart, its
@@ -58,13 +79,15 @@ class TypedPicture:
     height: int
     width: float
     part: graph_view.TracePart | None = None
+    step: int | None = None  # the picture's step look to draw (memrag.picture.StepLook); None: all of it
 
     def make(self, trace: Trace) -> None:
         picture = self.build(frozenset())
         layout.places(picture, self.width, layout.fitted_height(picture, self.height))
 
     def show(self, trace: Trace, height: int) -> None:
-        chart = graph_view.Chart(looks.current(), height, self.width, graph_view.results_key())
+        self.build(frozenset())  # here, not in the chart's fragment: a picture that cannot be made says why
+        chart = graph_view.Chart(looks.current(), height, self.width, graph_view.results_key(), self.step)
         graph_view.picture_chart(trace, self.build, self.key, chart, self.part)
 
 

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Iterable
 
 import streamlit as st
 
 from memrag.app import focus
 from memrag.app.method_views import MethodViews
-from memrag.app.method_views.common import TypedPicture, chart_key, chart_width, passage_part
+from memrag.app.method_views.common import TypedPicture, chart_key, chart_width, current_gold_answers, passage_part
 from memrag.app.table_fit import fitted_table
 from memrag.app.widgets import frame
 from memrag.methods.fate_kit import Moment
@@ -24,6 +25,7 @@ from memrag.viz import look as looks
 from memrag.plain_text import escape_markdown
 
 DETAIL_HEIGHT = 600  # px of the Retrieval tab's picture
+PICTURE_STEPS = ("seeds", "pagerank", "ranked")  # the retrieval steps its picture has a look for
 
 
 def fallback_message(d: HippoRAG2Detail) -> str:
@@ -47,7 +49,9 @@ def mass_picture_of(trace: Trace, gold_ids: Iterable[int] | None, height: int, w
     """Where the walk left its mass (memrag.methods.hipporag2.mass_picture), or the dense head after
     a fallback; a click opens the node's panel (`mass_part`)."""
     gold, narrow = tuple(gold_ids or ()), width < figure.DESIGN_WIDTH  # beside three others: no column heads
-    return TypedPicture(lambda opened: mass_picture.picture(trace, gold_chunk_ids=gold, narrow=narrow),
+    answers = current_gold_answers()
+    return TypedPicture(lambda opened: mass_picture.picture(trace, gold_chunk_ids=gold, gold_answers=answers,
+                                                            narrow=narrow),
                         chart_key(trace, what), height, width, mass_part)
 
 
@@ -141,7 +145,11 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
     st.dataframe(tables.hippo_mass_table(trace), hide_index=True, key=f"{key}_hr_mass")
     st.caption("Left to right: the question, its seeded phrases, what the walk reached, the passages by mass "
                "(size = mass). Click a node for its mass, its facts and its passages.")
-    picture.show(trace, DETAIL_HEIGHT)
+    steps = {s.title: s.index for s in trace.steps if s.kind in PICTURE_STEPS}
+    pick = st.segmented_control("the picture at", list(steps), default=next(reversed(steps), None),
+                                key=f"{key}_hr_step", help="Seeds: where the walk starts; PageRank: what it "
+                                "reached, lit; the ranking: the passages the answer read, lit, the phrases faded.")
+    dataclasses.replace(picture, step=steps.get(pick) if pick else None).show(trace, DETAIL_HEIGHT)
     st.markdown("**5. Passages by PageRank mass** — why each is there:")
     head = tables.ranked_table(trace, gold_ids, limit=10)
     fitted_table(head[["position", "chunk", "title", "score", "why", "gold", "in answer context"]],

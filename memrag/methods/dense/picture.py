@@ -71,7 +71,8 @@ def ranking_picture(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None
     if any(n.gold for n in nodes):
         legend.append(LegendEntry("node:gold", GOLD_WORDS))
     return Picture(name or f"{trace.method}-ranking", tuple(nodes), tuple(edges), tuple(legend),
-                   " ".join(x for x in (note, _note(trace, drawn, top, gold)) if x), layer_titles=LAYERS)
+                   " ".join(x for x in (note, _note(trace, drawn, top, gold)) if x), layer_titles=LAYERS,
+                   listed_layers=(1,))
 
 
 def _passage(trace: Trace, rank: int, r: RankedChunk, read: bool, gold: bool, weight: float) -> PictureNode:

@@ -26,6 +26,7 @@ PAGERANK_WORDS = {"seed": "seeded phrase (from a kept fact)", "phrase": "phrase 
                   "passage": "passage (size = PageRank mass)"}
 CONTEXT_WORDS = "passage the answer read"
 LAYERS = ("question", "seeded phrases", "reached by the walk", "passages by mass")
+SEED_LAYER, REACHED_LAYER, PASSAGE_LAYER = 1, 2, 3
 # the trace graph's edge kinds as the picture draws them
 EDGE_KIND = {"triple": "triple", "synonymy": "coreference", "provenance": "passage", "activation": "activation"}
 EDGE_WORDS = {"triple": "relation (a triple)", "coreference": "synonym edge (similar names)",
@@ -54,7 +55,8 @@ def picture(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None, gold_a
             passages: int = PASSAGES, narrow: bool = False) -> Picture:
     """The trace's picture (see the module); `narrow`: for a column beside other methods, without
     column heads (they would run into each other), names that must be written or the edges' legend.
-    ValueError for a trace without HippoRAG 2's detail."""
+    ValueError for a trace without HippoRAG 2's detail, or whose graph has an edge to a node it does
+    not hold."""
     d = trace.detail(HippoRAG2Detail)
     if d is None:
         raise ValueError(f"this is a {trace.method!r} trace, not a HippoRAG 2 trace")
@@ -62,6 +64,10 @@ def picture(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None, gold_a
     if d.fallback_dense:
         return ranking_picture(trace, gold_chunk_ids=gold, name="hipporag2-fallback",
                                note=f"No graph search ({d.fallback_reason}): the ranking is dense retrieval's.")
+    known = {n.id for n in trace.nodes}
+    loose = next(((e, end) for e in trace.edges for end in (e.source, e.target) if end not in known), None)
+    if loose is not None:  # a trace its file's checks did not see: said, not drawn without the edge
+        raise ValueError(f"the edge {loose[0].id!r} joins {loose[1]!r}, a node the trace does not hold")
     answers = {plain(a) for a in gold_answers if a.strip()}
     ranks = {r.chunk_id: rank for rank, r in enumerate(trace.ranked, start=1)}
     context = set(context_ids(trace))
@@ -73,17 +79,19 @@ def picture(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None, gold_a
         if cid in ranks:
             r = trace.ranked[ranks[cid] - 1]
             nodes.append(_passage_node(trace, cid, r.score, ranks[cid], top, read=cid in context, gold=True))
+    # the passages listed best first: their column keeps that order (#1 on top)
+    nodes.sort(key=lambda n: (n.kind == "passage", ranks.get(int(n.ref), 1 << 30) if n.kind == "passage" else 0))
     layer = {n.id: n.layer for n in nodes}
     # an edge between two reached phrases would run down their column through the nodes between
     # them: left out (a click on a phrase lists its relations)
     edges = [_edge(e) for e in trace.edges if e.source in layer and e.target in layer
-             and not layer[e.source] == layer[e.target] == 2]
+             and not layer[e.source] == layer[e.target] == REACHED_LAYER]
     legend = _legend(nodes, edges)
     if narrow:  # names only where they find room: a column kept for them would squeeze the walk flat
         legend = tuple(x for x in legend if x.mark.startswith("node:"))
         nodes = [dataclasses.replace(n, labelled=False) for n in nodes]
     return Picture("hipporag2-pagerank", tuple(nodes), tuple(edges), legend, _note(d, trace, nodes, passages, narrow),
-                   _steps(trace, nodes, edges), () if narrow else LAYERS)
+                   _steps(trace, nodes, edges), () if narrow else LAYERS, listed_layers=(PASSAGE_LAYER,))
 
 
 def _drawn_passage(n: GraphNode, ranks: dict[int, int], passages: int, gold: set[int], context: set[int]) -> bool:
@@ -104,7 +112,7 @@ def _node(trace: Trace, n: GraphNode, top: float, ranks: dict[int, int], context
     named = plain(n.label) in answers
     return PictureNode(n.id, f"{n.label} ({GOLD_ANSWER})" if named else n.label, kind="entity",
                        role="seed" if seed else "phrase", weight=mass_weight(n.score, top), step=n.step,
-                       layer=1 if seed else 2, labelled=seed or named,
+                       layer=SEED_LAYER if seed else REACHED_LAYER, labelled=seed or named,
                        tooltip=(n.tooltip or n.label) + (f"\nnamed like the question's {GOLD_ANSWER}" if named else ""),
                        ref=n.id.partition(":")[2])
 
@@ -118,7 +126,7 @@ def _passage_node(trace: Trace, cid: int, mass: float | None, rank: int | None, 
     tip = tip or (f"{title}: PageRank mass {mass:.3g}" if mass is not None else title)
     return PictureNode(passage_id(cid), ranked_label(rank, title) if rank else title, kind="passage",
                        role=RANKED, fate="context" if read else "",
-                       weight=mass_weight(mass, top), layer=3, labelled=read or gold, gold=gold,
+                       weight=mass_weight(mass, top), layer=PASSAGE_LAYER, labelled=read or gold, gold=gold,
                        tooltip=(f"#{rank} · " if rank else "") + tip, ref=str(cid))
 
 
@@ -170,13 +178,13 @@ def _note(d: HippoRAG2Detail, trace: Trace, nodes: Sequence[PictureNode], passag
 
 
 def _steps(trace: Trace, nodes: Sequence[PictureNode], edges: Sequence[PictureEdge]) -> tuple[StepLook, ...]:
-    """The Retrieval steps that draw: the seeds (the question and its stars), the walk (everything it
-    reached lit), the ranking (the passages the answer read lit, the phrases faded)."""
+    """The Retrieval steps that draw: the seeds (the question and its stars), the walk (the phrases it
+    reached lit), the ranking (everything but the passages the answer read faded). A passage is never
+    lit: the lit ring would hide its gold one."""
     seeds = {n.id for n in nodes if n.role in ("seed", "question")}
     seed_edges = {e.id for e in edges if e.source in seeds and e.target in seeds}
-    reached = {n.id for n in nodes if n.role not in ("seed", "question")}
-    read = {n.id for n in nodes if n.fate == "context"}
-    phrases = {n.id for n in nodes if n.kind == "entity"}
+    reached = {n.id for n in nodes if n.kind == "entity" and n.role != "seed"}
+    others = {n.id for n in nodes if n.kind in ("entity", "passage") and n.fate != "context"}
     out = []
     for s in trace.steps:
         if s.kind == "seeds":
@@ -184,6 +192,6 @@ def _steps(trace: Trace, nodes: Sequence[PictureNode], edges: Sequence[PictureEd
         elif s.kind == "pagerank":
             out.append(StepLook(s.index, s.title, frozenset(), frozenset(reached)))
         elif s.kind == "ranked":
-            out.append(StepLook(s.index, s.title, frozenset(), frozenset(read),
-                                frozenset(phrases | {e.id for e in edges if e.source in phrases and e.target in phrases})))
+            out.append(StepLook(s.index, s.title, frozenset(), frozenset(),
+                                frozenset(others | {e.id for e in edges if e.source in others or e.target in others})))
     return tuple(out)
