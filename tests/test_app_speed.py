@@ -13,7 +13,6 @@ import threading
 import pytest
 
 from memrag.app import view_cache
-from memrag.viz import graph_html
 from memrag.viz import figure
 from memrag.viz import layout as picture_layout
 from test_app_learn import LEARN, slider
@@ -22,16 +21,9 @@ from test_app_pages import ask, ask_page, no_exception, recorded, scripted, tiny
 
 @pytest.fixture()
 def layouts(monkeypatch) -> list[int]:
-    """Counts graph layouts (the costly part of every graph picture) from an empty cache."""
+    """Counts typed pictures' layouts (the costly part of every graph picture) from an empty cache."""
     view_cache.MEMO.clear()
     calls: list[int] = []
-    real = graph_html.layout
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(graph_html, "layout", counted)  # any pyvis picture still drawn (no Ask-page overview is one now)
     picture_layout._laid_out.clear()
     figure._drawn.clear()  # a drawing kept from an earlier test would skip its layout
     monkeypatch.setattr(picture_layout, "lay_out", partial(counted_places, picture_layout.lay_out, calls))
@@ -39,7 +31,7 @@ def layouts(monkeypatch) -> list[int]:
 
 
 def counted_places(real, calls: list[int], *args, **kwargs):
-    """The typed pictures' layout (NeuroPath's route), counted like the pyvis one."""
+    """A typed picture's layout, counted."""
     calls.append(1)
     return real(*args, **kwargs)
 

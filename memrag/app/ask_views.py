@@ -16,7 +16,7 @@ from memrag.app.view_cache import in_background, made
 from memrag.app.work import recorded_replay
 from memrag.app.question_gold import FateLine, Gold, Where, gold_fate_line, gold_fates, gold_of, gold_scores
 from memrag.app.param_widgets import METHOD_LABELS
-from memrag.app.widgets import frame, graph, text, wrapped_table
+from memrag.app.widgets import frame, text, wrapped_table
 from memrag.methods.deviations import deviations_for
 from memrag.index.memory import Memory
 from memrag.methods import registry
@@ -349,9 +349,8 @@ def result_gold(result: AskResult, memory: Memory | None) -> tuple[Gold | None, 
 
 def make_pictures(result: AskResult, memory: Memory | None) -> None:
     """Make the graphs `ask_results` draws first — the focus layout's pictures (its default view),
-    and the first method's Retrieval tab — without showing them (a prefetch: no Streamlit call): an
-    HTML frame into the view cache, a typed picture's layout into memrag.viz.layout's; the page's
-    own draw then finds them made."""
+    and the first method's Retrieval tab — without showing them (a prefetch: no Streamlit call): each
+    typed picture's layout into memrag.viz.layout's keeping; the page's own draw then finds it made."""
     gold, _ = result_gold(result, memory)
     ids = gold.chunk_ids if gold else None
     for trace, look, height in first_plan(result.traces):

@@ -8,12 +8,10 @@ for its one question, so the Ask page replays them: no LLM is loaded or asked.
 
 from __future__ import annotations
 
-import html
-
 import pytest
 from app_server import ROOT, AppServerError, running_app, watched_page
 from plotly_probe import LIT, outside, wait_for_map
-from test_browser import settle
+from test_browser import pictures, settle, wait_for_graphs
 
 pytestmark = pytest.mark.browser
 
@@ -72,6 +70,23 @@ def hostile_server(chromium, tmp_path_factory):
         pytest.fail(str(e))
 
 
+def assert_drawn_as_text(page, wanted: list[str], pictures_at_least: int) -> None:
+    """The typed pictures (plotly) give the reader every one of `wanted` as literal text (hover,
+    written names, legend), and no element of the page came from them."""
+    assert page.locator("[data-testid=stException]").count() == 0, page.locator(
+        "[data-testid=stException]").first.inner_text()
+    assert len(wait_for_graphs(page, pictures_at_least)) >= pictures_at_least
+    drawn = pictures(page)
+    assert len(drawn) >= pictures_at_least, drawn
+    shown = "\n".join(w for p in drawn for w in p["words"])
+    for name in wanted:
+        assert name in shown, (name, shown[:2000])  # the literal text, never &lt;-escaped
+    made = page.evaluate("[...document.querySelectorAll('img, iframe[src], script[src], link[href]')]"
+                         ".map(e => e.getAttribute('src') || e.getAttribute('href') || '')"
+                         ".filter(u => u.includes('example.org'))")
+    assert made == [], made
+
+
 def assert_map_is_text(page, home) -> None:
     """The Memory page's map (plotly) holds every entity; a click on the hostile-named one reaches
     Python, whose panel and neighbourhood chart write the names literally, none of them an element."""
@@ -124,16 +139,8 @@ def test_hostile_entity_names_draw_as_text_on_the_memory_and_ask_pages(browser, 
         page.get_by_role("button", name="Ask", exact=True).click()
         page.get_by_text("recorded with", exact=False).first.wait_for(timeout=120_000)
         settle(page)
-        # EcphoryRAG's activation names the question and the entities it activated (a plotly chart, as are
-        # NeuroPath's, HippoRAG 2's and Dense's: tests/test_picture.py and tests/hostile write names through them)
-        from test_browser_picture import ecphory_pictures
-        shown = "\n".join([html.unescape(h) for p in ecphory_pictures(page) for h in p["hover"]]
-                          + [w for p in ecphory_pictures(page) for w in p["words"]])
-        for name in NAMES + [QUESTION]:
-            assert name in shown, (name, shown[:2000])  # the literal text: nothing of it became an element
-        made = page.evaluate("[...document.querySelectorAll('img, iframe, script[src]')]"
-                             ".map(e => e.getAttribute('src') || '').filter(u => u.includes('example.org'))")
-        assert made == [], made
+        # every method's picture (plotly) gives the entities and the question as text
+        assert_drawn_as_text(page, NAMES + [QUESTION], 4)
         page.wait_for_timeout(1000)
         w.shot("ask-hostile-entity-names")
     assert not [u for u in w.requests if "example.org" in u]

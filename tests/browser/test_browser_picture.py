@@ -58,35 +58,6 @@ def route_state(page, timeout_ms: int = 60_000, legend: str = ROUTE_LEGEND) -> d
     raise AssertionError(f"the focused picture with the legend {legend!r} was not drawn")
 
 
-# Every typed picture on the page: its clickable points' customdata and the words a reader sees
-# (hover texts as plotly holds them, escaped; the written words as the page drew them).
-PICTURES = """() => [...document.querySelectorAll('.js-plotly-plot')].filter(g => g._fullData).map(g => ({
-  ids: g._fullData.filter(t => t.name === 'nodes' || t.name === 'edges').flatMap(t => t.customdata || []),
-  hover: g._fullData.filter(t => t.name === 'nodes' || t.name === 'edges').flatMap(t => t.hovertext || []),
-  words: [...g.querySelectorAll('.annotation-text')].map(t => t.textContent)}))"""
-
-
-def drawn_pictures(page, where=lambda p: bool(p["ids"]), what: str = "typed picture",
-                   timeout_ms: int = 60_000) -> list[dict]:
-    """The typed pictures on the page that `where` picks, once one is drawn."""
-    for _ in range(timeout_ms // 250):
-        try:
-            found = [p for p in page.evaluate(PICTURES) if where(p)]
-        except Exception:  # a chart being replaced under us
-            found = []
-        if found:
-            return found
-        page.wait_for_timeout(250)
-    raise AssertionError(f"no {what} was drawn")
-
-
-def ecphory_pictures(page, timeout_ms: int = 60_000) -> list[dict]:
-    """EcphoryRAG's activation pictures (an edge from the question to an activated engram, "a:q->e:…",
-    is EcphoryRAG's alone)."""
-    return drawn_pictures(page, lambda p: any(i.startswith("edge|a:q->e:") for i in p["ids"]),
-                          "EcphoryRAG activation picture", timeout_ms)
-
-
 def ask_question(watched, server, qid: str, size: tuple[int, int]) -> None:
     """Ask demo question `qid` (recorded) at `size`; return once the answers are shown."""
     page = watched.page

@@ -13,7 +13,7 @@ import streamlit as st
 
 from memrag.app import focus, graph_view
 from memrag.app.method_views import MethodViews
-from memrag.app.method_views.common import (Picture, TypedPicture, chart_key, chart_width, method_picture_of,
+from memrag.app.method_views.common import (TypedPicture, chart_key, chart_width, method_picture_of,
                                             passage_part)
 from memrag.app.widgets import frame, text
 from memrag.methods.ecphory import activation, recall
