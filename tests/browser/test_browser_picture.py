@@ -58,35 +58,6 @@ def route_state(page, timeout_ms: int = 60_000, legend: str = ROUTE_LEGEND) -> d
     raise AssertionError(f"the focused picture with the legend {legend!r} was not drawn")
 
 
-# Every typed picture on the page: its clickable points' customdata and the words a reader sees
-# (hover texts as plotly holds them, escaped; the written words as the page drew them).
-PICTURES = """() => [...document.querySelectorAll('.js-plotly-plot')].filter(g => g._fullData).map(g => ({
-  ids: g._fullData.filter(t => t.name === 'nodes' || t.name === 'edges').flatMap(t => t.customdata || []),
-  hover: g._fullData.filter(t => t.name === 'nodes' || t.name === 'edges').flatMap(t => t.hovertext || []),
-  words: [...g.querySelectorAll('.annotation-text')].map(t => t.textContent)}))"""
-
-
-def drawn_pictures(page, where=lambda p: bool(p["ids"]), what: str = "typed picture",
-                   timeout_ms: int = 60_000) -> list[dict]:
-    """The typed pictures on the page that `where` picks, once one is drawn."""
-    for _ in range(timeout_ms // 250):
-        try:
-            found = [p for p in page.evaluate(PICTURES) if where(p)]
-        except Exception:  # a chart being replaced under us
-            found = []
-        if found:
-            return found
-        page.wait_for_timeout(250)
-    raise AssertionError(f"no {what} was drawn")
-
-
-def ecphory_pictures(page, timeout_ms: int = 60_000) -> list[dict]:
-    """EcphoryRAG's activation pictures (an edge from the question to an activated engram, "a:q->e:…",
-    is EcphoryRAG's alone)."""
-    return drawn_pictures(page, lambda p: any(i.startswith("edge|a:q->e:") for i in p["ids"]),
-                          "EcphoryRAG activation picture", timeout_ms)
-
-
 def ask_question(watched, server, qid: str, size: tuple[int, int]) -> None:
     """Ask demo question `qid` (recorded) at `size`; return once the answers are shown."""
     page = watched.page
@@ -189,6 +160,7 @@ def test_click_reaches_python_in_the_focused_neuropath_route(watched, server, sa
     panel.wait_for(timeout=30_000)
     # written by Python: the node's name, the paths through it and its place in the memory
     panel.get_by_role("heading", name="University of Tollimere").wait_for()
+    panel.get_by_text("mention(s)").wait_for()  # the panel written to its end (the memory's facts last)
     shown = panel.inner_text()
     assert re.search(r"On \d+ path\(s\)", shown) and "mention(s)" in shown and "show where" in shown, shown[:800]
     watched.shot("neuropath-route-q11-panel")
@@ -228,6 +200,7 @@ def test_click_reaches_python_in_the_focused_ecphory_activation(watched, server,
     panel = page.get_by_role("dialog")
     panel.wait_for(timeout=30_000)
     panel.get_by_role("heading", name="University of Tollimere").wait_for()
+    panel.get_by_text("mention(s)").wait_for()  # the panel written to its end (the memory's facts last)
     shown = panel.inner_text()
     # its fate and its activations (a table: its cells are drawn on a canvas), then the memory's facts
     assert "Recalled: final engram #1" in shown and "show where" in shown and "mention(s)" in shown, shown[:800]
