@@ -114,6 +114,10 @@ def test_the_demo_question_shown_is_replayed_and_drawn_before_the_ask_click(reco
     # and laid out no graph: every one it shows (the typed pictures and the frames) was made ahead
     assert len(layouts) == made_ahead, (made_ahead, len(layouts))
     assert sum("**Answer:**" in m.value for m in at.markdown) == 4
+    # the pictures made ahead are the page's own, the gold answer given to them (common.gold_answers)
+    from test_app_pages import pictures
+    assert any(h.startswith("Vell River: PageRank mass") and "gold answer" in h  # HippoRAG 2's picture
+               for p in pictures(at) for h in p.values())
 
 
 class Obj:
