@@ -8,7 +8,6 @@ the active memory, the methods' parameters and the running background jobs — a
 from __future__ import annotations
 
 import faulthandler
-from pathlib import Path
 
 import streamlit as st
 
@@ -17,13 +16,9 @@ from memrag.app import backend_state, heap, job_owner, memory_state, param_widge
 from memrag.app.param_widgets import METHOD_LABELS
 from memrag.app.session import AppState
 from memrag.app.job_views import model_state_view, running_jobs_view
-from memrag.viz import graph_html
 from memrag.plain_text import escape_markdown
 
 faulthandler.enable()  # a crash in the native model engine then leaves a traceback in the server log
-if st.get_option("server.enableStaticServing"):  # on in .streamlit/config.toml
-    # every graph frame then loads vis-network from app/static/ instead of inlining ~700 KB
-    graph_html.share_vis_assets(Path(__file__).parent / "static")
 st.set_page_config(page_title="memrag", page_icon=asset_path("icon.png"), layout="wide")
 state = session.init_state()
 param_widgets.init_params()

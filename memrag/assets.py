@@ -1,6 +1,5 @@
-"""The app's own static files (stylesheets, icon) live in `assets/` at the repository root, beside
-`app.py`; this is the one place that finds them. `static/` is something else: the folder
-Streamlit serves over HTTP (the shared vis-network script), written at start-up."""
+"""The app's own static files (the report's stylesheet, the icon) live in `assets/` at the
+repository root, beside `app.py`; this is the one place that finds them."""
 
 from __future__ import annotations
 

@@ -11,16 +11,6 @@ import pytest
 os.environ["MEMRAG_PRELOAD"] = "0"
 
 
-@pytest.fixture(autouse=True)
-def self_contained_graph_pages(monkeypatch):
-    """Graph pages start self-contained in every test: running app.py in an AppTest switches the
-    process-wide shared vis-network script on (it loads from the app's static folder, which a
-    page opened outside the app cannot reach)."""
-    from memrag.viz import graph_html
-
-    monkeypatch.setattr(graph_html, "_shared_script_tag", "")
-
-
 @pytest.fixture
 def folder_with_links(tmp_path):
     """corpus/ holding one file of its own and three links that lead out of it: to a file outside,

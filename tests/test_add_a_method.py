@@ -87,8 +87,8 @@ TOY = {
     ''',
     "picture.py": '''
         from memrag.methods.picture_kit import add_edge, add_node, passage_tip, question_node
+        from memrag.picture import Picture, PictureEdge, PictureNode
         from memrag.trace import GraphEdge, GraphNode
-        from memrag.viz.graph_html import render
         from toywing.detail import ToyDetail
 
 
@@ -103,9 +103,16 @@ TOY = {
                                           f"{r.times}x", step=step))
 
 
-        def overview(trace, *, gold_chunk_ids=None, height=400):
+        def overview(trace, *, gold_chunk_ids=None):
+            """The trace's graph as a typed picture (memrag.viz draws it; a click reaches Python)."""
             d = trace.detail(ToyDetail)
-            return render(trace.nodes, trace.edges, height=height), f"TOY PICTURE: {len(d.rehearsed)} rehearsed"
+            kinds = {"query": "question", "chunk": "passage"}
+            nodes = tuple(PictureNode(n.id, n.label, kind=kinds.get(n.kind, "entity"), role=n.role,
+                                      labelled=True, tooltip=n.tooltip, ref=n.id.partition(":")[2])
+                          for n in trace.nodes)
+            edges = tuple(PictureEdge(e.id, e.source, e.target, kind="passage", relation=e.label)
+                          for e in trace.edges)
+            return Picture("toy-overview", nodes, edges, note=f"TOY PICTURE: {len(d.rehearsed)} rehearsed")
     ''',
     "fates.py": '''
         from memrag.methods.fate_kit import FateInfo, FateKind, FateRecord, FateRules, in_top, rank_of
@@ -230,8 +237,9 @@ def test_cli_ask_eval_and_report_run_the_toy(toy, tmp_path, capsys):
 def test_the_toys_detail_and_picture_travel_through_a_trace_file(toy, tmp_path):
     from memrag.cli.main import main
     from memrag.demo import sample_memory_dir
+    from memrag.explain import step_picture
+    from memrag.explain.learn_picture import learn_pictures
     from memrag.tracefile import read_traces
-    from memrag.viz import trace_graphs
     from toywing.detail import Rehearsal, ToyDetail
 
     question = json.loads((ROOT / "sample_corpus" / "questions.json").read_text())[0]["question"]
@@ -245,22 +253,24 @@ def test_the_toys_detail_and_picture_travel_through_a_trace_file(toy, tmp_path):
     # its picture: the nodes its picture.py built, drawn by the renderer its spec names
     picture = toy.picture
     assert picture.step_style == "plain"
-    html, note = picture.overview(t)
-    assert note == "TOY PICTURE: 5 rehearsed" and html.count("TOYNODE ") >= 5
-    assert trace_graphs.highlighted_nodes(t, 0) == ["q"] + [f"c:{r.chunk_id}" for r in d.rehearsed]
-    assert "TOYNODE " in trace_graphs.step_graph(t, 0)[0]
+    drawn = picture.overview(t)
+    assert drawn.note == "TOY PICTURE: 5 rehearsed" and sum(n.label.startswith("TOYNODE ") for n in drawn.nodes) >= 5
+    assert [n.id for n in step_picture.known_nodes(t, 0)] == ["q"] + [f"c:{r.chunk_id}" for r in d.rehearsed]
+    assert any(n.label.startswith("TOYNODE ") for n in learn_pictures(t)[0].nodes)  # the Learn page's step
 
 
 # ------------------------------------------------------------------ the app's pages
 def test_the_ask_page_shows_the_toy_beside_the_others_and_in_detail(toy, tiny):
     from memrag.app import param_widgets as app_state
-    from test_app_pages import ask, ask_page, no_exception, plain
+    from test_app_pages import ask, ask_page, no_exception, pictures, plain
 
     at = ask_page(tiny)
     assert "Toy Rehearsal" in at.pills(key="ask_methods").options
     at = ask(at)
     text = plain(at)
-    assert text.count("**Answer:** Vell River") == 5 and "TOY OVERVIEW" in text and "TOY PICTURE:" in text
+    assert text.count("**Answer:** Vell River") == 5 and "TOY OVERVIEW" in text
+    # its spec's picture, drawn small beside the others by memrag's renderer: the toy's own edges
+    assert any(c.startswith("edge|q>c:") for chart in pictures(at) for c in chart)
     assert "Toy Rehearsal" in [s.value for s in at.subheader]
     at.session_state["res_pick"] = "toy"
     at.session_state["res_toy_tabs"] = "Retrieval"

@@ -144,14 +144,12 @@ def test_the_first_questions_graphs_are_made_before_they_are_opened(home, monkey
     they were made in the background while the run's scores were shown (a layout is most of
     opening a question, bench/app_bench.py)."""
     from memrag.app import view_cache
-    from memrag.viz import graph_html, layout as picture_layout
+    from memrag.viz import layout as picture_layout
 
     view_cache.MEMO.clear()
     picture_layout._laid_out.clear()
     layouts: list[str] = []  # the thread that laid out each picture
-    real, real_typed = graph_html.layout, picture_layout.lay_out
-    monkeypatch.setattr(graph_html, "layout",
-                        lambda *a, **k: layouts.append(threading.current_thread().name) or real(*a, **k))
+    real_typed = picture_layout.lay_out
 
     def typed(picture, *a, **k):  # HippoRAG 2's and EcphoryRAG's (NeuroPath's route is laid out when shown)
         if picture.name.startswith(("hipporag2", "ecphory")):

@@ -15,8 +15,7 @@ from memrag.methods.hipporag2.params import HippoRAG2Params
 from memrag.explain import ablations as compare
 from memrag.explain import lessons as learn
 from memrag.methods.hipporag2 import search as hipporag2
-from memrag.viz import tables, trace_graphs
-from memrag.viz.palette import PAGERANK_COLOURS
+from memrag.viz import tables
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from scripted import ScriptedLLM
 from test_app_compare import changed, compare_page, run_compare
@@ -212,16 +211,21 @@ def test_lessons_name_the_kept_facts_seeded_phrases_mass_and_winning_passages():
     assert "Teyler & DiScenna, 1986" in learn.SOURCES and "Gutiérrez et al., 2025" in learn.SOURCES
 
 
-def test_the_learn_step_graph_uses_the_pagerank_colours_and_mass_sizes():
-    t = hipporag2.retrieve(ctx(world(), keep(1, 3)), P3)
-    from graph_page import graph_data
+def test_the_learn_step_picture_uses_the_pagerank_marks_and_mass_sizes():
+    from memrag.explain.learn_picture import learn_pictures
+    from memrag.viz import figure, style
+    from memrag.viz.look import Look
 
-    nodes, _ = graph_data(trace_graphs.step_graph(t, len(t.steps) - 1)[0])
-    colour = {n["id"]: n["color"]["background"] if isinstance(n["color"], dict) else n["color"] for n in nodes}
-    assert colour["e:tollmere"] == PAGERANK_COLOURS["seed"]
-    assert colour["e:harrow river"] == PAGERANK_COLOURS["phrase"]
-    sizes = {n["id"]: n["size"] for n in nodes}
-    assert sizes["e:tollmere"] > sizes["e:harrow river"]  # more PageRank mass, larger
+    t = hipporag2.retrieve(ctx(world(), keep(1, 3)), P3)
+    last = learn_pictures(t)[-1]
+    nodes = {n.id: n for n in last.nodes}
+    assert nodes["e:tollmere"].role == "seed" and nodes["e:harrow river"].role == "phrase"
+    look = Look()
+    fills = {i: style.node_mark(nodes[i], look).fill for i in ("e:tollmere", "e:harrow river")}
+    assert fills["e:tollmere"] != fills["e:harrow river"]  # a seeded phrase and a reached one look apart
+    drawn = next(tr for tr in figure.picture_figure(last, look, step=len(t.steps) - 1).data if tr.name == "nodes")
+    size = dict(zip((c.removeprefix(figure.NODE) for c in drawn.customdata), drawn.marker.size))
+    assert size["e:tollmere"] > size["e:harrow river"]  # more PageRank mass, larger
 
 
 def test_learn_replays_the_users_hipporag2_trace(tiny):

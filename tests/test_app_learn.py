@@ -13,13 +13,19 @@ from memrag.index import store
 from memrag.ask import ask as run_ask
 from memrag.methods.neuropath.params import NeuroPathParams
 from memrag.app.learn_views import DEMO, LAST_ASK
-from memrag.viz import figure, trace_graphs
+from memrag.explain import step_picture
+from memrag.viz import figure
 from memrag.methods.ecphory.detail import EcphoryDetail
 from scripted import ScriptedLLM
 from test_app_pages import (QUESTION, app, assert_nothing_raw, embedder, frames, no_exception, plain,  # noqa: F401
                             recorded, scripted, tiny, home)
 
 LEARN = "app_pages/learn.py"
+
+
+def known(trace, step: int) -> set[str]:
+    """Ids of the trace's graph nodes added by steps 0..step (what the replay has shown so far)."""
+    return {n.id for n in step_picture.known_nodes(trace, step)}
 
 
 def drawn(at) -> set[str]:
@@ -53,11 +59,11 @@ def test_learn_replays_the_last_ask_and_the_slider_moves_the_graph(tiny):
     np_trace = traces["neuropath"]
     s = slider(at)
     assert s.options == ["1. Seeds", "2. Hop 1", "3. Hop 2", "4. Completion"] and s.value == 0
-    assert drawn(at) == set(trace_graphs.highlighted_nodes(np_trace, 0)) == {"e:ada brennick", "e:ada brenick"}
+    assert drawn(at) == known(np_trace, 0) == {"e:ada brennick", "e:ada brenick"}
     text = plain(at)
     assert "place cells ↔ entities" in text and "'Ada Brennick' → 'Ada Brennick'" in text
     slider(at).set_value(2).run()
-    assert drawn(no_exception(at)) == set(trace_graphs.highlighted_nodes(np_trace, 2))
+    assert drawn(no_exception(at)) == known(np_trace, 2)
     assert {"e:port alder", "e:vell river"} <= drawn(at)
     text = plain(at)
     assert "Hop 2:" in text and "the river of Port Alder" in text  # the model's requirement, quoted
@@ -69,7 +75,7 @@ def test_learn_replays_the_last_ask_and_the_slider_moves_the_graph(tiny):
     s = slider(no_exception(at))
     assert [o.split(". ", 1)[1] for o in s.options] == [st.title for st in ec_trace.steps]
     first = drawn(at)
-    assert first == set(trace_graphs.highlighted_nodes(ec_trace, 0))
+    assert first == known(ec_trace, 0)
     slider(at).set_value(len(s.options) - 1).run()
     last = drawn(no_exception(at))
     assert first < last and any(i.startswith("c:") for i in last)  # the context chunks arrive last

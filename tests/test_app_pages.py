@@ -24,7 +24,6 @@ from memrag import demo, sample
 from memrag.index.build import build_memory, run_build
 from memrag.config import IndexParams
 from memrag.index.readers import Document
-from graph_page import graph_data
 from scripted import HashEmbedder, ScriptedLLM
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -102,9 +101,10 @@ def no_exception(at: AppTest) -> AppTest:
     return at
 
 
-def frames(at: AppTest) -> list[tuple[list[dict], list[dict]]]:
-    """The graph frames (a zero-height frame holding only a scroll script is not one: memrag.app.focus)."""
-    return [graph_data(f.proto.srcdoc) for f in at.get("iframe") if not f.proto.srcdoc.startswith("<script>")]
+def frames(at: AppTest) -> list[str]:
+    """The frames holding anything but a scroll script (memrag.app.focus): every graph is a typed
+    picture drawn by plotly on the page, so none should be there."""
+    return [f.proto.srcdoc for f in at.get("iframe") if not f.proto.srcdoc.startswith("<script>")]
 
 
 def pictures(at: AppTest) -> list[dict[str, str]]:

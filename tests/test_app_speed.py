@@ -13,7 +13,6 @@ import threading
 import pytest
 
 from memrag.app import view_cache
-from memrag.viz import graph_html
 from memrag.viz import figure
 from memrag.viz import layout as picture_layout
 from test_app_learn import LEARN, slider
@@ -22,16 +21,9 @@ from test_app_pages import ask, ask_page, no_exception, recorded, scripted, tiny
 
 @pytest.fixture()
 def layouts(monkeypatch) -> list[int]:
-    """Counts graph layouts (the costly part of every graph picture) from an empty cache."""
+    """Counts typed pictures' layouts (the costly part of every graph picture) from an empty cache."""
     view_cache.MEMO.clear()
     calls: list[int] = []
-    real = graph_html.layout
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(graph_html, "layout", counted)  # the pyvis overviews (EcphoryRAG, HippoRAG 2)
     picture_layout._laid_out.clear()
     figure._drawn.clear()  # a drawing kept from an earlier test would skip its layout
     monkeypatch.setattr(picture_layout, "lay_out", partial(counted_places, picture_layout.lay_out, calls))
@@ -39,7 +31,7 @@ def layouts(monkeypatch) -> list[int]:
 
 
 def counted_places(real, calls: list[int], *args, **kwargs):
-    """The typed pictures' layout (NeuroPath's route), counted like the pyvis one."""
+    """A typed picture's layout, counted."""
     calls.append(1)
     return real(*args, **kwargs)
 
@@ -122,6 +114,10 @@ def test_the_demo_question_shown_is_replayed_and_drawn_before_the_ask_click(reco
     # and laid out no graph: every one it shows (the typed pictures and the frames) was made ahead
     assert len(layouts) == made_ahead, (made_ahead, len(layouts))
     assert sum("**Answer:**" in m.value for m in at.markdown) == 4
+    # the pictures made ahead are the page's own, the gold answer given to them (common.gold_answers)
+    from test_app_pages import pictures
+    assert any(h.startswith("Vell River: PageRank mass") and "gold answer" in h  # HippoRAG 2's picture
+               for p in pictures(at) for h in p.values())
 
 
 class Obj:

@@ -13,7 +13,7 @@ import pytest
 from memrag.assets import ASSETS_DIR, asset_path, asset_text
 
 ROOT = ASSETS_DIR.parent
-USED = ("graph_tooltip.css", "graph_layout.css", "report.css", "icon.png")
+USED = ("report.css", "icon.png")
 
 
 def test_every_asset_in_use_is_tracked_so_a_clean_clone_has_it():
@@ -36,13 +36,8 @@ def test_a_missing_asset_is_named():
         asset_path("nope.css")
 
 
-def test_the_graph_page_and_the_report_carry_their_stylesheets():
+def test_the_report_carries_its_stylesheet():
     from memrag.eval.report import html_report
-    from memrag.trace import GraphNode
-    from memrag.viz import graph_html
 
-    page = graph_html.render([GraphNode("q", "the question", "question")], [])
-    graph_html.check_safe(page)
-    assert asset_text("graph_tooltip.css") in page and asset_text("graph_layout.css") in page
     summary = json.loads((ROOT / "docs" / "runs" / "sample-pooled-20" / "summary.json").read_text(encoding="utf-8"))
     assert asset_text("report.css") in html_report(summary, [])

@@ -62,6 +62,10 @@ def test_every_step_has_one_node_set_so_nothing_moves(asked):
     assert len({tuple(n.id for n in p.nodes) for p in pics}) == 1
     places = [layout.places(p, figure.DESIGN_WIDTH, 560) for p in pics]
     assert all(pl == places[0] for pl in places)
+    # the context column reads top down in the answer's order (#1 first), the left-out gold passages after
+    context = [f"c:{c}" for c in t.detail(EcphoryDetail).context_chunk_ids]
+    column = sorted((n for n in pics[-1].nodes if n.kind == "passage"), key=lambda n: places[0][n.id][1])
+    assert [n.id for n in column][:len(context)] == context
 
 
 def test_the_cap_folds_into_a_box_that_opens_and_the_rerank_fades(asked):
@@ -158,3 +162,17 @@ def test_the_written_words_are_readable_and_never_overlap(asked):
     # a long name in a crowded column can find no free slot at the narrowest width (then it is on hover
     # and in the panel): the sample's answers are named but for at most two questions (q13, q20 at 840 px)
     assert answered >= 15 and len(unwritten) <= 2, unwritten
+
+
+def test_the_ask_pages_gold_answer_is_named_on_the_activation_picture(asked):
+    """The Ask page says the question's gold answers around its pictures (common.gold_answers, as for
+    HippoRAG 2): the engram named like one says "(gold answer)" inside that block only."""
+    from memrag.app.method_views import common, ecphory as views
+
+    q, t, gold = next((q, t, g) for q, t, g in asked if q["answer"] in {n.label for n in t.nodes})
+    with common.gold_answers(answers(q)):
+        inside = views.overview_picture(t, gold, 600).build(frozenset())
+    outside = views.overview_picture(t, gold, 600).build(frozenset())
+    assert any(n.label.startswith(q["answer"]) and GOLD_ANSWER in n.label for n in inside.nodes)
+    assert not any(GOLD_ANSWER in n.label for n in outside.nodes)
+

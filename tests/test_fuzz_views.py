@@ -1,13 +1,13 @@
 """Property-based fuzzing (Hypothesis) of the views' parsers and encoders (issue 15): uploaded bytes
-through the ingest reader, file names, and the graph page's data encoder and safety check.
+through the ingest reader, file names, and the words the picture renderer gives plotly.
 
 Each upload either becomes a Document or is refused with IngestError, within a time bound; every
-graph page passes its own safety check, holds no raw '<' in its data, and gives back its text.
+word of a drawn picture holds no raw '<' or '>' and gives back its text.
 """
 
 from __future__ import annotations
 
-import json
+import html
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -17,10 +17,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from memrag.config import IndexParams
 from memrag.index.readers import Document, SUPPORTED_SUFFIXES, read_bytes
 from memrag.index.text import IngestError, safe_file_name
-from memrag.trace import GraphEdge, GraphNode
-from memrag.viz import graph_html
-from memrag.viz.graph_html import render, script_json
-from graph_page import graph_data
+from memrag.picture import LegendEntry, Picture, PictureEdge, PictureNode
+from memrag.viz import figure
+from memrag.viz.look import Look
 
 PARAMS = replace(IndexParams(), max_file_bytes=200_000, pdf_max_seconds=2.0)
 SUFFIXES = sorted(SUPPORTED_SUFFIXES)
@@ -82,29 +81,18 @@ def test_any_file_name_becomes_a_plain_base_name(name):
         assert safe.lower().endswith(suffix.lower())  # a supported type is never lost to the clean-up
 
 
-# ================================================================== graph pages
-@settings(max_examples=100, deadline=timedelta(seconds=2))
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-                    | LABELS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(LABELS, inner, max_size=4),
-                    max_leaves=20))
-def test_script_json_round_trips_and_writes_no_markup_or_surrogates(value):
-    text = script_json(value)
-    assert json.loads(text) == value
-    assert not set(text) & set("<>&'=\u2028\u2029")
-    text.encode("utf-8")  # strict: no lone surrogate reaches the page
-
-
+# ================================================================== typed pictures
 @settings(max_examples=25, deadline=timedelta(seconds=10), suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(LABELS, LABELS), min_size=1, max_size=5), LABELS)
-def test_any_labels_and_tooltips_make_a_safe_page_that_shows_them(texts, edge_label):
-    nodes = [GraphNode(f"n{i}:{label}", label, "entity", group=tip[:10], tooltip=tip)
-             for i, (label, tip) in enumerate(texts)]
-    edges = [GraphEdge("e0", nodes[0].id, nodes[-1].id, "triple", edge_label)]
-    page = render(nodes, edges)
-    graph_html.check_safe(page)
-    data = "".join(line for line in page.splitlines() if "new vis.DataSet(" in line)
-    assert "<" not in data and ">" not in data
-    got, got_edges = graph_data(page)
-    assert [n["id"] for n in got] == [n.id for n in nodes]
-    assert got_edges[0]["title"].replace("h\u200bref", "href") == graph_html._plain(edge_label).replace(
-        "h\u200bref", "href")
+def test_any_labels_and_tooltips_are_drawn_as_text_that_shows_them(texts, relation):
+    """Every word the renderer gives plotly (written names, relations, hover text, legend) has its
+    <, > and & escaped, so plotly reads no tag in it, and unescapes to what it stands for."""
+    nodes = tuple(PictureNode(f"n{i}", label or "x", labelled=True, tooltip=tip, layer=i % 2)
+                  for i, (label, tip) in enumerate(texts))
+    edges = (PictureEdge("e0", nodes[0].id, nodes[-1].id, relation=relation, bold=True, tooltip=relation),)
+    fig = figure.picture_figure(Picture("fuzz", nodes, edges, (LegendEntry("node:seed", relation or "x", 1),)),
+                                Look(label_all=True), height=300)
+    hover = [h for t in fig.data if t.hovertext is not None for h in t.hovertext]
+    words = [a.text for a in fig.layout.annotations] + [t.name for t in fig.data if t.name] + hover
+    assert not any("<" in w or ">" in w for w in words), words
+    assert {html.unescape(h) for h in hover} >= {tip or label or "x" for label, tip in texts}

@@ -20,9 +20,9 @@ from memrag.methods.ecphory.detail import EcphoryDetail
 from memrag.methods.hipporag2.detail import HippoRAG2Detail
 from memrag.methods.neuropath.detail import NeuroPathDetail
 from memrag.explain import lessons, step_picture
-from memrag.viz import legend, palette, trace_graphs
-from memrag.viz.graph_html import DEFAULT_NODES
-from graph_page import graph_data, layer_data, legend_items, legend_rows
+from memrag.explain.learn_picture import MAX_NODES, learn_pictures
+from memrag.viz import figure
+from memrag.viz.look import Look
 from sample_replay import replay_sample
 
 POISON = "from a later step"
@@ -77,42 +77,42 @@ def cut_after(trace: Trace, s: int) -> Trace:
 
 def drawn(trace: Trace, s: int, gold: list[int]) -> tuple:
     """What the renderer is given at step s (it draws from these alone; sizes come from the nodes)."""
-    pic = step_picture.step_picture(trace, s, gold_chunk_ids=gold, max_nodes=DEFAULT_NODES)
+    pic = step_picture.step_picture(trace, s, gold_chunk_ids=gold, max_nodes=MAX_NODES)
     return pic.nodes, pic.edges, pic.highlight, pic.note
 
 
 def drawn_page(trace: Trace, s: int, gold: list[int]) -> tuple:
-    """The drawn page itself: node and edge records (colours, shapes, labels, hover), and the note.
-    Not the positions: every step is drawn in one layout of the whole replay, so that no node moves
-    (a place says nothing; `test_a_node_keeps_its_place_from_one_step_to_the_next`)."""
-    html, note = trace_graphs.step_graph(trace, s, gold_chunk_ids=gold)
-    nodes, edges = graph_data(html)
-    nodes = [{k: v for k, v in n.items() if k not in ("x", "y")} for n in nodes]
-    return sorted(nodes, key=lambda n: n["id"]), sorted(edges, key=lambda e: e["id"]), note
+    """The step's drawn figure itself: each point (what it is, its hover words, colour, shape, size,
+    opacity), the legend, and the note. Not the positions, nor so which names find room to be
+    written: every step is drawn in one layout of the whole replay, so that no node moves
+    (`test_a_node_keeps_its_place_…`)."""
+    pic = learn_pictures(trace, gold_chunk_ids=gold)[s]
+    fig = figure.picture_figure(pic, Look(), step=s)
+    points = []
+    for t in fig.data:
+        if t.name in ("nodes", "edges"):
+            m, n = t.marker, len(t.customdata)
+            each = [v if isinstance(v, tuple) else (v,) * n for v in (m.color, m.symbol, m.size, m.opacity)]
+            points += zip(t.customdata, t.hovertext, *each)
+    return sorted(points), [t.name for t in fig.data if t.name not in ("nodes", "edges", None)], pic.note
 
 
 def test_a_node_keeps_its_place_from_one_step_to_the_next(sample_traces):
     """Stepping through a replay moves no node: a node two consecutive steps draw is at the same
-    place in both pages, in the same box, under a legend of the same height (the frame keeps its
-    size); a new node appears where it stays. The default demo question's replays of more than one step."""
+    place in both figures (one layout of the whole replay), on a spot of its own; the default demo
+    question's replays of more than one step."""
     first = sample_traces[0][0]
     replays = [(trace, gold) for qid, trace, gold in sample_traces if qid == first and len(trace.steps) > 1]
     assert {t.method for t, _ in replays} >= {"neuropath", "ecphory", "hipporag2"}
     for trace, gold in replays:
-        fixed = trace_graphs.step_layout(trace, gold_chunk_ids=gold)
-        pages = [trace_graphs.step_graph(trace, s, gold_chunk_ids=gold)[0] for s in range(len(trace.steps))]
-        places = [{n["id"]: (n["x"], n["y"]) for n in graph_data(page)[0]} for page in pages]
-        for s in range(1, len(pages)):
-            shared = places[s - 1].keys() & places[s].keys()
-            assert shared, (trace.method, s)
-            assert {i: places[s][i] for i in shared} == {i: places[s - 1][i] for i in shared}, (trace.method, s)
-        for page, place in zip(pages, places):
-            assert place == {i: fixed.positions[i] for i in place}  # made once, for every step
-            assert layer_data(page)["fixed"] == {"w": fixed.width, "h": fixed.height}
-            assert legend_rows(page) == fixed.legend_rows > 0
-        # inside the box, with room for its label: no two nodes of the layout on one spot
-        spots = list(fixed.positions.values())
-        assert all(0 < x < fixed.width and 0 < y < fixed.height for x, y in spots)
+        pics = learn_pictures(trace, gold_chunk_ids=gold)
+        places = [figure.draw(p, Look(), step=s).places for s, p in enumerate(pics)]
+        shown = [set(p.steps[0].shown) for p in pics]
+        for s in range(1, len(pics)):
+            both = shown[s - 1] & shown[s] & places[s].keys()
+            assert both, (trace.method, s)
+            assert {i: places[s][i] for i in both} == {i: places[s - 1][i] for i in both}, (trace.method, s)
+        spots = list(places[-1].values())
         assert len(set(spots)) == len(spots), trace.method
 
 
@@ -132,16 +132,11 @@ def test_every_step_of_every_recorded_trace_depends_on_nothing_later(sample_trac
 
 
 def test_the_drawn_pages_of_the_default_demo_question_depend_on_nothing_later(sample_traces):
-    """The same on the rendered pages (what a presenter sees), for one question's four traces."""
+    """The same on the drawn figures (what a presenter sees), for one question's four traces."""
     first = sample_traces[0][0]
     for qid, trace, gold in (x for x in sample_traces if x[0] == first):
         for s in range(len(trace.steps)):
             assert drawn_page(trace, s, gold) == drawn_page(cut_after(trace, s), s, gold), (trace.method, s)
-
-
-def _fill(page: str) -> dict[str, str]:
-    nodes, _ = graph_data(page)
-    return {n["id"]: n["color"]["background"] for n in nodes}
 
 
 def test_a_path_listed_and_not_kept_at_hop_1_is_drawn_so_at_hop_1(sample_traces):
@@ -161,17 +156,17 @@ def test_a_path_listed_and_not_kept_at_hop_1_is_drawn_so_at_hop_1(sample_traces)
         targets = (on(h1, {"dropped"}) - on(h1, {"valid", "expanded", "shown"})) & on(h2, {"valid"})
         if not targets:
             continue
-        at1, at2 = (_fill(trace_graphs.step_graph(t, i, gold_chunk_ids=gold)[0]) for i in hop_steps[:2])
+        pics = learn_pictures(t, gold_chunk_ids=gold)
+        at1, at2 = ({n.id: n.fate for n in pics[i].nodes if n.id in pics[i].steps[0].shown} for i in hop_steps[:2])
         for nid in targets & set(at1):
-            assert at1[nid] == palette.FATE_COLOURS["dropped"], (qid, nid)
-            assert at2[nid] == palette.FATE_COLOURS["valid"], (qid, nid)
+            assert at1[nid] == "dropped", (qid, nid)
+            assert at2[nid] == "valid", (qid, nid)
             found += 1
     assert found, "the sample should have an entity listed but not kept at hop 1, then valid at hop 2"
 
 
 def test_one_vocabulary_for_a_hop_on_the_step_text_the_note_and_the_legend(sample_traces):
     from memrag.explain import lessons
-    from memrag.viz import legend
     from memrag import words
 
     qid, t, gold = next((q, t, g) for q, t, g in sample_traces if t.method == "neuropath" and t.detail(NeuroPathDetail).hops)
@@ -179,11 +174,12 @@ def test_one_vocabulary_for_a_hop_on_the_step_text_the_note_and_the_legend(sampl
     counts = {}
     for p in t.detail(NeuroPathDetail).hops[0].candidates:
         counts[p.fate] = counts.get(p.fate, 0) + 1
-    html, note = trace_graphs.step_graph(t, hop, gold_chunk_ids=gold)
+    pic = learn_pictures(t, gold_chunk_ids=gold)[hop]
+    note = pic.note
     said = words.path_counts(counts)
     assert said in note
     here = lessons.lessons(t)[hop].here
     assert "listed, not judged" not in here + note  # the reply of the sample's hops was read
     if counts.get("dropped"):
         assert words.PATH_FATES["dropped"].label in here
-        assert any(words.PATH_FATES["dropped"].label in item["text"] for item in legend_items(html))
+        assert any(words.PATH_FATES["dropped"].label in e.text for e in pic.legend)

@@ -12,11 +12,12 @@ from memrag.app.ask_result import AskResult
 from memrag.app import focus
 from memrag.app.table_fit import empty, fitted_table, ranked_passages
 from memrag.app.focus_layout import first_plan, focus_graphs
+from memrag.app.method_views.common import gold_answers
 from memrag.app.view_cache import in_background, made
 from memrag.app.work import recorded_replay
 from memrag.app.question_gold import FateLine, Gold, Where, gold_fate_line, gold_fates, gold_of, gold_scores
 from memrag.app.param_widgets import METHOD_LABELS
-from memrag.app.widgets import frame, graph, text, wrapped_table
+from memrag.app.widgets import frame, text, wrapped_table
 from memrag.methods.deviations import deviations_for
 from memrag.index.memory import Memory
 from memrag.methods import registry
@@ -215,7 +216,8 @@ def overview_graph(trace: Trace, gold: Gold | None, height: int = OVERVIEW_HEIGH
     a star of question → passages, says no more, and every graph frame costs the browser ~0.3 s
     while the others draw)."""
     try:
-        registry.get(trace.method).views.overview(trace, gold.chunk_ids if gold else None, height)
+        with gold_answers(gold.answers if gold else ()):  # a picture may name the answer's entity
+            registry.get(trace.method).views.overview(trace, gold.chunk_ids if gold else None, height)
     except (ValueError, TypeError, KeyError, OverflowError) as e:  # a trace from a file the checks let by
         st.warning(escape_markdown(f"This trace's picture cannot be drawn: {clip(str(e), 300)}"))
 
@@ -272,7 +274,7 @@ def trace_details(trace: Trace, gold: Gold | None, memory: Memory | None, key: s
     tabs = dict(zip(labels, st.tabs(labels, key=f"{key}_tabs", on_change="rerun")))
     ids = gold.chunk_ids if gold else None
     for label, tab in tabs.items():
-        with tab:
+        with tab, gold_answers(gold.answers if gold else ()):
             if tab.open:
                 detail_tab(label)(trace, gold, memory, ids, key)
     if trace.flags:
@@ -349,21 +351,21 @@ def result_gold(result: AskResult, memory: Memory | None) -> tuple[Gold | None, 
 
 def make_pictures(result: AskResult, memory: Memory | None) -> None:
     """Make the graphs `ask_results` draws first — the focus layout's pictures (its default view),
-    and the first method's Retrieval tab — without showing them (a prefetch: no Streamlit call): an
-    HTML frame into the view cache, a typed picture's layout into memrag.viz.layout's; the page's
-    own draw then finds them made."""
+    and the first method's Retrieval tab — without showing them (a prefetch: no Streamlit call): each
+    typed picture's layout into memrag.viz.layout's keeping; the page's own draw then finds it made."""
     gold, _ = result_gold(result, memory)
     ids = gold.chunk_ids if gold else None
-    for trace, look, height in first_plan(result.traces):
-        with looks.drawing(look):  # the look is part of a picture's cache key
-            picture = registry.get(trace.method).views.overview_picture(trace, ids, height)
+    with gold_answers(gold.answers if gold else ()):  # as the page draws them: part of what a picture is
+        for trace, look, height in first_plan(result.traces):
+            with looks.drawing(look):  # the look is part of a picture's cache key
+                picture = registry.get(trace.method).views.overview_picture(trace, ids, height)
+                if picture is not None:
+                    picture.make(trace)
+        if result.traces:
+            first = result.traces[0]
+            picture = registry.get(first.method).views.first_detail_picture(first, ids)
             if picture is not None:
-                picture.make(trace)
-    if result.traces:
-        first = result.traces[0]
-        picture = registry.get(first.method).views.first_detail_picture(first, ids)
-        if picture is not None:
-            picture.make(first)
+                picture.make(first)
 
 
 ANSWERS_IN_VIEW = "ask_answers_in_view"

@@ -1,11 +1,10 @@
-"""Pictures and tables made once per trace (or memory), not on every rerun.
+"""Tables, replays and a memory's map made once per trace (or memory), not on every rerun.
 
-A graph's layout (Kamada-Kawai) costs most of a results rerun's server time (profiled with
-cProfile on an AppTest rerun of the Ask page after a recorded ask of four methods: 0.25 of 0.44 s,
-quiet machine), yet depends only on the trace and a few view options; the tables beside it the same.
-`drawn` and `made` keep results in one bounded, process-wide LRU keyed by the identity of the
-objects they come from (a trace, an opened memory, an evaluation run) and the options; a new ask
-makes new traces and so new entries, and the oldest entries go first.
+They depend only on the objects they come from and a few view options (a typed picture's layout
+and drawing are kept by value in memrag.viz: layout, figure). `drawn` and `made` keep results in
+one bounded, process-wide LRU keyed by the identity of the objects they come from (a trace, an
+opened memory, an evaluation run) and the options; a new ask makes new traces and so new entries,
+and the oldest entries go first.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from memrag.viz import look as looks
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-MAX_ENTRIES = 256  # a few asks of four methods with their detail views; a graph's HTML is 10–400 KB
+MAX_ENTRIES = 256  # a few asks of four methods with their tables and replays, a memory's map
 
 
 class IdentityMemo:
@@ -140,16 +139,6 @@ def drawn(render: Callable[..., T], subject: Any, *args: Any, **options: Any) ->
     """`render(subject, *args, **options)` (a trace or a memory's picture), made once per
     (subject, render, arguments)."""
     return MEMO.get((subject,), _render_key(render, args, options), lambda: render(subject, *args, **options))
-
-
-def prefetch(render: Callable[..., Any], subject: Any, arg_sets: list[tuple], **options: Any) -> threading.Thread | None:
-    """Make the pictures the next click will likely want (Learn's neighbouring steps) in a
-    background thread while the browser draws this one, so that click finds them made; None when
-    all are made already. The pictures are pure functions of the trace: no Streamlit call."""
-    todo = [a for a in arg_sets if not MEMO.holds((subject,), _render_key(render, a, options))]
-    if not todo:
-        return None
-    return in_background(lambda: [drawn(render, subject, *a, **options) for a in todo])
 
 
 def in_background(work: Callable[[], Any]) -> threading.Thread:

@@ -1,15 +1,13 @@
-"""Small Streamlit widgets every view uses: untrusted text shown literally, a graph in its frame,
-a time figure, a table from rows.
+"""Small Streamlit widgets every view uses: untrusted text shown literally, a typed picture with its
+downloads, a time figure, a table from rows.
 
 Every piece of document or model text goes through `text()` (escaped markdown),
 `st.text`, `st.code` or a dataframe — never raw into `st.markdown`, a label or HTML.
-Graphs come from `memrag.viz`: typed pictures drawn with plotly (`picture`), the older pyvis pages
-in an iframe (`graph`).
+Graphs are typed pictures drawn with plotly by `memrag.viz.figure` (`picture`; with clicks that open
+a panel: memrag.app.graph_view).
 """
 
 from __future__ import annotations
-
-import hashlib
 
 import pandas as pd
 import streamlit as st
@@ -22,25 +20,12 @@ from memrag.viz import look as looks
 from memrag.viz.drawing import Drawing, of_picture
 from memrag.plain_text import clip, escape_markdown
 
-LEGEND_ROW_PX = 22  # one line of the legend above a graph
-
 
 # ------------------------------------------------------------------ text and graphs
 def text(body: str, *, limit: int | None = None, prefix: str = "") -> None:
     """Untrusted text as markdown that shows it literally; `prefix` is our own markdown."""
     body = clip(body, limit, keep_lines=True) if limit else body
     st.markdown(prefix + escape_markdown(body))
-
-
-def graph(result: tuple[str, str], height: int, name: str = "graph") -> None:
-    """A `memrag.viz` (page, note) pair (the page a `graph_html.GraphPage`): the graph in an iframe,
-    its note as a caption, and its download buttons."""
-    page, note = result
-    drawn: Drawing = page.drawing  # type: ignore[attr-defined]
-    st.iframe(page, height=height + LEGEND_ROW_PX * (legend_height_rows(drawn, height) + 1))
-    if note:
-        st.caption(escape_markdown(note))
-    downloads(drawn, name, ident=hashlib.sha1(f"{name}|{page}".encode("utf-8")).hexdigest()[:12])
 
 
 def picture(pic: Picture, height: int, key: str, *, clickable: bool = False) -> PictureNode | PictureEdge | None:
@@ -75,14 +60,6 @@ def downloads(drawn: Drawing, name: str, ident: str) -> None:
                         mime="application/graphml+xml", key=f"graphml_{ident}", on_click="ignore",
                         icon=":material/share:", width="content",
                         help="The nodes and edges drawn, for Gephi, yEd or networkx.")
-
-
-def legend_height_rows(drawn: Drawing, height: int) -> int:
-    """Lines the frame makes room for above the graph: the legend's, but never more than a third of
-    the graph's height (the page scrolls a longer legend; a small multiple folds it into one line)."""
-    if looks.current().compact:
-        return 1
-    return min(drawn.rows(), max(1, height // 3 // LEGEND_ROW_PX))
 
 
 def frame(rows: list[dict], columns: list[str] | None = None) -> pd.DataFrame:

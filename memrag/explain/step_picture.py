@@ -9,7 +9,8 @@ matter most among those known so far). `tests/test_step_picture.py` truncates ea
 trace after every step and checks that the picture of that step is the same.
 
 The words are the tables' and legends' (memrag.words): a NeuroPath path listed to the model and
-not kept is "listed, not kept" here too. Returns data; memrag.viz.trace_graphs.step_graph draws it.
+not kept is "listed, not kept" here too. Returns data; memrag.explain.learn_picture makes it a typed
+picture that memrag.viz.figure draws.
 """
 
 from __future__ import annotations

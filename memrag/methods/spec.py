@@ -20,15 +20,15 @@ from memrag.trace import register_detail
 SHARED_STAGES: tuple[str, ...] = ("query.entities",)
 
 
-# How a method's replay steps are drawn (memrag.viz.trace_graphs.step_graph), a spec's data:
+# How a method's replay steps are drawn (memrag.explain.step_picture, on the Learn page), a spec's data:
 #   plain     nodes in the groups its search gave them;
 #   paths     an entity in the colour of the best fate of a path through it, a gold star only where
 #             a path (or its dense fallback) found the passage;
 #   rounds    an entity by the round that activated it, final engrams marked once re-ranked;
 #   pagerank  the PageRank colours, each node sized by its mass.
 STEP_STYLES: tuple[str, ...] = ("plain", "paths", "rounds", "pagerank")
-# Method name → its step style, filled as each spec is made: memrag.viz reads it here because the
-# registry names viz's renderers (importing the registry from viz would close a circle).
+# Method name → its step style, filled as each spec is made: memrag.explain reads it here, below the
+# registry (importing the registry from there would close a circle).
 _STEP_STYLE: dict[str, str] = {}
 
 
@@ -39,9 +39,9 @@ def step_style(method: str) -> str:
 
 @dataclass(frozen=True)
 class Picture:
-    """How a method's traces are drawn: its overview renderer (an outside wing's; None: its app views
-    draw it) and its replay steps' style."""
-    overview: Callable[..., tuple[str, str]] | None
+    """How a method's traces are drawn: its overview picture's builder (an outside wing's; None: its
+    app views draw it) and its replay steps' style."""
+    overview: Callable[..., Any] | None
     step_style: str
 
 
@@ -68,9 +68,9 @@ class MethodSpec:
     retrieve_at: str  # (QueryContext, params) -> Trace
     fates_at: str  # its FateRules (memrag.methods.fate_kit): where each gold chunk went
     view_at: str  # the app's views of its trace (memrag/app/method_views/<name>.py): a MethodViews
-    # A wing outside memrag may name an HTML overview renderer here ((trace, gold_chunk_ids=, height=) ->
-    # (html, note)); memrag's own wings draw through their app views (MethodViews.renderer, the typed
-    # pictures), so nothing below the app names memrag.viz. Empty: none.
+    # A wing outside memrag may name its overview picture's builder here ((trace, gold_chunk_ids=) -> a
+    # typed picture, memrag.picture.Picture, which memrag.viz draws); memrag's own wings draw through
+    # their app views, so nothing below the app names memrag.viz. Empty: none.
     renderer_at: str = ""
     # The LLM stages one query makes before the answer (the shared query-entity call included),
     # for the time estimates; retries come on top.
@@ -118,7 +118,7 @@ class MethodSpec:
         return resolve(self.retrieve_at)
 
     @property
-    def renderer(self) -> Callable[..., tuple[str, str]] | None:
+    def renderer(self) -> Callable[..., Any] | None:
         return resolve(self.renderer_at) if self.renderer_at else None
 
     @property

@@ -1,6 +1,7 @@
-"""Views: traces and memories → offline graph HTML, DataFrames and plotly figures.
+"""Views: traces and memories → typed pictures drawn as plotly figures (`figure`), DataFrames and
+charts.
 
-Pages import the module they need (`graph_html`, `trace_graphs`, `memory_graphs`,
-`tables`, `charts`, `safe_text`); nothing here reaches into algorithm internals,
-and no untrusted text is ever turned into markup.
+Pages import the module they need (`figure`, `memory_explorer`, `memory_graphs`, `tables`,
+`charts`); nothing here reaches into algorithm internals, and no untrusted text is ever turned
+into markup.
 """

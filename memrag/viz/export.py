@@ -17,7 +17,7 @@ from memrag.plain_text import clip
 from memrag.viz.drawing import Drawing
 from memrag.viz.legend import EDGE, FILL, RING
 
-# legend shape names (vis-network's) → matplotlib markers
+# the drawing's shape names (memrag.viz.drawing) → matplotlib markers
 _MARKERS = {"dot": "o", "square": "s", "diamond": "D", "triangle": "^", "triangleDown": "v", "star": "*",
             "hexagon": "h", "box": "s", "ellipse": "o"}
 LABEL_CHARS = 40  # of a name written on the PNG (GraphML keeps all of it)

@@ -21,17 +21,36 @@ HOSTILE_LINES = ["<script>alert(1)</script>", "<img src=x onerror=alert(2)>", "!
 BUILD_TIMEOUT_MS = 900_000  # one extraction: ~20-60 s on 2 idle cores, minutes when other work shares them
 
 
+# Every typed picture on the page (memrag.viz.figure: a plotly chart whose points' customdata is
+# "node|<id>"): its node ids and every word it gives the reader (written names, hover texts, legend).
+PICTURES = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
+  if (!gd._fullData || !gd.data) return null;
+  const ids = [], words = [];
+  for (const t of gd.data) {
+    const cd = Array.isArray(t.customdata) ? t.customdata : [];
+    cd.forEach((c, i) => { if (typeof c === 'string' && c.startsWith('node|')) ids.push(c.slice(5)); });
+    if (cd.some(c => typeof c === 'string' && /^(node|edge)\|/.test(c)))
+      // hover text as plotly shows it: the renderer escapes <, > and & (memrag.viz.figure.plot_text)
+      for (const h of (Array.isArray(t.hovertext) ? t.hovertext : []))
+        words.push(String(h).replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&'));
+  }
+  if (!ids.length) return null;
+  for (const a of gd.querySelectorAll('.annotation-text, .legendtext')) words.push(a.textContent);
+  return {ids, words};
+}).filter(Boolean)"""
+
+
+def pictures(page) -> list[dict]:
+    """The typed pictures drawn on the page, each {ids, words} (none while one is being replaced)."""
+    try:
+        return page.evaluate(PICTURES)
+    except Exception:  # a chart being replaced while we look
+        return []
+
+
 def graph_sizes(page) -> list[int]:
-    """nodes.length of every graph frame on the page (frames without a graph are skipped)."""
-    sizes = []
-    for frame in page.main_frame.child_frames:
-        try:
-            n = frame.evaluate("typeof nodes !== 'undefined' && nodes.get ? nodes.length : -1")
-        except Exception:  # a frame being replaced while we look
-            continue
-        if n >= 0:
-            sizes.append(n)
-    return sizes
+    """How many nodes each typed picture on the page draws."""
+    return [len(p["ids"]) for p in pictures(page)]
 
 
 def wait_for_graphs(page, count: int, timeout_s: float = 60) -> list[int]:
@@ -116,20 +135,14 @@ def test_recorded_demo_question_with_all_methods(watched, server, sample_recordi
     settle(page)
     assert answers.count() == 4, f"{answers.count()} answers"
     page.get_by_text("recorded with", exact=False).first.wait_for()
-    # NeuroPath's route in focus (a plotly chart, as is its hop 1 route in the details), EcphoryRAG's
-    # activation beside it in a frame (HippoRAG 2's and Dense's pictures are plotly charts)
+    # NeuroPath's route in focus (as is its hop 1 route in the details), EcphoryRAG's activation,
+    # HippoRAG 2's PageRank and Dense's ranking beside it: typed pictures, plotly charts on the page
     from test_browser_picture import route_state
     assert route_state(page)["nodes"], "no NeuroPath route"
-    sizes = wait_for_graphs(page, 1)
-    assert len(sizes) >= 1 and all(n > 0 for n in sizes), sizes
-    frames = [f for f in page.main_frame.child_frames if f.evaluate("typeof nodes !== 'undefined'")]
-    ids = [set(f.evaluate("nodes.getIds()")) for f in frames]
-    assert any(any(i.startswith("centroid:") for i in s) for s in ids), "no EcphoryRAG activation graph"
-    # in a quarter-width column the legend wraps into more lines than the frame's height allows
-    # for; the graph then shrinks to fit, its bottom edge inside the frame, not cut off
-    overflow = [f.evaluate("document.getElementById('mynetwork').getBoundingClientRect().bottom - window.innerHeight")
-                for f in frames]
-    assert all(px <= 1 for px in overflow), f"graph bottoms past their frames by {overflow} px"
+    sizes = wait_for_graphs(page, 4)
+    assert len(sizes) >= 4 and all(n > 0 for n in sizes), sizes
+    assert any(any(i.startswith("cue:") for i in p["ids"]) for p in pictures(page)), "no EcphoryRAG picture"
+    assert not page.locator("iframe[srcdoc*='vis.DataSet']").count()  # no pyvis frame is left
     tables = page.locator("[data-testid=stDataFrame]").count()
     assert tables >= 2, f"{tables} tables"  # comparison, token totals
     page.get_by_role("tab", name="As a chart").click()  # the cost chart is drawn when its tab opens

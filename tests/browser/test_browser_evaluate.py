@@ -57,7 +57,7 @@ def test_evaluate_runs_three_recorded_sample_questions_and_draws_its_charts(watc
     page.locator("p").filter(has_text="Question: In which village was the founder").first.wait_for()
     answers = page.locator("strong").filter(has_text=re.compile(r"^Answer:$"))
     answers.nth(2).wait_for(timeout=120_000)
-    sizes = wait_for_graphs(page, 1)  # NeuroPath's routes are plotly charts, the others frames
+    sizes = wait_for_graphs(page, 1)  # every method's picture (plotly)
     assert len(sizes) >= 1 and all(s > 0 for s in sizes), sizes
     settle(page)
     page.wait_for_timeout(1000)

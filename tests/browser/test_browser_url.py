@@ -85,7 +85,7 @@ def test_a_reload_after_ask_keeps_the_question_methods_and_answers(watched, serv
     settle(page)
     assert answers.count() == 3  # the same three methods, replayed
     assert params(page) == expected
-    # NeuroPath's route, HippoRAG 2's and Dense's pictures (typed pictures, plotly) drawn again
+    # NeuroPath's route and the other methods' pictures (typed pictures, plotly) drawn again
     assert wait_for_picture(page, "seed")["nodes"]
     assert page.evaluate("[...document.querySelectorAll('.js-plotly-plot')].filter(g => g._fullData && "
                          "g._fullData.some(t => t.name === 'nodes')).length") >= 3

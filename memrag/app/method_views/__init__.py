@@ -13,9 +13,8 @@ from memrag.trace import Trace
 
 
 class MadeAhead(Protocol):
-    """A view's graph known before it is shown (method_views.common.Picture, an HTML frame;
-    common.TypedPicture, a typed picture): the Ask page's prefetch calls `make` off the page's run,
-    so `show` finds it made."""
+    """A view's graph known before it is shown (common.TypedPicture): the Ask page's prefetch calls
+    `make` off the page's run, so `show` finds it made."""
 
     def make(self, trace: Trace) -> Any: ...
 
@@ -62,6 +61,6 @@ class MethodViews:
     # after an ask-again: draws (trace before, trace now, gold ids) with what is new since the edit marked;
     # None = the method shows its changes as the diff's lines only
     since: Callable[[Trace, Trace, list[int]], None] | None = None
-    # its HTML overview renderer, (trace, gold_chunk_ids=, height=) -> (html, note), for `method_picture`;
-    # None: the spec's (a wing outside memrag may name one there)
-    renderer: Callable[..., tuple[str, str]] | None = None
+    # its overview picture, (trace, gold_chunk_ids=) -> a typed picture (memrag.picture.Picture), for
+    # `method_picture`; None: the spec's (a wing outside memrag may name one there)
+    renderer: Callable[..., Any] | None = None

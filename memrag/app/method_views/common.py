@@ -1,5 +1,5 @@
-"""Helpers every method's Ask-page views share: a picture made ahead and drawn later, the ranked
-list as a picture when a method has nothing else to draw, and what a click on a passage opens."""
+"""Helpers every method's Ask-page views share: a typed picture made ahead and drawn later, the
+ranked list as a picture when a method has nothing else to draw, and what a click on a passage opens."""
 
 from __future__ import annotations
 
@@ -7,14 +7,12 @@ import contextlib
 import contextvars
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import streamlit as st
 
 from memrag import picture as pictures
 from memrag.app import focus, graph_view, memory_state
-from memrag.app.view_cache import drawn
-from memrag.app.widgets import graph
 from memrag.eval.gold import gold_fate_records
 from memrag.methods import registry
 from memrag.methods.dense import picture as dense_picture
@@ -28,26 +26,6 @@ from memrag.viz import look as looks
 SIDE_WIDTH = 240.0
 RANKED_TAB = "Ranked passages"
 FATE_K = 5  # the k the Ask page's gold lines judge a passage's fate at
-
-
-@dataclass(frozen=True)
-class Picture:
-    """One picture of a trace as a view draws it: the renderer and options `drawn` is called with
-    (so a prefetch that makes it meets the same cache entry) and the name its files download as."""
-    render: Callable[..., tuple[str, str]]
-    name: str
-    gold_chunk_ids: Iterable[int] | None
-    height: int | None = None
-    args: tuple[Any, ...] = ()  # after the trace: a step, a hop
-
-    def make(self, trace: Trace) -> tuple[str, str]:
-        options: dict[str, Any] = {"gold_chunk_ids": self.gold_chunk_ids}
-        if self.height is not None:
-            options["height"] = self.height
-        return drawn(self.render, trace, *self.args, **options)
-
-    def show(self, trace: Trace, height: int) -> None:
-        graph(self.make(trace), height, name=self.name)
 
 
 _gold_answers: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("memrag_gold_answers", default=())
@@ -113,14 +91,15 @@ def ranking_picture_of(trace: Trace, ids: Iterable[int] | None, height: int, wid
                         chart_width(looks.current()) if width is None else width, passage_part)
 
 
-def method_picture_of(trace: Trace, ids: Iterable[int] | None, height: int,
-                      drawable: bool) -> "Picture | TypedPicture":
-    """The method's own picture (the registry's renderer), or its ranked list when the trace holds
-    nothing to draw."""
+def method_picture_of(trace: Trace, ids: Iterable[int] | None, height: int, drawable: bool) -> TypedPicture:
+    """The method's own picture (the typed picture its views or its spec's renderer builds), or its
+    ranked list when the trace holds nothing to draw."""
     spec = registry.get(trace.method)
     renderer = spec.views.renderer or spec.renderer
     if drawable and renderer is not None:
-        return Picture(renderer, f"{trace.method}-overview", ids, height)
+        gold = tuple(ids or ())
+        return TypedPicture(lambda opened: renderer(trace, gold_chunk_ids=gold), chart_key(trace, "overview"),
+                            height, chart_width(looks.current()), passage_part)
     return ranking_picture_of(trace, ids, height)
 
 

@@ -9,7 +9,7 @@ import streamlit as st
 
 from memrag.app import focus, graph_view
 from memrag.app.method_views import MethodViews
-from memrag.app.method_views.common import Picture, TypedPicture, chart_key, chart_width, method_picture_of, numbers
+from memrag.app.method_views.common import TypedPicture, chart_key, chart_width, method_picture_of, numbers
 from memrag.app.table_fit import fitted_table, ranked_passages
 from memrag.app.widgets import fitted_lines, frame, text, wrapped_table
 from memrag.methods.fate_kit import FateRecord, Moment
@@ -33,7 +33,7 @@ def hop_step(hop: int) -> str:
     return f"Hop {hop}"
 
 
-def overview_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> Picture | TypedPicture:
+def overview_picture(trace: Trace, ids: Iterable[int] | None, height: int) -> TypedPicture:
     """The side-by-side picture, which a prefetch makes ahead: the route, or only the dense ranking
     of a trace with no hop."""
     d = trace.detail(NeuroPathDetail)
