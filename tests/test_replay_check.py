@@ -43,7 +43,15 @@ def test_a_run_replayed_from_another_runs_replies_replays_from_them_and_dense_al
     run = RC.RUNS / "2wiki-per-question-5-hipporag2-retrieval"
     assert RC.replies_of(run) == (RC.RUNS / "2wiki-per-question-5-four-methods" / "replies.jsonl").resolve()
     assert RC.how_it_replays(RC.RUNS / "musique-pooled-dense") == "no model"
-    assert RC.how_it_replays(RC.RUNS / "musique-pooled-30").startswith("cannot replay")
+    # a run made live before runs kept their raw replies (musique-pooled-30 as first made) cannot replay
+    assert RC.how_it_replays(RC.RUNS / "musique-pooled-30") == "replies"
+
+
+def test_a_live_run_without_its_replies_cannot_replay_and_says_what_is_missing(tmp_path):
+    first = RC.RUNS / "musique-pooled-30" / "summary-as-first-made.json"
+    (tmp_path / "summary.json").write_text(first.read_text(encoding="utf-8"), encoding="utf-8")
+    how = RC.how_it_replays(tmp_path)
+    assert how.startswith("cannot replay") and "missing: the replies of its about 165 model calls" in how
 
 
 def test_a_parameter_added_later_replays_with_the_value_in_effect_before_it(tmp_path):
@@ -141,7 +149,7 @@ def test_the_table_names_every_run_with_what_it_replays_from_and_its_verdict():
             "differs (1 figures: a/b) |") in rows  # a cell never breaks the table
     assert "| musique-pooled-dense | nothing (no model call) | not checked |" in rows
     cannot = [r for r in rows if "| – | cannot replay" in r]
-    assert cannot and all("missing:" in r for r in cannot)
+    assert all("missing:" in r for r in cannot)
 
 
 def test_a_known_difference_is_excused_only_for_its_exact_line():
