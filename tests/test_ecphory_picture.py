@@ -62,6 +62,10 @@ def test_every_step_has_one_node_set_so_nothing_moves(asked):
     assert len({tuple(n.id for n in p.nodes) for p in pics}) == 1
     places = [layout.places(p, figure.DESIGN_WIDTH, 560) for p in pics]
     assert all(pl == places[0] for pl in places)
+    # the context column reads top down in the answer's order (#1 first), the left-out gold passages after
+    context = [f"c:{c}" for c in t.detail(EcphoryDetail).context_chunk_ids]
+    column = sorted((n for n in pics[-1].nodes if n.kind == "passage"), key=lambda n: places[0][n.id][1])
+    assert [n.id for n in column][:len(context)] == context
 
 
 def test_the_cap_folds_into_a_box_that_opens_and_the_rerank_fades(asked):

@@ -112,6 +112,22 @@ def test_the_step_looks_follow_the_retrieval(walked):
     assert {n.id for n in pic.nodes} - looks["ranked"].faded == read | {"q"}
 
 
+def test_a_trace_whose_edges_joined_the_wrong_nodes_draws_only_its_seed_edges(walked):
+    """Traces recorded before the subgraph's numbering fix hold triples between passages: their
+    graph edges are not drawn, and the note says why."""
+    from dataclasses import replace
+
+    old = Trace.from_json(walked.to_json())
+    triple = next(e for e in old.edges if e.kind == "triple")
+    passage = next(n.id for n in old.nodes if n.kind == "chunk")
+    old.edges[old.edges.index(triple)] = replace(triple, target=passage)
+    pic = mass_picture.picture(old)
+    assert pic.edges and {e.kind for e in pic.edges} == {"activation"} and all(e.bold for e in pic.edges)
+    assert pic.note.endswith(mass_picture.MISJOINED)
+    assert mass_picture.MISJOINED not in mass_picture.picture(walked).note
+    assert {e.kind for e in mass_picture.picture(walked).edges} > {"activation"}
+
+
 def test_a_fallback_draws_dense_ranking():
     t = hipporag2.retrieve(ctx(world(), keep()), P3)  # recognition kept nothing
     assert t.detail(HippoRAG2Detail).fallback_dense

@@ -160,6 +160,7 @@ def test_click_reaches_python_in_the_focused_neuropath_route(watched, server, sa
     panel.wait_for(timeout=30_000)
     # written by Python: the node's name, the paths through it and its place in the memory
     panel.get_by_role("heading", name="University of Tollimere").wait_for()
+    panel.get_by_text("mention(s)").wait_for()  # the panel written to its end (the memory's facts last)
     shown = panel.inner_text()
     assert re.search(r"On \d+ path\(s\)", shown) and "mention(s)" in shown and "show where" in shown, shown[:800]
     watched.shot("neuropath-route-q11-panel")
@@ -199,6 +200,7 @@ def test_click_reaches_python_in_the_focused_ecphory_activation(watched, server,
     panel = page.get_by_role("dialog")
     panel.wait_for(timeout=30_000)
     panel.get_by_role("heading", name="University of Tollimere").wait_for()
+    panel.get_by_text("mention(s)").wait_for()  # the panel written to its end (the memory's facts last)
     shown = panel.inner_text()
     # its fate and its activations (a table: its cells are drawn on a canvas), then the memory's facts
     assert "Recalled: final engram #1" in shown and "show where" in shown and "mention(s)" in shown, shown[:800]

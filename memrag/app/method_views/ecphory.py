@@ -6,6 +6,7 @@ fate, the passages it brought, "show where")."""
 
 from __future__ import annotations
 
+import functools
 from typing import Iterable
 
 import streamlit as st
@@ -34,10 +35,15 @@ def gold_answers(trace: Trace, gold_ids: Iterable[int] | None) -> tuple[str, ...
     page's prefetch makes this picture in a thread of its own."""
     if not gold_ids:
         return ()
-    asked = " ".join(trace.question.split())
-    record = next((q for q in demo.sample_questions() if " ".join(q["question"].split()) == asked), None)
-    return () if record is None else tuple(a for a in [record.get("answer"), *record.get("answer_aliases", [])]
-                                           if isinstance(a, str))
+    return _demo_answers().get(" ".join(trace.question.split()), ())
+
+
+@functools.lru_cache(maxsize=1)
+def _demo_answers() -> dict[str, tuple[str, ...]]:
+    """The sample's demo questions (their words, spaces collapsed) → reference answers; read once."""
+    return {" ".join(q["question"].split()): tuple(a for a in [q.get("answer"), *q.get("answer_aliases", [])]
+                                                   if isinstance(a, str))
+            for q in demo.sample_questions()}
 
 
 def activation_picture_of(trace: Trace, gold_ids: Iterable[int] | None, height: int, width: float,

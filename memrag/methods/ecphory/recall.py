@@ -171,7 +171,7 @@ def picture(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None, gold_a
     titles = ["question"] + [_column(r) for r in range(context_layer - 1)] + ["context"]
     return Picture(f"ecphory-activation-step-{upto + 1}" if upto != last else "ecphory-activation",
                    tuple(nodes), tuple(edges), _legend(drawn_nodes, edges, shown, folded, opened), _note(s, upto, drawn_as, folded),
-                   tuple(looks), tuple(titles))
+                   tuple(looks), tuple(titles), listed_layers=(context_layer,))  # the context reads #1 down
 
 
 def _when(round_: int) -> str:

@@ -33,6 +33,8 @@ EDGE_WORDS = {"triple": "relation (a triple)", "coreference": "synonym edge (sim
               "passage": "phrase appears in the passage", "activation": "seed: the question's weight on it"}
 KEPT_WORDS = "fact kept by recognition memory"
 KEPT_SAID = 3  # kept facts the note names
+MISJOINED = ("This trace was recorded before a fix: its graph edges joined the wrong nodes, so only the seeds' "
+             "edges are drawn (ask again for the walk's edges).")
 
 
 def mass_weight(mass: float | None, top_mass: float) -> float:
@@ -82,16 +84,28 @@ def picture(trace: Trace, *, gold_chunk_ids: Iterable[int] | None = None, gold_a
     # the passages listed best first: their column keeps that order (#1 on top)
     nodes.sort(key=lambda n: (n.kind == "passage", ranks.get(int(n.ref), 1 << 30) if n.kind == "passage" else 0))
     layer = {n.id: n.layer for n in nodes}
+    misjoined = _misjoined(trace)
     # an edge between two reached phrases would run down their column through the nodes between
     # them: left out (a click on a phrase lists its relations)
     edges = [_edge(e) for e in trace.edges if e.source in layer and e.target in layer
-             and not layer[e.source] == layer[e.target] == REACHED_LAYER]
+             and not layer[e.source] == layer[e.target] == REACHED_LAYER and not (misjoined and e.role != "seed")]
     legend = _legend(nodes, edges)
     if narrow:  # names only where they find room: a column kept for them would squeeze the walk flat
         legend = tuple(x for x in legend if x.mark.startswith("node:"))
         nodes = [dataclasses.replace(n, labelled=False) for n in nodes]
-    return Picture("hipporag2-pagerank", tuple(nodes), tuple(edges), legend, _note(d, trace, nodes, passages, narrow),
+    note = _note(d, trace, nodes, passages, narrow) + (f" {MISJOINED}" if misjoined else "")
+    return Picture("hipporag2-pagerank", tuple(nodes), tuple(edges), legend, note,
                    _steps(trace, nodes, edges), () if narrow else LAYERS, listed_layers=(PASSAGE_LAYER,))
+
+
+def _misjoined(trace: Trace) -> bool:
+    """Whether the trace's graph edges join nodes their kind cannot join (a triple touching a passage,
+    a context edge not between a phrase and a passage): a trace recorded before the subgraph's
+    vertices were numbered in the graph's order, whose edges joined the wrong nodes."""
+    def kinds(e: GraphEdge) -> set[str]:
+        return {e.source.partition(":")[0], e.target.partition(":")[0]}
+    return any(e.kind == "triple" and kinds(e) != {"e"} or e.kind == "provenance" and kinds(e) != {"e", "c"}
+               for e in trace.edges)
 
 
 def _drawn_passage(n: GraphNode, ranks: dict[int, int], passages: int, gold: set[int], context: set[int]) -> bool:
