@@ -51,15 +51,3 @@ def test_a_click_on_a_passage_says_why_it_is_in_the_context(tiny):
     page = plain(at)
     assert f"Rank {rank}" in page and ranked.why in page and "the answer read it" in page, page
     assert "Its activated engrams:" in page  # what EcphoryRAG read from it
-
-
-def test_the_ask_page_names_the_gold_answer_of_a_demo_question_with_gold():
-    from memrag import demo
-    from memrag.app.method_views.ecphory import gold_answers
-    from memrag.trace import Trace
-
-    q = demo.sample_questions()[0]
-    asked = Trace("ecphory", "  " + q["question"].replace(" ", "  ") + " ")  # spacing aside, the same words
-    assert gold_answers(asked, [1]) == (q["answer"], *q.get("answer_aliases", []))
-    assert gold_answers(asked, []) == ()  # no gold here (another memory, or your own question)
-    assert gold_answers(Trace("ecphory", q["question"] + " really?"), [1]) == ()

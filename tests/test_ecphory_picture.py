@@ -162,3 +162,17 @@ def test_the_written_words_are_readable_and_never_overlap(asked):
     # a long name in a crowded column can find no free slot at the narrowest width (then it is on hover
     # and in the panel): the sample's answers are named but for at most two questions (q13, q20 at 840 px)
     assert answered >= 15 and len(unwritten) <= 2, unwritten
+
+
+def test_the_ask_pages_gold_answer_is_named_on_the_activation_picture(asked):
+    """The Ask page says the question's gold answers around its pictures (common.gold_answers, as for
+    HippoRAG 2): the engram named like one says "(gold answer)" inside that block only."""
+    from memrag.app.method_views import common, ecphory as views
+
+    q, t, gold = next((q, t, g) for q, t, g in asked if q["answer"] in {n.label for n in t.nodes})
+    with common.gold_answers(answers(q)):
+        inside = views.overview_picture(t, gold, 600).build(frozenset())
+    outside = views.overview_picture(t, gold, 600).build(frozenset())
+    assert any(n.label.startswith(q["answer"]) and GOLD_ANSWER in n.label for n in inside.nodes)
+    assert not any(GOLD_ANSWER in n.label for n in outside.nodes)
+

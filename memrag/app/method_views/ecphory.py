@@ -6,15 +6,14 @@ fate, the passages it brought, "show where")."""
 
 from __future__ import annotations
 
-import functools
 from typing import Iterable
 
 import streamlit as st
 
 from memrag.app import focus, graph_view
 from memrag.app.method_views import MethodViews
-from memrag.app.method_views.common import (TypedPicture, chart_key, chart_width, method_picture_of,
-                                            passage_part)
+from memrag.app.method_views.common import (TypedPicture, chart_key, chart_width, current_gold_answers,
+                                            method_picture_of, passage_part)
 from memrag.app.widgets import frame, text
 from memrag.methods.ecphory import activation, recall
 from memrag.methods.ecphory.fates import EcphoryFate, passage_engrams, step_words
@@ -22,35 +21,18 @@ from memrag.methods.fate_kit import FateRecord, Moment
 from memrag.picture import PictureEdge, PictureNode
 from memrag.trace import Trace
 from memrag.viz import figure, look as looks
-from memrag import demo, words
+from memrag import words
 from memrag.plain_text import escape_markdown
 from memrag.methods.ecphory.detail import EcphoryDetail
 
 DETAIL_HEIGHT = 600  # px of the Retrieval tab's picture
 
 
-def gold_answers(trace: Trace, gold_ids: Iterable[int] | None) -> tuple[str, ...]:
-    """The reference answers of a question with gold (`gold_ids`) that is one of the sample's demo
-    questions, so the gold answer's node says so. Read from the demo set, not the session: the Ask
-    page's prefetch makes this picture in a thread of its own."""
-    if not gold_ids:
-        return ()
-    return _demo_answers().get(" ".join(trace.question.split()), ())
-
-
-@functools.lru_cache(maxsize=1)
-def _demo_answers() -> dict[str, tuple[str, ...]]:
-    """The sample's demo questions (their words, spaces collapsed) → reference answers; read once."""
-    return {" ".join(q["question"].split()): tuple(a for a in [q.get("answer"), *q.get("answer_aliases", [])]
-                                                   if isinstance(a, str))
-            for q in demo.sample_questions()}
-
-
 def activation_picture_of(trace: Trace, gold_ids: Iterable[int] | None, height: int, width: float,
                           what: str) -> TypedPicture:
     """EcphoryRAG's activation (memrag.methods.ecphory.recall), the whole retrieval; a click opens
     the node's panel (`engram_part`)."""
-    gold, answers = tuple(gold_ids or ()), gold_answers(trace, gold_ids)
+    gold, answers = tuple(gold_ids or ()), current_gold_answers()
     return TypedPicture(lambda opened: recall.picture(trace, gold_chunk_ids=gold, gold_answers=answers,
                                                       expanded=opened), chart_key(trace, what), height, width,
                         engram_part)
@@ -94,7 +76,7 @@ def detail(trace: Trace, gold_ids: Iterable[int] | None, key: str) -> None:
                             value=None if step_key in st.session_state else len(steps) - 1,
                             format_func=lambda i: steps[i], key=step_key, help=words.ACTIVATION_STEP.help)
     _focused_passage(d, key)
-    gold, answers = tuple(gold_ids or ()), gold_answers(trace, gold_ids)
+    gold, answers = tuple(gold_ids or ()), current_gold_answers()
     chart = graph_view.Chart(looks.current(), DETAIL_HEIGHT, figure.DESIGN_WIDTH, key.removesuffix(f"_{trace.method}"),
                              step=step)
     graph_view.picture_chart(trace, lambda opened: recall.picture(trace, gold_chunk_ids=gold, gold_answers=answers,
