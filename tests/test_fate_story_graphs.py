@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from sample_replay import replay_sample
 from test_app_hipporag2 import hippo_trace, only_hipporag2
+from test_app_ecphory import ecphory_page
 from test_app_pages import ask, ask_page, home, no_exception, plain, tiny  # noqa: F401
 from test_gold import ecphory_trace
 
-from memrag.app import jobs, session
 from memrag.app.question_gold import gold_fate_line, gold_of
 from memrag.eval.gold import gold_fate_records
 from memrag.methods.ecphory.detail import EcphoryDetail
@@ -152,11 +152,7 @@ def test_hipporag2_retrieval_tab_shows_the_dropped_fact_first_and_highlighted(ti
 
 
 def test_ecphory_retrieval_tab_shows_the_passages_engrams_first(tiny):
-    at = ask_page(tiny)
-    at.session_state["ask_methods"] = ["ecphory"]
-    at = ask(at.run())
-    trace = next(t for t in jobs.get_job(at.session_state[session.AppState.ask_job.key]).result
-                 if t.method == "ecphory")
+    at, trace = ecphory_page(tiny)
     d = trace.detail(EcphoryDetail)
     chunk = d.initial[0].chunk_id
     _focus(at, "ecphory", chunk)

@@ -102,6 +102,18 @@ def focus_neuropath(page, label: str = "NeuroPath") -> None:
         settle(page)
 
 
+def click_open_panel(page, state: dict, name: str):
+    """Click the node whose words start with `name` and wait for the panel Python writes for it, to
+    its end (the memory's facts come last); the panel and its text."""
+    node = next(n for n in state["nodes"] if n["text"].startswith(name))
+    page.mouse.click(node["x"], node["y"])
+    panel = page.get_by_role("dialog")
+    panel.wait_for(timeout=30_000)
+    panel.get_by_role("heading", name=name).wait_for()
+    panel.get_by_text("mention(s)").wait_for()
+    return panel, panel.inner_text()
+
+
 @pytest.mark.parametrize("qid", ["q11", "q14"])
 @pytest.mark.parametrize("size", [(1440, 900), (1280, 720)], ids=["1440x900", "1280x720"])
 def test_route_words_are_legible_and_apart(watched, server, sample_recordings, qid, size):
@@ -154,14 +166,8 @@ def test_click_reaches_python_in_the_focused_neuropath_route(watched, server, sa
     assert any(w["text"].startswith("− fold") for w in opened["words"])
     check_words(opened)
 
-    node = next(n for n in opened["nodes"] if n["text"].startswith("University of Tollimere"))
-    page.mouse.click(node["x"], node["y"])
-    panel = page.get_by_role("dialog")
-    panel.wait_for(timeout=30_000)
     # written by Python: the node's name, the paths through it and its place in the memory
-    panel.get_by_role("heading", name="University of Tollimere").wait_for()
-    panel.get_by_text("mention(s)").wait_for()  # the panel written to its end (the memory's facts last)
-    shown = panel.inner_text()
+    panel, shown = click_open_panel(page, opened, "University of Tollimere")
     assert re.search(r"On \d+ path\(s\)", shown) and "mention(s)" in shown and "show where" in shown, shown[:800]
     watched.shot("neuropath-route-q11-panel")
     panel.get_by_role("button", name="show where").click()
@@ -195,13 +201,7 @@ def test_click_reaches_python_in_the_focused_ecphory_activation(watched, server,
     assert len(opened["nodes"]) > len(state["nodes"]), "the count box did not open"
     assert any(w["text"].startswith("− fold") for w in opened["words"])
 
-    node = next(n for n in opened["nodes"] if n["text"].startswith("University of Tollimere"))
-    page.mouse.click(node["x"], node["y"])
-    panel = page.get_by_role("dialog")
-    panel.wait_for(timeout=30_000)
-    panel.get_by_role("heading", name="University of Tollimere").wait_for()
-    panel.get_by_text("mention(s)").wait_for()  # the panel written to its end (the memory's facts last)
-    shown = panel.inner_text()
+    panel, shown = click_open_panel(page, opened, "University of Tollimere")
     # its fate and its activations (a table: its cells are drawn on a canvas), then the memory's facts
     assert "Recalled: final engram #1" in shown and "show where" in shown and "mention(s)" in shown, shown[:800]
     assert panel.get_by_test_id("stDataFrame").count() >= 1
