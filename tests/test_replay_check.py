@@ -43,7 +43,7 @@ def test_a_run_replayed_from_another_runs_replies_replays_from_them_and_dense_al
     run = RC.RUNS / "2wiki-per-question-5-hipporag2-retrieval"
     assert RC.replies_of(run) == (RC.RUNS / "2wiki-per-question-5-four-methods" / "replies.jsonl").resolve()
     assert RC.how_it_replays(RC.RUNS / "musique-pooled-dense") == "no model"
-    # a run made live before runs kept their raw replies (musique-pooled-30 as first made) cannot replay
+    # made live before runs kept their raw replies, then made again with its stamped settings: replays
     assert RC.how_it_replays(RC.RUNS / "musique-pooled-30") == "replies"
 
 
