@@ -654,6 +654,27 @@ def test_the_trace_records_what_the_graph_reaches_beyond_the_listed_paths():
     assert "listed from another passage" in gold_fate(t, [3], k=1)[0]["detail"]
 
 
+def test_the_expansion_probe_grows_hop_2_from_whichever_hop_1_paths_a_rule_picks():
+    # Hop 1 lists 1: Ada → born in → Port Alder (c0) and 2: A. Brennick → founded → Brennick Bakery (c1).
+    # Growing path 1 (Port Alder and its candidate Port of Alder) reaches c3 (Salt Fair) and c2 (Vell
+    # River); growing path 2 reaches c5 (rye bread). Against the goal e1 (hop 1's requirement) the
+    # Vell River path scores highest and the rye-bread path 0, so prune_top 2 drops c5.
+    from memrag.methods.neuropath.reach import listed_after_hop2
+    t, _ = run(NeuroPathParams(prune_top=2, max_hops=1), hop1=[r1(valid_ids=[1], expand_ids=[2])])
+    hop1, memory, goal = t.detail(NeuroPathDetail).hops[0], world(), _norm(unit(1))
+
+    def listed(rule: str, prune_top: int | None = 3) -> set[int]:
+        return listed_after_hop2(memory, hop1, rule, goal, prune_top, 5, 0.8)
+
+    assert listed("model") == {0, 1, 5}  # the model asked to expand path 2 only
+    assert listed("list order") == {0, 1, 2, 3}  # as many paths (one) from the top of the listing
+    assert listed("kept") == listed("every listed") == {0, 1, 2, 3, 5}  # valid [1] ∪ expand [2]
+    assert listed("every listed", prune_top=2) == {0, 1, 2, 3}
+    assert listed("model", prune_top=None) == {0, 1, 5}
+    with pytest.raises(ValueError, match="rule"):
+        listed("random")
+
+
 def test_dp_takes_the_valid_paths_only_not_those_only_asked_to_expand():
     # Hop 1 alone lists three paths; valid [1], expand [2, 3]. Paths 2 and 3 were only asked to
     # expand, so their passages are no evidence (a mutant that took expand ids into D_p survived

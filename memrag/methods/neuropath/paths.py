@@ -93,6 +93,22 @@ def extend_path(memory: Memory, path: PathCandidate, touch: list[str], hop: int,
     return out
 
 
+def grow_paths(memory: Memory, paths: Iterable[PathCandidate], hop: int, seen: set[str], coref_top: int,
+               coref_threshold: float) -> list[PathCandidate]:
+    """The next hop's new paths: each of `paths` extended at its frontier or the frontier's
+    coreference candidates (`extend_path`), pids numbered on across them."""
+    grown: list[PathCandidate] = []
+    for p in paths:
+        touch = [p.frontier] + [m.key for m in memory.coref_of(p.frontier, coref_top, coref_threshold)]
+        grown.extend(extend_path(memory, p, touch, hop, seen, len(grown)))
+    return grown
+
+
+def best_first(scores: np.ndarray) -> list[int]:
+    """Indices of paths by descending score; ties keep creation order (the listing's order)."""
+    return np.argsort(-scores, kind="stable").tolist()
+
+
 def path_scores(memory: Memory, paths: list[PathCandidate], goal: np.ndarray) -> np.ndarray:
     """Cosine of each path's vector (normalised sum of its triples' vectors) to the goal.
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
 from memrag.index.memory import Memory
-from memrag.methods.neuropath.paths import far_end
-from memrag.methods.neuropath.detail import NeuroPathDetail, ReachedChunk
+from memrag.methods.neuropath.paths import best_first, far_end, grow_paths, path_scores
+from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, ReachedChunk
 from memrag.trace import Trace
 
 # The counts of `gold_reach`, in the order each narrows the one before.
@@ -64,3 +66,30 @@ def gold_reach(trace: Trace, gold: Sequence[Iterable[int]]) -> dict[str, int] | 
     units = [set(u) for u in gold]
     return {"gold": len(units), "within_max_hops": sum(bool(u & within) for u in units),
             "on_listed_paths": sum(bool(u & listed) for u in units), "kept": sum(bool(u & kept) for u in units)}
+
+
+# Who picks the hop-1 paths that grow into hop 2, for `listed_after_hop2`: the model's expand_ids; as
+# many paths from the top of the listing (the trivial rule the model's choice must beat); every path
+# the model kept (valid ∪ expand); every listed path.
+EXPANSION_RULES = ("model", "list order", "kept", "every listed")
+
+
+def listed_after_hop2(memory: Memory, hop1: NeuroPathHop, rule: str, goal: np.ndarray, prune_top: int | None,
+                      coref_top: int, coref_threshold: float) -> set[int]:
+    """The chunks on listed paths after hop 2 had `rule` picked the hop-1 paths to expand: hop 1's
+    listed paths, then the new hop-2 paths grown and pruned as tracking grows and prunes them
+    (`goal`: the vector of hop 1's expansion requirement, or of the question if it wrote none)."""
+    if rule not in EXPANSION_RULES:
+        raise ValueError(f"rule must be one of {EXPANSION_RULES}, got {rule!r}")
+    listed = sorted((p for p in hop1.candidates if p.listed_as is not None), key=lambda p: p.listed_as or 0)
+    by_number = {p.listed_as: p for p in listed}
+    chosen = [n for n in hop1.expand_ids if n in by_number]
+    picks = {"model": chosen,
+             "list order": [p.listed_as for p in listed[:len(chosen)]],
+             "kept": list(dict.fromkeys([n for n in hop1.valid_ids if n in by_number] + chosen)),
+             "every listed": [p.listed_as for p in listed]}[rule]
+    seen = {p.text for p in hop1.candidates}  # hop 1 saw every candidate's text, pruned or not
+    grown = grow_paths(memory, [by_number[n] for n in picks], 2, seen, coref_top, coref_threshold)
+    order = best_first(path_scores(memory, grown, goal))
+    top = [grown[i] for i in (order if prune_top is None else order[:prune_top])]
+    return {c for p in listed + top for c in p.chunk_ids}

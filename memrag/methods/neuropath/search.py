@@ -35,8 +35,8 @@ from memrag.index.memory import Memory
 from memrag.methods.base import QueryContext, cite_chunks, fuse_ranks, new_trace, query_entities, set_ranked
 from memrag.methods.dense.search import dense_ranking
 from memrag.methods.neuropath.reach import unlisted_reach
-from memrag.methods.neuropath.paths import (extend_path, first_hop_paths, id_list, listing_line, path_scores,
-                                  strip_path_refs, verbatim_keys)
+from memrag.methods.neuropath.paths import (best_first, first_hop_paths, grow_paths, id_list, listing_line,
+                                  path_scores, strip_path_refs, verbatim_keys)
 from memrag.trace import RankedChunk, Trace
 from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, NeuroPathSeed, PathCandidate
 from memrag.methods.neuropath.picture import subgraph
@@ -282,12 +282,8 @@ def _track(ctx: QueryContext, trace: Trace, params: NeuroPathParams, seed_keys: 
             detail.stop_reason = "max_hops reached"
             return valid, chain, requirement
         hop += 1
-        grown: list[PathCandidate] = []
-        for n in expand_n:
-            p = by_number[n]
-            touch = [p.frontier] + [m.key for m in memory.coref_of(p.frontier, params.coref_top,
-                                                                    params.coref_threshold)]
-            grown.extend(extend_path(memory, p, touch, hop, seen, len(grown)))
+        grown = grow_paths(memory, [by_number[n] for n in expand_n], hop, seen, params.coref_top,
+                           params.coref_threshold)
         if not grown:
             detail.stop_reason = "no expandable paths"
             return valid, chain, requirement
@@ -344,7 +340,7 @@ def _prune_and_list(memory: Memory, h: NeuroPathHop, kept: list[PathCandidate], 
     New paths are listed best first; kept paths are never pruned and come first.
     """
     scores = path_scores(memory, new, target_vec)
-    order = np.argsort(-scores, kind="stable").tolist()  # ties keep creation order
+    order = best_first(scores)
     values = scores.tolist()
     for rank, i in enumerate(order, start=1):
         new[i].score, new[i].rank = values[i], rank
