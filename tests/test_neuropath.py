@@ -675,6 +675,21 @@ def test_the_expansion_probe_grows_hop_2_from_whichever_hop_1_paths_a_rule_picks
         listed("random")
 
 
+def test_expand_kept_grows_every_path_the_model_kept_not_only_those_it_named():
+    # Hop 1 keeps paths 2 (A. Brennick → Brennick Bakery) and 1 (Ada → Port Alder); the model names
+    # only path 1 for expansion. The paper grows path 1 alone; expand_kept also grows path 2 (rye bread).
+    hop1 = [r1(valid_ids=[2, 1], expand_ids=[1])]
+    grown = {}
+    for expand_kept in (False, True):
+        t, _ = run(NeuroPathParams(prune_top=2, expand_kept=expand_kept), hop1=hop1)
+        h1, h2 = t.detail(NeuroPathDetail).hops
+        assert h1.expand_ids == [1]  # the trace keeps what the model said
+        grown[expand_kept] = {p.text.split("; ")[-1] for p in h2.candidates if p.kept_from is None}
+    assert "Brennick Bakery → sells → Rye Bread" in grown[True] - grown[False]
+    assert "Port of Alder → lies on → Vell River" in grown[False] & grown[True]
+    assert "Growing every kept path (expand_kept): 2." in t.steps[1].summary
+
+
 def test_dp_takes_the_valid_paths_only_not_those_only_asked_to_expand():
     # Hop 1 alone lists three paths; valid [1], expand [2, 3]. Paths 2 and 3 were only asked to
     # expand, so their passages are no evidence (a mutant that took expand ids into D_p survived

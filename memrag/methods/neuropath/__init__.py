@@ -27,7 +27,7 @@ SPEC = wing_spec(
     stage_tokens={"neuropath.track": (1400.0, 200.0), "neuropath.judge": (40.0, 1.0)},
     # the paper's and the official code's settings (the others are memrag deviations)
     paper_settings={"dp_position": "first", "coref_top": 4, "seed_floor": 0.0, "verbatim_seeds": False,
-                    "force_hops": False, "tracker": "generative", "hop_prompt": "paths",
+                    "force_hops": False, "expand_kept": False, "tracker": "generative", "hop_prompt": "paths",
                     "skip_class_words": False, "seed_top": 1},
     start_line=("**NeuroPath** — entities are place cells and triples their place fields: from the question's "
                "entities it plans a route through the graph (preplay), keeps only the paths that serve the "

@@ -63,8 +63,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "one unreadable reply from a small model should not erase the evidence found so far"),
     Deviation("neuropath", "Optional extras (off by default)",
               "not in the paper",
-              "force_hops and verbatim_seeds parameters",
-              "failure modes seen with a 1.5B tracker: early stops, missed names"),
+              "force_hops, verbatim_seeds and expand_kept parameters",
+              "failure modes seen with a 1.5B tracker: early stops, missed names, expand_ids no better "
+              "than list order"),
     Deviation("neuropath", "Judging paths by likelihood (tracker, an option pending measurement)",
               "one generative call per hop writes valid_ids, the paths that help, most helpful first",
               "tracker='likelihood' (default 'generative' until measured): each new listed path is judged alone by "

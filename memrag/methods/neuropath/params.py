@@ -60,6 +60,10 @@ class NeuroPathParams:
         "word, at similarity 1.0) would start paths from every country or city the memory mentions.")
     verbatim_seeds: bool = _f(False, "Deviation: also seed graph phrases named verbatim (capitalised) in the question.")
     force_hops: bool = _f(False, "Deviation: run every hop even after the model says stop.")
+    expand_kept: bool = _f(
+        False, "Deviation: grow every path the model kept (valid ∪ expand_ids) into the next hop, not only "
+        "those it names in expand_ids (the paper). The 1.5B model's expand_ids list no more gold after hop 2 "
+        "than as many paths from the top of the listing (bench/expansion_probe.py).")
     tracker: Tracker = _f(
         "generative", "Who decides which listed paths are kept: generative = the paper's tracker (the model "
         "writes valid_ids in one call per hop); likelihood = a deviation: each new listed path is judged on "

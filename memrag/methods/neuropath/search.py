@@ -274,6 +274,9 @@ def _track(ctx: QueryContext, trace: Trace, params: NeuroPathParams, seed_keys: 
                         + f"{len(expand_n)} to expand, continue={j.cont}"
                         + (f"; {len(h.invalid_ids)} unusable id(s) ignored" if h.invalid_ids else "")
                         + (f"; {h.tracker_note}" if h.tracker_note else "") + ".")
+        if params.expand_kept:  # the model's expand_ids stay in the trace; every kept new path grows
+            expand_n = [n for n in dict.fromkeys(valid_n + expand_n) if by_number[n].kept_from is None]
+            step.summary += f" Growing every kept path (expand_kept): {len(expand_n)}."
         valid = [by_number[n] for n in valid_n]
         if j.cont == 0 and not params.force_hops:
             detail.stop_reason = "model said stop"
