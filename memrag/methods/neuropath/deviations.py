@@ -65,7 +65,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "not in the paper",
               "force_hops, verbatim_seeds and expand_kept parameters",
               "failure modes seen with a 1.5B tracker: early stops, missed names, expand_ids no better "
-              "than list order"),
+              "than list order (expand_kept lists more gold on MuSiQue 31-60 but lowers R@2: docs/results.md)"),
     Deviation("neuropath", "Judging paths by likelihood (tracker, an option pending measurement)",
               "one generative call per hop writes valid_ids, the paths that help, most helpful first",
               "tracker='likelihood' (default 'generative' until measured): each new listed path is judged alone by "
