@@ -41,9 +41,9 @@ def run_counts(run_dir: Path, memory, embedder) -> dict[str, dict[str, int]]:
             continue
         hop1, p = detail.hops[0], trace.params
         goal = embedder.encode([hop1.expansion_requirement or trace.question])[0]
-        on_hop1 = {c for c in (x for q in hop1.candidates if q.listed_as is not None for x in q.chunk_ids)}
-        listed = {r: listed_after_hop2(memory, hop1, r, goal, p.get("prune_top"), p.get("coref_top", 5),
-                                       p.get("coref_threshold", 0.8)) for r in EXPANSION_RULES}
+        on_hop1 = {c for q in hop1.candidates if q.listed_as is not None for c in q.chunk_ids}
+        listed = {r: listed_after_hop2(memory, hop1, r, goal, p["prune_top"], p["coref_top"], p["coref_threshold"])
+                  for r in EXPANSION_RULES}
         for part in ("continued", "all") if hop1.continue_ else ("all",):
             fig = out[part]
             fig["questions"] += 1

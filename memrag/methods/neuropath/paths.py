@@ -104,6 +104,12 @@ def grow_paths(memory: Memory, paths: Iterable[PathCandidate], hop: int, seen: s
     return grown
 
 
+def kept_numbers(valid: Iterable[int], expand: Iterable[int]) -> list[int]:
+    """The paths a judgement keeps into the next hop: valid ∪ expand, valid ones first (most helpful
+    first), each number once."""
+    return list(dict.fromkeys([*valid, *expand]))
+
+
 def best_first(scores: np.ndarray) -> list[int]:
     """Indices of paths by descending score; ties keep creation order (the listing's order)."""
     return np.argsort(-scores, kind="stable").tolist()

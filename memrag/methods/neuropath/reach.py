@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from memrag.index.memory import Memory
-from memrag.methods.neuropath.paths import best_first, far_end, grow_paths, path_scores
+from memrag.methods.neuropath.paths import best_first, far_end, grow_paths, kept_numbers, path_scores
 from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, ReachedChunk
 from memrag.trace import Trace
 
@@ -86,7 +86,7 @@ def listed_after_hop2(memory: Memory, hop1: NeuroPathHop, rule: str, goal: np.nd
     chosen = [n for n in hop1.expand_ids if n in by_number]
     picks = {"model": chosen,
              "list order": [p.listed_as for p in listed[:len(chosen)]],
-             "kept": list(dict.fromkeys([n for n in hop1.valid_ids if n in by_number] + chosen)),
+             "kept": kept_numbers([n for n in hop1.valid_ids if n in by_number], chosen),
              "every listed": [p.listed_as for p in listed]}[rule]
     seen = {p.text for p in hop1.candidates}  # hop 1 saw every candidate's text, pruned or not
     grown = grow_paths(memory, [by_number[n] for n in picks], 2, seen, coref_top, coref_threshold)

@@ -35,8 +35,8 @@ from memrag.index.memory import Memory
 from memrag.methods.base import QueryContext, cite_chunks, fuse_ranks, new_trace, query_entities, set_ranked
 from memrag.methods.dense.search import dense_ranking
 from memrag.methods.neuropath.reach import unlisted_reach
-from memrag.methods.neuropath.paths import (best_first, first_hop_paths, grow_paths, id_list, listing_line,
-                                  path_scores, strip_path_refs, verbatim_keys)
+from memrag.methods.neuropath.paths import (best_first, first_hop_paths, grow_paths, id_list, kept_numbers,
+                                  listing_line, path_scores, strip_path_refs, verbatim_keys)
 from memrag.trace import RankedChunk, Trace
 from memrag.methods.neuropath.detail import NeuroPathDetail, NeuroPathHop, NeuroPathSeed, PathCandidate
 from memrag.methods.neuropath.picture import subgraph
@@ -275,7 +275,7 @@ def _track(ctx: QueryContext, trace: Trace, params: NeuroPathParams, seed_keys: 
                         + (f"; {len(h.invalid_ids)} unusable id(s) ignored" if h.invalid_ids else "")
                         + (f"; {h.tracker_note}" if h.tracker_note else "") + ".")
         if params.expand_kept:  # the model's expand_ids stay in the trace; every kept new path grows
-            expand_n = [n for n in dict.fromkeys(valid_n + expand_n) if by_number[n].kept_from is None]
+            expand_n = [n for n in kept_numbers(valid_n, expand_n) if by_number[n].kept_from is None]
             step.summary += f" Growing every kept path (expand_kept): {len(expand_n)}."
         valid = [by_number[n] for n in valid_n]
         if j.cont == 0 and not params.force_hops:
@@ -294,7 +294,7 @@ def _track(ctx: QueryContext, trace: Trace, params: NeuroPathParams, seed_keys: 
             if by_number[n].fate != "valid":
                 by_number[n].fate = "expanded"
         # Kept = valid ∪ expand, most helpful first: they count as valid if the next judgement fails.
-        kept = [_kept_copy(by_number[n], hop) for n in valid_n + [n for n in expand_n if n not in valid_n]]
+        kept = [_kept_copy(by_number[n], hop) for n in kept_numbers(valid_n, expand_n)]
         new = grown
 
 
