@@ -68,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("runs", nargs="+", type=Path, help="eval run folders (with results.jsonl) on --memory")
     p.add_argument("--memory", type=Path, required=True, help="the memory folder the runs were made on")
     args = p.parse_args(argv)
+    missing = [str(r) for r in args.runs if not (r / "results.jsonl").is_file()]
+    if missing:  # a committed docs/runs folder holds no traces: replay it first (the docstring)
+        p.error(f"no results.jsonl (per-question traces) in: {', '.join(missing)}")
     memory = load(args.memory)
     embedder = get_embedder(memory.embedder_id)
     keys = ["questions", "gold", "hop 1", *EXPANSION_RULES]
