@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from test_browser import open_app, settle, wait_for_graphs
 
@@ -20,9 +21,9 @@ pytestmark = pytest.mark.browser
 
 # The Learn page's one picture (a plotly chart, memrag.viz.figure): each drawn node's place on the screen,
 # opacity and hover text; the written words; the legend; the chart's box.
-LEARN_STATE = """() => {
-  const gd = [...document.querySelectorAll('[data-testid=stMain] .js-plotly-plot')].find(g => g._fullData &&
-      g._fullData.some(t => t.name === 'nodes'));
+CHART = ("[...document.querySelectorAll('[data-testid=stMain] .js-plotly-plot')]"
+         ".find(g => g._fullData && g._fullData.some(t => t.name === 'nodes'))")
+LEARN_STATE = "() => {\n  const gd = " + CHART + """;
   if (!gd || !gd._fullLayout._plots || !gd._fullLayout._plots.xy) return null;
   const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, box = gd.getBoundingClientRect();
   const nodes = {};
@@ -180,15 +181,26 @@ def test_learn_click_reaches_python(watched, server, sample_recordings):
     seeds = wait_changed(page, [])
     move_slider(page, 1, "Step 2 of")
     wait_changed(page, seeds)
+    # at 900 px the chart starts low on the page: bring all of it into view, or the node may sit below the fold
+    page.evaluate(f"() => ({CHART}).scrollIntoView({{block: 'center'}})")
     page.wait_for_timeout(800)
     now = state(page)
-    lit = [(i, n) for i, n in now["nodes"].items() if i.startswith("e:") and n["opacity"] == 1]
+    width, height = page.evaluate("[innerWidth, innerHeight]")
+    lit = [(i, n) for i, n in now["nodes"].items()
+           if i.startswith("e:") and n["opacity"] == 1 and 0 < n["x"] < width and 0 < n["y"] < height]
+    assert lit, ("no lit entity in view", now["box"], height)
     # the entity farthest from every other point: a click there lands on it
     ident, node = max(lit, key=lambda p: min(((q["x"] - p[1]["x"]) ** 2 + (q["y"] - p[1]["y"]) ** 2
                                               for j, q in now["nodes"].items() if j != p[0]), default=1e9))
-    page.mouse.click(node["x"], node["y"])
     panel = page.get_by_role("dialog")
-    panel.wait_for(timeout=60_000)
+    for attempt in (1, 2):  # a click that lands while Streamlit redraws the chart is lost: click once more
+        page.mouse.click(node["x"], node["y"])
+        try:
+            panel.wait_for(timeout=30_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
     panel.get_by_text("relation(s)").first.wait_for()
     shown = panel.inner_text()
     assert node["text"].split("\n")[0] in shown and "mention(s)" in shown, (node, shown[:600])
