@@ -35,7 +35,7 @@ def run_counts(run_dir: Path, memory, embedder) -> dict[str, dict[str, int]]:
     """{"continued" | "all": {"questions", "gold", "hop 1", rule...: gold passages listed}}."""
     out = {part: {"questions": 0, "gold": 0, "hop 1": 0, **{r: 0 for r in EXPANSION_RULES}}
            for part in ("continued", "all")}
-    for trace, gold in _questions(run_dir):
+    for trace, gold in traced_questions(run_dir):
         detail = trace.detail(NeuroPathDetail)
         if detail is None or not detail.hops or detail.hops[0].failed:
             continue
@@ -54,7 +54,7 @@ def run_counts(run_dir: Path, memory, embedder) -> dict[str, dict[str, int]]:
     return out
 
 
-def _questions(run_dir: Path) -> Iterator[tuple]:
+def traced_questions(run_dir: Path) -> Iterator[tuple]:
     for line in (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             m = json.loads(line).get("methods", {}).get("neuropath")
@@ -63,14 +63,20 @@ def _questions(run_dir: Path) -> Iterator[tuple]:
                 yield load_trace(m["trace"], str(run_dir)), gold
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def traced_runs_args(doc: str, argv: list[str] | None) -> argparse.Namespace:
+    """The probes' command line: run folders with traces (`runs`) and the memory they were made on."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     p.add_argument("runs", nargs="+", type=Path, help="eval run folders (with results.jsonl) on --memory")
     p.add_argument("--memory", type=Path, required=True, help="the memory folder the runs were made on")
     args = p.parse_args(argv)
     missing = [str(r) for r in args.runs if not (r / "results.jsonl").is_file()]
     if missing:  # a committed docs/runs folder holds no traces: replay it first (the docstring)
         p.error(f"no results.jsonl (per-question traces) in: {', '.join(missing)}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = traced_runs_args(__doc__, argv)
     memory = load(args.memory)
     embedder = get_embedder(memory.embedder_id)
     keys = ["questions", "gold", "hop 1", *EXPANSION_RULES]

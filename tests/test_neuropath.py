@@ -675,6 +675,31 @@ def test_the_expansion_probe_grows_hop_2_from_whichever_hop_1_paths_a_rule_picks
         listed("random")
 
 
+def test_the_requirement_probe_finds_the_nodes_a_requirement_names_and_what_they_reach():
+    # Seeds Ada Brennick and A. Brennick reach c6 (Miro Tann painted the Grey Sea) only at hop 4. A hop-1
+    # requirement that names the Grey Sea would reach it at once, from a hop-2 seed: c4 and c6 are the
+    # Grey Sea's own triples. 'Port Alderney' is not 'Port Alder' (whole words); a name the seeds hold
+    # adds nothing; names shorter than min_chars are skipped.
+    from memrag.methods.neuropath.reach import first_reach, named_nodes, requirement_reach
+    memory, seeds = world(), {entity_key("Ada Brennick"), entity_key("A. Brennick")}
+    need = "Still missing: who painted the GREY SEA, and the Port Alderney ferry of Ada Brennick"
+    assert set(named_nodes(memory, need)) == {entity_key("Grey Sea"), entity_key("Ada Brennick")}
+    assert named_nodes(memory, "rye bread") == [entity_key("Rye Bread")]
+    assert named_nodes(memory, "rye bread", min_chars=10) == []
+    assert 6 not in first_reach(memory, seeds, 2, 5, 0.8)
+    assert requirement_reach(memory, need, seeds, 1, 5, 0.8) == {4: 1, 6: 1}
+    assert requirement_reach(memory, "Ada Brennick's birthplace", seeds, 1, 5, 0.8) == {}
+    assert requirement_reach(memory, need, seeds, 0, 5, 0.8) == {}
+    # where one matched name holds another, only the longer counts
+    m = world()
+    m.triples.append(TripleRow(len(m.triples), entity_key("Grey Sea Port"), "Grey Sea Port", "lies on",
+                               entity_key("Grey Sea"), "Grey Sea", 6))
+    m.engrams.append(EngramRow(len(m.engrams), entity_key("Grey Sea Port"), "Grey Sea Port", "place", "", 3, 6))
+    m.rebuild_derived()
+    assert named_nodes(m, "the ferry from Grey Sea Port") == [entity_key("Grey Sea Port")]
+    assert set(named_nodes(m, "Grey Sea Port on the Grey Sea")) == {entity_key("Grey Sea Port")}
+
+
 def test_expand_kept_grows_every_path_the_model_kept_not_only_those_it_named():
     # Hop 1 keeps paths 2 (A. Brennick → Brennick Bakery) and 1 (Ada → Port Alder); the model names
     # only path 1 for expansion. The paper grows path 1 alone; expand_kept also grows path 2 (rye bread).

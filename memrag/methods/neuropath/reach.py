@@ -4,6 +4,7 @@ path touched was lost to tracking (it stopped, or never expanded a path that way
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -39,6 +40,31 @@ def first_reach(memory: Memory, seed_keys: Iterable[str], max_hops: int, coref_t
         if hop < max_hops:  # the ends' coreference candidates matter only if another hop follows
             touch = ends | {m.key for end in ends for m in memory.coref_of(end, coref_top, coref_threshold)}
     return first
+
+
+def named_nodes(memory: Memory, text: str, min_chars: int = 4) -> list[str]:
+    """Keys of the graph nodes whose name `text` spells out as whole words (any case), in memory order;
+    where one matched name holds another ('Port Alder' in 'Port Alder Harbour') only the longer counts.
+    Names shorter than `min_chars` are skipped: they match inside ordinary words' company too often."""
+    low = text.lower()
+    found = {n.key: n.name.lower() for n in memory.entities
+             if len(n.name) >= min_chars and n.name.lower() in low
+             and re.search(rf"(?<!\w){re.escape(n.name.lower())}(?!\w)", low)}
+    return [k for k, name in found.items() if not any(j != k and name in other for j, other in found.items())]
+
+
+def requirement_reach(memory: Memory, requirement: str, seed_keys: Iterable[str], hops: int, coref_top: int,
+                      coref_threshold: float) -> dict[int, int]:
+    """chunk id → first hop (1 … hops) at which paths from the graph nodes an expansion requirement
+    names (`named_nodes`, the seeds left out) could reach it, had those nodes been seeded with their
+    coreference candidates as the question's seeds are. Asks whether seeding the next hop from what the
+    tracker says it still needs would reach gold that the question's own seeds cannot."""
+    seeds = set(seed_keys)
+    keys = [k for k in named_nodes(memory, requirement) if k not in seeds]
+    if not keys or hops < 1:
+        return {}
+    touch = set(keys) | {m.key for k in keys for m in memory.coref_of(k, coref_top, coref_threshold)}
+    return first_reach(memory, touch, hops, coref_top, coref_threshold)
 
 
 def unlisted_reach(memory: Memory, seed_keys: Iterable[str], max_hops: int, coref_top: int,
