@@ -4,11 +4,12 @@
     python bench/requirement_probe.py --memory data/mem-musique RUN [RUN ...]
 
 Reads each run's results.jsonl (the per-question traces; replay a committed run to get them). For
-every question tracked at hop 1 it takes the graph nodes hop 1's expansion requirement names
-(`memrag.methods.neuropath.reach.named_nodes`, the seeds left out) and counts the gold passages that
-lie beyond the seeds' reach within max_hops but within max_hops − 1 hops of those nodes
-(`requirement_reach`): the gold a hop-2 seeding from the requirement could bring into reach. No
-model call, no embedding.
+every question tracked at hop 1 it takes the graph nodes hop 1's expansion requirement names, found
+as verbatim seeds are found in the question (`memrag.methods.neuropath.paths.verbatim_keys`:
+capitalised spans, longest first; the seeds left out), and counts the gold passages that lie beyond
+the seeds' reach within max_hops but within max_hops − 1 hops of those nodes
+(`memrag.methods.neuropath.reach.seeded_reach`): the gold a hop-2 seeding from the requirement could
+bring into reach. No model call, no embedding.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from expansion_probe import traced_questions, traced_runs_args  # noqa: E402
 from memrag.index.memory import Memory  # noqa: E402
 from memrag.index.store import load  # noqa: E402
 from memrag.methods.neuropath.detail import NeuroPathDetail  # noqa: E402
-from memrag.methods.neuropath.reach import first_reach, named_nodes, requirement_reach  # noqa: E402
+from memrag.methods.neuropath.paths import verbatim_keys  # noqa: E402
+from memrag.methods.neuropath.reach import first_reach, seeded_reach  # noqa: E402
 
 KEYS = ("questions", "with a requirement", "naming a node", "gold", "within max_hops", "beyond",
         "brought into reach")
@@ -42,14 +44,15 @@ def run_counts(run_dir: Path, memory: Memory) -> dict[str, int]:
                  | {m.key for s in detail.seeds if s.accepted for m in s.coref})
         within = set(first_reach(memory, seeds, p["max_hops"], p["coref_top"], p["coref_threshold"]))
         beyond = gold - within
+        named = [key for _, key in verbatim_keys(requirement, memory.entity_index) if key not in seeds]
         out["questions"] += 1
         out["with a requirement"] += bool(requirement)
-        out["naming a node"] += bool(set(named_nodes(memory, requirement)) - seeds)
+        out["naming a node"] += bool(named)
         out["gold"] += len(gold)
         out["within max_hops"] += len(gold & within)
         out["beyond"] += len(beyond)
-        out["brought into reach"] += len(beyond & set(requirement_reach(
-            memory, requirement, seeds, p["max_hops"] - 1, p["coref_top"], p["coref_threshold"])))
+        out["brought into reach"] += len(beyond & set(seeded_reach(
+            memory, named, p["max_hops"] - 1, p["coref_top"], p["coref_threshold"])))
     return out
 
 

@@ -675,29 +675,20 @@ def test_the_expansion_probe_grows_hop_2_from_whichever_hop_1_paths_a_rule_picks
         listed("random")
 
 
-def test_the_requirement_probe_finds_the_nodes_a_requirement_names_and_what_they_reach():
+def test_the_requirement_probe_reaches_from_the_nodes_a_requirement_names():
     # Seeds Ada Brennick and A. Brennick reach c6 (Miro Tann painted the Grey Sea) only at hop 4. A hop-1
-    # requirement that names the Grey Sea would reach it at once, from a hop-2 seed: c4 and c6 are the
-    # Grey Sea's own triples. 'Port Alderney' is not 'Port Alder' (whole words); a name the seeds hold
-    # adds nothing; names shorter than min_chars are skipped.
-    from memrag.methods.neuropath.reach import first_reach, named_nodes, requirement_reach
+    # requirement that names the Grey Sea would reach it at once from a hop-2 seed: c4 and c6 are the
+    # Grey Sea's own triples. The probe finds the named nodes as verbatim seeds are found ('Port
+    # Alderney' is no node; a name the seeds hold adds nothing).
+    from memrag.methods.neuropath.reach import first_reach, seeded_reach
     memory, seeds = world(), {entity_key("Ada Brennick"), entity_key("A. Brennick")}
-    need = "Still missing: who painted the GREY SEA, and the Port Alderney ferry of Ada Brennick"
-    assert set(named_nodes(memory, need)) == {entity_key("Grey Sea"), entity_key("Ada Brennick")}
-    assert named_nodes(memory, "rye bread") == [entity_key("Rye Bread")]
-    assert named_nodes(memory, "rye bread", min_chars=10) == []
+    need = "Still missing: who painted the Grey Sea, and the Port Alderney ferry of Ada Brennick"
+    named = [key for _, key in verbatim_keys(need, memory.entity_index) if key not in seeds]
+    assert named == [entity_key("Grey Sea")]
     assert 6 not in first_reach(memory, seeds, 2, 5, 0.8)
-    assert requirement_reach(memory, need, seeds, 1, 5, 0.8) == {4: 1, 6: 1}
-    assert requirement_reach(memory, "Ada Brennick's birthplace", seeds, 1, 5, 0.8) == {}
-    assert requirement_reach(memory, need, seeds, 0, 5, 0.8) == {}
-    # where one matched name holds another, only the longer counts
-    m = world()
-    m.triples.append(TripleRow(len(m.triples), entity_key("Grey Sea Port"), "Grey Sea Port", "lies on",
-                               entity_key("Grey Sea"), "Grey Sea", 6))
-    m.engrams.append(EngramRow(len(m.engrams), entity_key("Grey Sea Port"), "Grey Sea Port", "place", "", 3, 6))
-    m.rebuild_derived()
-    assert named_nodes(m, "the ferry from Grey Sea Port") == [entity_key("Grey Sea Port")]
-    assert set(named_nodes(m, "Grey Sea Port on the Grey Sea")) == {entity_key("Grey Sea Port")}
+    assert seeded_reach(memory, named, 1, 5, 0.8) == {4: 1, 6: 1}
+    assert seeded_reach(memory, named, 2, 5, 0.8) == {4: 1, 6: 1, 2: 2}  # on to the Vell River
+    assert seeded_reach(memory, [], 1, 5, 0.8) == seeded_reach(memory, named, 0, 5, 0.8) == {}
 
 
 def test_expand_kept_grows_every_path_the_model_kept_not_only_those_it_named():

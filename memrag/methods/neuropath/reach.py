@@ -4,7 +4,6 @@ path touched was lost to tracking (it stopped, or never expanded a path that way
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -42,25 +41,12 @@ def first_reach(memory: Memory, seed_keys: Iterable[str], max_hops: int, coref_t
     return first
 
 
-def named_nodes(memory: Memory, text: str, min_chars: int = 4) -> list[str]:
-    """Keys of the graph nodes whose name `text` spells out as whole words (any case), in memory order;
-    where one matched name holds another ('Port Alder' in 'Port Alder Harbour') only the longer counts.
-    Names shorter than `min_chars` are skipped: they match inside ordinary words' company too often."""
-    low = text.lower()
-    found = {n.key: n.name.lower() for n in memory.entities
-             if len(n.name) >= min_chars and n.name.lower() in low
-             and re.search(rf"(?<!\w){re.escape(n.name.lower())}(?!\w)", low)}
-    return [k for k, name in found.items() if not any(j != k and name in other for j, other in found.items())]
-
-
-def requirement_reach(memory: Memory, requirement: str, seed_keys: Iterable[str], hops: int, coref_top: int,
-                      coref_threshold: float) -> dict[int, int]:
-    """chunk id → first hop (1 … hops) at which paths from the graph nodes an expansion requirement
-    names (`named_nodes`, the seeds left out) could reach it, had those nodes been seeded with their
-    coreference candidates as the question's seeds are. Asks whether seeding the next hop from what the
-    tracker says it still needs would reach gold that the question's own seeds cannot."""
-    seeds = set(seed_keys)
-    keys = [k for k in named_nodes(memory, requirement) if k not in seeds]
+def seeded_reach(memory: Memory, keys: Iterable[str], hops: int, coref_top: int,
+                 coref_threshold: float) -> dict[int, int]:
+    """`first_reach` from graph nodes seeded as the question's seeds are, each with its coreference
+    candidates: what seeding a later hop from other nodes (those an expansion requirement names, say)
+    could reach within `hops`. Nothing for no keys or hops < 1."""
+    keys = list(keys)
     if not keys or hops < 1:
         return {}
     touch = set(keys) | {m.key for k in keys for m in memory.coref_of(k, coref_top, coref_threshold)}
